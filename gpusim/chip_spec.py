@@ -1,0 +1,17 @@
+"""The chip around the SMs: SM count, clock and kernel-level overheads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpusim.specfield import spec_field
+
+
+@dataclass(frozen=True)
+class ChipSpec:
+    """Chip-level parameters (``[chip]`` in the hardware config)."""
+
+    sm_count: int = spec_field(1, 1024, "streaming multiprocessors")
+    sm_clock_hz: float = spec_field(1e8, 5e9, "SM clock under load")
+    kernel_overhead_ns: float = spec_field(0, 1e6, "fixed launch-to-completion time of an empty kernel")
+    cta_launch_cycles: int = spec_field(0, 100000, "cycles to start a CTA on an SM after a slot frees")

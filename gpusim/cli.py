@@ -1,0 +1,226 @@
+"""Command line: ``gpusim run | list | ladder | trace | validate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from gpusim.config import ConfigError
+from gpusim.ir import KernelError
+from gpusim.sm.occupancy import LaunchError
+
+DEFAULT_SHAPES = {"sgemm": "4096,4096,4096"}
+USER_ERRORS = (ConfigError, KernelError, LaunchError)
+
+
+class UserError(Exception):
+    """Bad command-line input (one line, exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's convention), no usage dump
+        raise UserError(f"{self.prog}: {message}")
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise UserError(f"--shape {text!r}: expected comma-separated integers such as 4096,4096,4096") from None
+    return dims
+
+
+def _sets(items: list[str]) -> dict:
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.2f}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+def cmd_run(a) -> int:
+    from gpusim.api import predict
+
+    m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
+    m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m}
+    if a.json:
+        print(json.dumps(m, indent=1, sort_keys=False))
+        return 0
+    print(f"{a.kernel} {sim.kernel.shape} on {sim.config.name}")
+    width = max(len(k) for k in m)
+    for k, v in m.items():
+        if k.startswith("smsp__average_warps_issue_stalled") or k == "gpusim__utilization_pct":
+            continue
+        print(f"  {k:<{width}}  {_fmt(v)}")
+    print("  stall breakdown (warps per issue):")
+    stalls = sorted(((v, k) for k, v in m.items() if k.startswith("smsp__average_warps_issue_stalled")),
+                    reverse=True)
+    for v, k in stalls:
+        print(f"    {k:<{width}}  {v:.3f}")
+    print("  utilization: " + ", ".join(f"{k} {v:.0f}%" for k, v in m["gpusim__utilization_pct"].items()))
+    return 0
+
+
+def cmd_list(a) -> int:
+    import kernels_ir  # noqa: F401
+    from gpusim.ir import REGISTRY
+
+    for kd in sorted(REGISTRY.values(), key=lambda d: (d.family, list(REGISTRY).index(d.name))):
+        params = ", ".join(f"{k}={v}" for k, v in kd.defaults.items()) or "-"
+        print(f"{kd.name:<26} {kd.family:<9} shape {','.join(kd.shape_names):<8} params: {params}")
+        print(f"{'':<26} {kd.doc}")
+    return 0
+
+
+def ladder_rows(family: str, shape, config, progress=None) -> list[tuple[str, dict]]:
+    import kernels_ir  # noqa: F401
+    from gpusim.api import predict
+    from gpusim.config import load_config
+    from gpusim.ir import REGISTRY
+
+    cfg = load_config(config)
+    names = [n for n, d in REGISTRY.items() if d.family == family]
+    rows = []
+    for i, name in enumerate(names):
+        if progress:
+            progress(i, len(names), name)
+        m, _ = predict(name, shape, None, cfg)
+        rows.append((name, m))
+    if progress:
+        progress(len(names), len(names), "")
+    return rows
+
+
+def _progress(i: int, n: int, name: str) -> None:
+    if not sys.stderr.isatty():
+        return
+    bar = "#" * (20 * i // n) + "." * (20 - 20 * i // n)
+    end = "\n" if i == n else ""
+    sys.stderr.write(f"\r[{bar}] {i}/{n} {name:<28}{end}")
+    sys.stderr.flush()
+
+
+def cmd_ladder(a) -> int:
+    shape = _shape(a.shape or DEFAULT_SHAPES.get(a.family, "4096,4096,4096"))
+    t0 = time.perf_counter()
+    rows = ladder_rows(a.family, shape, a.config, _progress)
+    if a.json:
+        print(json.dumps({name: m for name, m in rows}, indent=1))
+        return 0
+    cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"),
+            ("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}"),
+            ("DRAM rd MB", lambda m: f"{m['dram__bytes_read.sum'] / 1e6:.0f}"),
+            ("L2 hit%", lambda m: f"{m['lts__t_sector_hit_rate.pct']:.1f}"),
+            ("L1 hit%", lambda m: f"{m['l1tex__t_sector_hit_rate.pct']:.1f}"),
+            ("sect/req", lambda m: _ratio(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                                          "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")),
+            ("lds confl", lambda m: f"{m['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum']:.3g}"),
+            ("sts confl", lambda m: f"{m['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum']:.3g}"),
+            ("occ%", lambda m: f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f}"),
+            ("regs", lambda m: str(m["launch__registers_per_thread"])),
+            ("top stall", _top_stall)]
+    table = [["kernel"] + [c for c, _ in cols]] + [[n] + [f(m) for _, f in cols] for n, m in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    print(f"{a.family} ladder at {','.join(map(str, shape))}")
+    for k, r in enumerate(table):
+        print("  ".join(c.ljust(w) if i in (0, len(r) - 1) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if k == 0:
+            print("  ".join("-" * w for w in widths))
+    print()
+    for name, m in rows:
+        print(f"{name:<26} {m['gpusim__verdict']}")
+    if any(m["gpusim__fast_forward"] for _, m in rows):
+        print("\n(steady-state fast-forward used: loop iterations and CTA waves beyond the simulated window "
+              "are extrapolated)")
+    print(f"simulated in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    return 0
+
+
+def _ratio(m: dict, a: str, b: str) -> str:
+    return f"{m[a] / m[b]:.1f}" if m[b] else "-"
+
+
+def _top_stall(m: dict) -> str:
+    stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in m.items()
+              if k.startswith("smsp__average_warps_issue_stalled") and "selected" not in k}
+    top = max(stalls, key=stalls.get)
+    return f"{top} {stalls[top]:.1f}"
+
+
+def cmd_trace(a) -> int:
+    from gpusim.api import predict
+    from gpusim.trace import write_trace
+
+    _, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config, trace=True)
+    write_trace(sim, a.output)
+    print(f"wrote {a.output}: open it in https://ui.perfetto.dev or chrome://tracing")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gpusim", description="Cycle-approximate H100 simulator: predict a kernel's time and "
+                                           "its Nsight Compute metrics, and say why.")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    def common(sp, shape_required=True):
+        sp.add_argument("--shape", required=shape_required, help="problem shape, e.g. 4096,4096,4096 (M,N,K)")
+        sp.add_argument("--config", default=None, help="hardware config TOML (default configs/h100_sxm.toml)")
+
+    r = sub.add_parser("run", help="predict one kernel")
+    r.add_argument("kernel")
+    common(r)
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a kernel parameter")
+    r.add_argument("--json", action="store_true", help="one JSON object keyed by ncu metric names")
+    r.set_defaults(fn=cmd_run)
+    lst = sub.add_parser("list", help="list the registered kernels and their parameters")
+    lst.set_defaults(fn=cmd_list)
+    lad = sub.add_parser("ladder", help="predict a whole ladder as a table")
+    common(lad, shape_required=False)
+    lad.add_argument("--family", default="sgemm", help="sgemm (default)")
+    lad.add_argument("--json", action="store_true")
+    lad.set_defaults(fn=cmd_ladder)
+    t = sub.add_parser("trace", help="write the simulated timeline of one SM (Chrome trace JSON)")
+    t.add_argument("kernel")
+    common(t)
+    t.add_argument("--set", action="append", metavar="KEY=VALUE")
+    t.add_argument("-o", "--output", required=True, help="output .json file")
+    t.set_defaults(fn=cmd_trace)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        a = build_parser().parse_args(argv)
+        if getattr(a, "family", None) is not None:
+            import kernels_ir  # noqa: F401
+            from gpusim.ir import REGISTRY
+
+            fams = sorted({d.family for d in REGISTRY.values()})
+            if a.family not in fams:
+                raise UserError(f"--family {a.family!r}: known families are {', '.join(fams)}")
+        return a.fn(a)
+    except UserError as e:
+        print(f"gpusim: error: {e}".replace("gpusim: error: gpusim", "gpusim"), file=sys.stderr)
+        return 2
+    except USER_ERRORS as e:
+        print(f"gpusim: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"gpusim: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

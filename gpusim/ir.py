@@ -1,0 +1,266 @@
+"""Tile-level kernel description (the IR).
+
+A kernel is a launch (grid, block, registers per thread, shared memory per block) and one program that
+every warp runs: a prologue, an outer loop (typically over K tiles; the simulator fast-forwards it once
+it reaches a steady state), and an epilogue. Operations are at tile granularity: one memory operation is
+one warp instruction repeated ``repeat`` times, with per-lane byte addresses computed by a vectorised
+expression of the thread and block indices; one compute operation is a bundle of warp instructions.
+
+Address expressions receive an :class:`AddrCtx` whose array fields broadcast over
+``(repeat, warp, lane)`` and return byte offsets into their tensor (global) or into the CTA's shared
+memory. A negative address marks an inactive lane.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+import numpy as np
+
+SPACES = ("global", "shared")
+KINDS = ("ld", "st")
+PIPES = ("fp32", "int32")
+
+
+@dataclass(frozen=True)
+class AddrCtx:
+    """Indices an address expression may use."""
+
+    r: np.ndarray  # (R, 1, 1) repeat index within the operation
+    warp: np.ndarray  # (1, W, 1) warp index within the CTA
+    lane: np.ndarray  # (1, 1, 32) lane index
+    tid: np.ndarray  # (1, W, 32) linear thread index within the CTA
+    block: tuple[int, int, int]  # blockDim (x, y, z)
+    bx: int
+    by: int
+    bz: int
+    it: int  # outer-loop iteration
+    j: int  # inner-loop iteration (0 outside an inner loop)
+
+    @property
+    def tx(self) -> np.ndarray:
+        return self.tid % self.block[0]
+
+    @property
+    def ty(self) -> np.ndarray:
+        return (self.tid // self.block[0]) % self.block[1]
+
+
+AddrFn = Callable[[AddrCtx], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Mem:
+    """A memory operation: ``repeat`` warp instructions of ``width_bytes`` per lane."""
+
+    name: str
+    space: str
+    kind: str
+    width_bytes: int
+    addr: AddrFn
+    tensor: str = ""  # global tensor the addresses index (for the cache footprint)
+    repeat: int = 1
+    after: tuple[str, ...] = ()  # operations whose results this one waits for
+
+
+@dataclass(frozen=True)
+class Compute:
+    """A bundle of ``count`` warp instructions on ``pipe`` forming ``ilp`` independent chains."""
+
+    name: str
+    pipe: str
+    count: int
+    ilp: int = 1
+    after: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """``__syncthreads()``: every warp of the CTA waits until all have arrived."""
+
+    name: str = "bar"
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop. The outer loop (``var='it'``) is fast-forwarded; inner loops (``var='j'``) are unrolled."""
+
+    trips: int
+    body: tuple["Op", ...]
+    var: str = "it"
+
+
+Op = Union[Mem, Compute, Barrier, Loop]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    regs_per_thread: int
+    smem_bytes: int
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def num_ctas(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A complete tile-level kernel description."""
+
+    name: str
+    family: str
+    shape: tuple[int, ...]
+    params: dict
+    launch: Launch
+    prologue: tuple[Op, ...]
+    loop: Loop | None
+    epilogue: tuple[Op, ...]
+    tensors: tuple[Tensor, ...]
+    flops: int
+    cuda_twin: str  # path of the CUDA implementation in validate/kernels/
+    notes: str = ""
+
+    def tensor_base(self, name: str) -> int:
+        """Byte address of a global tensor: tensors are laid out one after another, 1 MiB aligned."""
+        base = 0
+        for t in self.tensors:
+            if t.name == name:
+                return base
+            base += -(-t.size_bytes // (1 << 20)) * (1 << 20)
+        raise KernelError(f"{self.name}: unknown tensor '{name}'")
+
+    def all_ops(self) -> list[Op]:
+        """Every non-loop operation in program order (inner-loop bodies included once)."""
+        out: list[Op] = []
+
+        def walk(ops):
+            for op in ops:
+                if isinstance(op, Loop):
+                    walk(op.body)
+                else:
+                    out.append(op)
+
+        walk(self.prologue)
+        if self.loop is not None:
+            walk(self.loop.body)
+        walk(self.epilogue)
+        return out
+
+
+class KernelError(ValueError):
+    """Bad kernel name, parameter or shape; the message names what and where."""
+
+
+@dataclass(frozen=True)
+class KernelDef:
+    """A registered kernel builder and its tunable parameters with defaults."""
+
+    name: str
+    family: str
+    build: Callable[..., Kernel]
+    defaults: dict
+    shape_names: tuple[str, ...]
+    doc: str
+    cuda_twin: str
+    choices: dict = field(default_factory=dict)  # parameter -> allowed values
+
+
+REGISTRY: dict[str, KernelDef] = {}
+
+
+def register(name: str, family: str, shape_names: tuple[str, ...], defaults: dict, cuda_twin: str,
+             choices: dict | None = None):
+    """Decorator that registers a kernel builder ``build(shape, **params) -> Kernel``."""
+
+    def deco(fn):
+        if name in REGISTRY:
+            raise KernelError(f"kernel '{name}' registered twice")
+        REGISTRY[name] = KernelDef(name, family, fn, dict(defaults), shape_names,
+                                   (fn.__doc__ or "").strip().splitlines()[0], cuda_twin, dict(choices or {}))
+        return fn
+
+    return deco
+
+
+def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = None) -> Kernel:
+    """Build a registered kernel, validating the shape and every override."""
+    import kernels_ir  # noqa: F401  (registers the kernels)
+
+    if name not in REGISTRY:
+        raise KernelError(f"unknown kernel '{name}' (see 'gpusim list'; known: {', '.join(sorted(REGISTRY))})")
+    kd = REGISTRY[name]
+    if len(shape) != len(kd.shape_names):
+        raise KernelError(f"{name}: shape needs {len(kd.shape_names)} values "
+                          f"({','.join(kd.shape_names)}), got {len(shape)}")
+    for n, v in zip(kd.shape_names, shape):
+        if v <= 0:
+            raise KernelError(f"{name}: shape {n}={v} must be positive")
+    params = dict(kd.defaults)
+    launch_overrides = {}
+    for key, value in (overrides or {}).items():
+        if key in ("regs_per_thread", "smem_bytes"):
+            launch_overrides[key] = _as_int(name, key, value)
+        elif key in params:
+            params[key] = _coerce(name, key, value, params[key], kd.choices.get(key))
+        else:
+            allowed = ", ".join([*params, "regs_per_thread", "smem_bytes"])
+            raise KernelError(f"{name}: unknown parameter '{key}' (allowed: {allowed})")
+    kernel = kd.build(tuple(shape), **params)
+    if launch_overrides:
+        launch = kernel.launch
+        kernel = _replace(kernel, launch=Launch(launch.grid, launch.block,
+                                                launch_overrides.get("regs_per_thread", launch.regs_per_thread),
+                                                launch_overrides.get("smem_bytes", launch.smem_bytes)))
+    return kernel
+
+
+def require_divisible(kernel: str, shape_name: str, value: int, tile_name: str, tile: int) -> None:
+    """Raise a clear error when a kernel cannot tile a dimension."""
+    if value % tile:
+        raise KernelError(f"{kernel}: {shape_name}={value} is not a multiple of {tile_name}={tile}")
+
+
+def _replace(obj, **kw):
+    import dataclasses
+
+    return dataclasses.replace(obj, **kw)
+
+
+def _as_int(kernel: str, key: str, value) -> int:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise KernelError(f"{kernel}: {key}={value!r} must be an integer") from None
+    if v < 0:
+        raise KernelError(f"{kernel}: {key}={v} must not be negative")
+    return v
+
+
+def _coerce(kernel: str, key: str, value, default, choices):
+    if isinstance(default, bool):
+        ok = {"0": False, "1": True, "false": False, "true": True}
+        if str(value).lower() not in ok:
+            raise KernelError(f"{kernel}: {key}={value!r} must be 0 or 1")
+        v = ok[str(value).lower()]
+    elif isinstance(default, int):
+        v = _as_int(kernel, key, value)
+        if v == 0:
+            raise KernelError(f"{kernel}: {key}={v} must be positive")
+    else:
+        v = str(value)
+    if choices is not None and v not in choices:
+        raise KernelError(f"{kernel}: {key}={v!r} is not one of {', '.join(map(str, choices))}")
+    return v

@@ -1,0 +1,1 @@
+"""Memory units: shared memory, coalescing, L1, L2, HBM."""

@@ -1,0 +1,79 @@
+"""L1 data cache (the L1TEX unit) of one SM, shared with shared memory.
+
+Two parts: a spec of throughputs and latencies used by the discrete-event model, and a pure hit-rate
+model: an LRU over the exact 32-byte sector stream of the SM's resident CTAs during a window of loop
+iterations. Global stores write through to L2 and do not allocate in L1.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from gpusim.specfield import spec_field
+
+
+@dataclass(frozen=True)
+class L1Spec:
+    """L1TEX parameters (``[l1]`` in the hardware config)."""
+
+    hit_latency_cycles: int = spec_field(1, 500, "global load latency on an L1 hit")
+    lines_per_cycle: int = spec_field(1, 8, "128-B lines the tag stage resolves per cycle")
+    data_bytes_per_cycle: int = spec_field(32, 1024, "bytes the data stage moves per cycle")
+    sector_bytes: int = spec_field(32, 32, "sector size")
+    line_bytes: int = spec_field(128, 128, "cache line size")
+    lsu_queue_cycles: int = spec_field(1, 10000, "backlog of the L1TEX pipe, in cycles of work, before issue throttles")
+
+
+@dataclass
+class L1Stats:
+    """What the L1 hit-rate model saw for one memory operation."""
+
+    sectors: int = 0
+    sector_hits: int = 0
+    requests: int = 0
+    requests_all_hit: int = 0
+
+
+class SectorLRU:
+    """A fully associative LRU of sector ids with a capacity in sectors."""
+
+    def __init__(self, capacity_sectors: int) -> None:
+        self.capacity_sectors = max(int(capacity_sectors), 1)
+        self._lines: OrderedDict[int, None] = OrderedDict()
+
+    def access(self, sector_ids) -> int:
+        """Touch ``sector_ids`` in order; return how many were already present."""
+        hits = 0
+        lines = self._lines
+        for s in sector_ids:
+            if s in lines:
+                lines.move_to_end(s)
+                hits += 1
+            else:
+                lines[s] = None
+                if len(lines) > self.capacity_sectors:
+                    lines.popitem(last=False)
+        return hits
+
+
+def l1_hit_model(stream, capacity_bytes: int, sector_bytes: int, warm_iterations: int) -> dict[str, L1Stats]:
+    """Replay an SM's global-load sector stream through an LRU and count hits per operation.
+
+    ``stream`` yields ``(iteration, op_name, per_warp_sector_ids)`` in execution order; iterations below
+    ``warm_iterations`` fill the cache but are not counted (steady state), unless nothing else is.
+    """
+    lru = SectorLRU(capacity_bytes // sector_bytes)
+    warm: dict[str, L1Stats] = {}
+    steady: dict[str, L1Stats] = {}
+    for it, name, per_warp in stream:
+        st = (steady if it >= warm_iterations else warm).setdefault(name, L1Stats())
+        for ids in per_warp:
+            if len(ids) == 0:
+                continue
+            h = lru.access(ids.tolist())
+            st.sectors += len(ids)
+            st.sector_hits += h
+            st.requests += 1
+            st.requests_all_hit += h == len(ids)
+    return {name: steady.get(name, st) for name, st in warm.items()} | steady

@@ -1,0 +1,138 @@
+"""L2 cache (shared by all SMs): spec and a footprint model of its hit rate.
+
+The model follows CTA waves in launch order. Each global operation's data is grouped into tiles by the
+grid coordinates its addresses depend on (for a GEMM, A tiles by block row and B tiles by block column)
+and by chunks of the K loop. All CTAs of a wave advance through the chunks together; within a wave and
+chunk a tile is fetched from HBM at most once, and across waves it hits only if it is still in an LRU of
+the L2's capacity. Stores allocate in L2 and are written back to HBM once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from gpusim.specfield import spec_field
+
+
+@dataclass(frozen=True)
+class L2Spec:
+    """L2 parameters (``[l2]`` in the hardware config)."""
+
+    size_bytes: int = spec_field(1 << 20, 1 << 32, "L2 capacity")
+    sector_bytes: int = spec_field(32, 32, "sector size")
+    hit_latency_near_cycles: int = spec_field(1, 5000, "load latency on a hit in the SM's near partition")
+    hit_latency_far_cycles: int = spec_field(1, 5000, "load latency on a hit in the far partition")
+    far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
+    bandwidth_bytes_per_cycle: float = spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock")
+
+    @property
+    def hit_latency_cycles(self) -> int:
+        """Mean hit latency over the near and far partitions."""
+        far = self.far_fraction_pct / 100
+        return round(self.hit_latency_near_cycles * (1 - far) + self.hit_latency_far_cycles * far)
+
+
+class TileLRU:
+    """An LRU of tiles with sizes in bytes and a capacity in bytes."""
+
+    def __init__(self, capacity_bytes: int) -> None:
+        self.capacity_bytes = capacity_bytes
+        self.used_bytes = 0
+        self._tiles: OrderedDict[tuple, int] = OrderedDict()
+
+    def access(self, key: tuple, size_bytes: int) -> bool:
+        """Touch a tile; return True on a hit, else insert it (evicting the least recently used)."""
+        tiles = self._tiles
+        if key in tiles:
+            tiles.move_to_end(key)
+            return True
+        tiles[key] = size_bytes
+        self.used_bytes += size_bytes
+        while self.used_bytes > self.capacity_bytes and len(tiles) > 1:
+            _, size = tiles.popitem(last=False)
+            self.used_bytes -= size
+        return False
+
+
+@dataclass(frozen=True)
+class L2Footprint:
+    """One global operation as the L2 model sees it (per CTA)."""
+
+    name: str
+    tensor: str
+    kind: str  # "ld" or "st"
+    depends: tuple[bool, bool, bool]  # whether its data changes with blockIdx.x, .y, .z
+    tile_bytes_per_chunk: float  # distinct bytes one CTA touches in one chunk of the loop
+    request_sectors_per_chunk: float  # sectors one CTA sends to L2 in one chunk (its L1 misses)
+
+
+@dataclass
+class L2Result:
+    request_sectors: dict[str, float]
+    dram_read_bytes: dict[str, float]
+    dram_write_bytes: dict[str, float]
+    waves_simulated: int
+    waves_total: int
+
+    def hit_fraction(self, name: str, sector_bytes: int) -> float:
+        req = self.request_sectors.get(name, 0.0)
+        if req <= 0:
+            return 1.0
+        return min(max(1.0 - self.dram_read_bytes.get(name, 0.0) / sector_bytes / req, 0.0), 1.0)
+
+
+def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
+             spec: L2Spec, max_waves: int) -> L2Result:
+    """Follow CTA waves in launch order through an LRU of tiles; see the module docstring.
+
+    Beyond ``max_waves`` waves the per-wave traffic of the second half of the simulated waves is
+    extrapolated (a steady-state fast-forward, reported by the caller).
+    """
+    import numpy as np
+
+    n = grid[0] * grid[1] * grid[2]
+    waves = -(-n // ctas_per_wave)
+    sim_waves = min(waves, max_waves)
+    lru = TileLRU(spec.size_bytes)
+    req = {o.name: 0.0 for o in ops}
+    rd = {o.name: 0.0 for o in ops}
+    wr = {o.name: 0.0 for o in ops}
+    per_wave_rd = []
+    per_wave_req = []
+    for w in range(sim_waves):
+        lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
+        coords = (lin % grid[0], (lin // grid[0]) % grid[1], lin // (grid[0] * grid[1]))
+        keys = {}
+        for o in ops:
+            cols = [c if d else np.zeros_like(c) for c, d in zip(coords, o.depends)]
+            keys[o.name] = np.unique(np.stack(cols, axis=1), axis=0)
+        w_rd = {o.name: 0.0 for o in ops}
+        w_req = {o.name: 0.0 for o in ops}
+        for q in range(chunks):
+            for o in ops:
+                w_req[o.name] += len(lin) * o.request_sectors_per_chunk
+                for key in keys[o.name]:
+                    hit = lru.access((o.tensor, o.name, q, *key.tolist()), int(o.tile_bytes_per_chunk))
+                    if o.kind == "st":
+                        wr[o.name] += o.tile_bytes_per_chunk
+                    elif not hit:
+                        w_rd[o.name] += o.tile_bytes_per_chunk
+        per_wave_rd.append(w_rd)
+        per_wave_req.append(w_req)
+    for w_rd, w_req in zip(per_wave_rd, per_wave_req):
+        for name in rd:
+            rd[name] += w_rd[name]
+            req[name] += w_req[name]
+    if waves > sim_waves:
+        tail = per_wave_rd[sim_waves // 2:]
+        tail_req = per_wave_req[sim_waves // 2:]
+        remaining_ctas = n - sim_waves * ctas_per_wave
+        scale = remaining_ctas / ctas_per_wave
+        for name in rd:
+            rd[name] += scale * sum(x[name] for x in tail) / len(tail)
+            req[name] += scale * sum(x[name] for x in tail_req) / len(tail_req)
+        for o in ops:
+            if o.kind == "st":
+                wr[o.name] *= n / (sim_waves * ctas_per_wave) if sim_waves * ctas_per_wave < n else 1
+    return L2Result(req, rd, wr, sim_waves, waves)

@@ -1,0 +1,153 @@
+"""Reports in the profiler's language: Nsight Compute metric names, the stall breakdown and a verdict."""
+
+from __future__ import annotations
+
+from gpusim.chip import Simulation, per_warp_total
+from gpusim.engine import STALLS
+
+STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+TIME = "gpu__time_duration.sum"
+
+# The metrics every report carries, in display order, with a short label.
+HEADLINE = {
+    TIME: "time (ns)",
+    "dram__bytes_read.sum": "DRAM read (B)",
+    "dram__bytes_write.sum": "DRAM write (B)",
+    "lts__t_sector_hit_rate.pct": "L2 hit %",
+    "l1tex__t_sector_hit_rate.pct": "L1 hit %",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "gld sectors",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "gld requests",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "lds conflicts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "sts conflicts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "lds wavefronts",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "occupancy %",
+    "launch__registers_per_thread": "regs",
+}
+
+
+def _sum_ops(sim: Simulation, space: str, kind: str, field: str) -> float:
+    total = 0.0
+    trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
+    for name, p in sim.pats.items():
+        if p.op.space == space and p.op.kind == kind:
+            in_loop = sim.executions[name] > 1 or (sim.kernel.loop is not None and _in_loop(sim, name))
+            total += float(per_warp_total(p, getattr(p, field), in_loop, trips).sum())
+    return total * sim.kernel.launch.num_ctas
+
+
+def _in_loop(sim: Simulation, name: str) -> bool:
+    from gpusim.chip import _structure
+
+    return _structure(sim.kernel)[name][0]
+
+
+def report(sim: Simulation) -> dict:
+    """One flat dict keyed by ncu metric names (plus ``gpusim__*`` keys for what ncu has no name for)."""
+    cfg, k = sim.config, sim.kernel
+    clock = cfg.chip.sm_clock_hz
+    time_ns = sim.total_cycles / clock * 1e9 + cfg.chip.kernel_overhead_ns
+    sb = cfg.l2.sector_bytes
+    ld_sectors = _sum_ops(sim, "global", "ld", "sectors")
+    st_sectors = _sum_ops(sim, "global", "st", "sectors")
+    lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts")
+    sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
+    l1_hits = sum(s.sector_hits / s.sectors * _sum_one(sim, n) for n, s in sim.l1.items() if s.sectors)
+    l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "ld")
+    l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
+    dram_rd = sum(sim.l2.dram_read_bytes.values())
+    dram_wr = sum(sim.l2.dram_write_bytes.values())
+    l2_total = l2_req_ld + l2_req_st
+    l2_hit = 100.0 * (1 - dram_rd / sb / l2_total) if l2_total else 100.0
+    waves = [(sim.full_waves, sim.full, cfg.chip.sm_count), (1, sim.tail, min(sim.tail_ctas, cfg.chip.sm_count))]
+    warp_cycles = sum(n * r.warp_cycles * sms for n, r, sms in waves if r)
+    active_cycles = sum(n * r.cycles * sms for n, r, sms in waves if r)
+    occ_pct = 100.0 * warp_cycles / active_cycles / cfg.sm.max_warps_per_sm if active_cycles else 0.0
+    issue = sum(n * r.issue_cycles * sms for n, r, sms in waves if r)
+    stalls = {s: sum(n * r.stalls[s] * sms for n, r, sms in waves if r) for s in STALLS}
+    m: dict = {
+        TIME: round(time_ns, 1),
+        "gpc__cycles_elapsed.max": round(sim.total_cycles),
+        "dram__bytes_read.sum": round(dram_rd),
+        "dram__bytes_write.sum": round(dram_wr),
+        "lts__t_sector_hit_rate.pct": round(l2_hit, 2),
+        "lts__t_sectors_op_read.sum": round(l2_req_ld),
+        "lts__t_sectors_op_write.sum": round(l2_req_st),
+        "l1tex__t_sector_hit_rate.pct": round(100.0 * l1_hits / ld_sectors, 2) if ld_sectors else 0.0,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": round(ld_sectors),
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": round(_sum_ops(sim, "global", "ld", "instructions")),
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": round(st_sectors),
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": round(_sum_ops(sim, "global", "st", "instructions")),
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum":
+            round(lds_wf - _sum_ops(sim, "shared", "ld", "ideal_wavefronts")),
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum":
+            round(sts_wf - _sum_ops(sim, "shared", "st", "ideal_wavefronts")),
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": round(lds_wf),
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": round(sts_wf),
+        "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
+        "smsp__inst_executed.sum": round(issue),
+        "launch__registers_per_thread": k.launch.regs_per_thread,
+        "launch__shared_mem_per_block": k.launch.smem_bytes,
+        "launch__block_size": k.launch.threads_per_block,
+        "launch__grid_size": k.launch.num_ctas,
+        "launch__occupancy_limit_registers": sim.occ.limits["registers"],
+        "launch__occupancy_limit_shared_mem": sim.occ.limits["shared memory"],
+        "launch__occupancy_limit_warps": sim.occ.limits["warps"],
+        "launch__occupancy_limit_blocks": sim.occ.limits["blocks"],
+    }
+    for s in STALLS:
+        m[STALL_METRIC.format(s)] = round(stalls[s] / issue, 3) if issue else 0.0
+    flops_per_s = k.flops / (time_ns * 1e-9)
+    m["gpusim__gflops"] = round(flops_per_s / 1e9, 1)
+    m["gpusim__ctas_per_sm"] = sim.occ.ctas_per_sm
+    m["gpusim__occupancy_limiter"] = sim.occ.limiter
+    m["gpusim__waves"] = round(sim.full_waves + (sim.tail_ctas / (cfg.chip.sm_count * sim.occ.ctas_per_sm)), 3)
+    ff = [r.fast_forward for r in (sim.full, sim.tail) if r]
+    m["gpusim__fast_forward"] = bool(any(ff)) or sim.l2.waves_simulated < sim.l2.waves_total
+    m["gpusim__utilization_pct"] = utilization(sim, time_ns, dram_rd + dram_wr, l2_total * sb)
+    m["gpusim__verdict"] = verdict(m)
+    return m
+
+
+def _sum_one(sim: Simulation, name: str) -> float:
+    p = sim.pats[name]
+    trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
+    return float(per_warp_total(p, p.sectors, _in_loop(sim, name), trips).sum()) * sim.kernel.launch.num_ctas
+
+
+def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: float) -> dict[str, float]:
+    """Share of each resource's peak used over the kernel, in percent."""
+    cfg = sim.config
+    t = time_ns * 1e-9
+    fp32_peak = cfg.pipes.fp32_lanes_per_sm * 2 * cfg.chip.sm_count * cfg.chip.sm_clock_hz
+    l2_peak = cfg.l2.bandwidth_bytes_per_cycle * cfg.chip.sm_clock_hz
+    waves = [(sim.full_waves, sim.full), (1, sim.tail)]
+    l1tex = sum(n * r.l1tex_busy for n, r in waves if r)
+    issue = sum(n * r.issue_cycles for n, r in waves if r)
+    cyc = sim.total_cycles or 1.0
+    return {
+        "HBM bandwidth": round(100 * dram_bytes / t / cfg.hbm.peak_bandwidth_bytes_per_second, 1),
+        "L2 bandwidth": round(100 * l2_bytes / t / l2_peak, 1),
+        "L1/shared pipe": round(100 * l1tex / cyc, 1),
+        "issue slots": round(100 * issue / cyc / cfg.sm.subpartitions, 1),
+        "FP32 peak": round(100 * sim.kernel.flops / t / fp32_peak, 1),
+    }
+
+
+BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L1/shared pipe": "L1/shared-bound",
+               "issue slots": "issue-bound", "FP32 peak": "compute-bound"}
+BOUND_THRESHOLD_PCT = 60.0
+
+
+def verdict(m: dict) -> str:
+    """One sentence: the busiest resource, or the dominant stall when nothing is busy."""
+    u = m["gpusim__utilization_pct"]
+    top = max(u, key=u.get)
+    fp = u["FP32 peak"]
+    if u[top] >= BOUND_THRESHOLD_PCT:
+        tail = f", {fp:.0f}% of FP32 peak" if top != "FP32 peak" else f", {u['HBM bandwidth']:.0f}% of HBM bandwidth"
+        return f"{BOUND_NAMES[top]}: {u[top]:.0f}% of {top}{tail}"
+    stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in m.items()
+              if k.startswith("smsp__average_warps_issue_stalled_") and "selected" not in k}
+    worst = max(stalls, key=stalls.get)
+    return (f"latency-bound: warps mostly stalled on {worst} ({stalls[worst]:.1f} warps per issue); "
+            f"busiest is {top} at {u[top]:.0f}%, {fp:.0f}% of FP32 peak")

@@ -1,0 +1,154 @@
+"""Exact per-warp costs of each memory operation, from its lane addresses.
+
+For every :class:`~gpusim.ir.Mem` operation the address expression is evaluated for whole CTAs and fed to
+the pure functions of :mod:`gpusim.memory.shared` (wavefronts) and :mod:`gpusim.memory.coalescing`
+(sectors, lines). The counts are computed for a few outer-loop iterations and two CTAs: the simulator
+requires them to repeat with period 1 or 2 in the loop (double buffering) and to be equal across CTAs,
+which holds for the divisible shapes the kernels accept, and says so when it does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.ir import AddrCtx, Kernel, KernelError, Loop, Mem
+from gpusim.memory import coalescing, shared
+
+LANES = 32
+
+
+@dataclass(frozen=True)
+class MemPattern:
+    """Per-warp counts of one memory operation for each (loop parity, inner iteration).
+
+    Arrays have shape ``(period, inner_trips, warps)`` and count one execution of the operation by one
+    warp (its ``repeat`` instructions together).
+    """
+
+    op: Mem
+    period: int
+    instructions: np.ndarray  # warp instructions with at least one active lane
+    wavefronts: np.ndarray  # shared: wavefronts; global: 0
+    ideal_wavefronts: np.ndarray
+    sectors: np.ndarray  # global: 32-B sectors; shared: 0
+    lines: np.ndarray  # global: 128-B lines; shared: 0
+
+    def at(self, it: int, j: int) -> int:
+        return it % self.period
+
+    @property
+    def l1tex_cycles(self) -> np.ndarray:
+        """Cycles of the L1TEX pipe per execution: lines (global) or wavefronts (shared)."""
+        return self.lines if self.op.space == "global" else self.wavefronts
+
+
+def cta_coords(kernel: Kernel, linear: int) -> tuple[int, int, int]:
+    gx, gy, _ = kernel.launch.grid
+    return linear % gx, (linear // gx) % gy, linear // (gx * gy)
+
+
+def eval_addresses(kernel: Kernel, op: Mem, cta: tuple[int, int, int], it: int, j: int) -> np.ndarray:
+    """Byte addresses of one execution of ``op`` by every warp of a CTA: shape (repeat, warps, 32)."""
+    block = kernel.launch.block
+    threads = kernel.launch.threads_per_block
+    warps = -(-threads // LANES)
+    warp = np.arange(warps).reshape(1, warps, 1)
+    lane = np.arange(LANES).reshape(1, 1, LANES)
+    tid = warp * LANES + lane
+    ctx = AddrCtx(r=np.arange(op.repeat).reshape(op.repeat, 1, 1), warp=warp, lane=lane, tid=tid,
+                  block=block, bx=cta[0], by=cta[1], bz=cta[2], it=it, j=j)
+    try:
+        a = np.asarray(op.addr(ctx), dtype=np.int64)
+        a = np.broadcast_to(a, (op.repeat, warps, LANES))
+    except Exception as e:  # an address expression is user code: name it in the error
+        raise KernelError(f"{kernel.name}: address expression of '{op.name}' failed: {e}") from None
+    a = np.where(tid < threads, a, -1)  # threads beyond the block are not launched
+    if op.space == "global":
+        tensor = next((t for t in kernel.tensors if t.name == op.tensor), None)
+        if tensor is None:
+            raise KernelError(f"{kernel.name}: '{op.name}' names unknown tensor '{op.tensor}'")
+        hi = int(a.max()) + op.width_bytes
+        if hi > tensor.size_bytes:
+            raise KernelError(f"{kernel.name}: '{op.name}' reads past the end of tensor {op.tensor} "
+                              f"({hi} > {tensor.size_bytes} bytes) at block {cta}, iteration {it}")
+    elif int(a.max()) + op.width_bytes > max(kernel.launch.smem_bytes, 1):
+        raise KernelError(f"{kernel.name}: '{op.name}' addresses shared byte {int(a.max())} beyond the "
+                          f"{kernel.launch.smem_bytes} B the launch declares")
+    return a
+
+
+def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int) -> np.ndarray:
+    """(5, warps) counts: instructions, wavefronts, ideal wavefronts, sectors, lines."""
+    a = eval_addresses(kernel, op, cta, it, j)
+    rows = a.reshape(-1, LANES)
+    active = (rows >= 0).sum(axis=1)
+    out = np.zeros((5, rows.shape[0]), dtype=np.int64)
+    out[0] = active > 0
+    if op.space == "shared":
+        out[1] = shared.wavefronts_batch(rows, op.width_bytes)
+        out[2] = [shared.ideal_wavefronts(op.width_bytes, int(n)) if n else 0 for n in active]
+    else:
+        out[3] = coalescing.sectors_batch(rows, op.width_bytes)
+        out[4] = coalescing.lines_batch(rows, op.width_bytes)
+    return out.reshape(5, op.repeat, -1).sum(axis=1)
+
+
+def loop_trips(kernel: Kernel) -> int:
+    return kernel.loop.trips if kernel.loop is not None else 1
+
+
+def analyze(kernel: Kernel) -> dict[str, MemPattern]:
+    """Exact per-warp counts of every memory operation of ``kernel``."""
+    out: dict[str, MemPattern] = {}
+    last = cta_coords(kernel, kernel.launch.num_ctas - 1)
+    trips = loop_trips(kernel)
+    samples = list(range(min(trips, 4)))
+
+    def visit(ops, in_loop: bool, inner: int):
+        for op in ops:
+            if isinstance(op, Loop):
+                visit(op.body, in_loop, op.trips)
+            elif isinstance(op, Mem):
+                if op.name in out:
+                    raise KernelError(f"{kernel.name}: two memory operations are named '{op.name}'")
+                its = samples if in_loop else [0]
+                per_it = [np.stack([_counts(kernel, op, (0, 0, 0), it, j) for j in range(inner)]) for it in its]
+                period = _period(kernel, op, per_it)
+                if not np.array_equal(per_it[0], np.stack([_counts(kernel, op, last, 0, j) for j in range(inner)])):
+                    raise KernelError(f"{kernel.name}: the access pattern of '{op.name}' differs between blocks "
+                                      f"(0,0,0) and {last}; gpusim needs identical patterns (divisible shapes)")
+                c = np.stack(per_it[:period])  # (period, inner, 5, warps)
+                out[op.name] = MemPattern(op, period, *(c[:, :, k, :] for k in range(5)))
+
+    visit(kernel.prologue, False, 1)
+    if kernel.loop is not None:
+        visit(kernel.loop.body, True, 1)
+    visit(kernel.epilogue, False, 1)
+    return out
+
+
+def _period(kernel: Kernel, op: Mem, per_it: list[np.ndarray]) -> int:
+    if all(np.array_equal(per_it[0], c) for c in per_it):
+        return 1
+    if all(np.array_equal(per_it[i], per_it[i % 2]) for i in range(len(per_it))):
+        return 2
+    raise KernelError(f"{kernel.name}: the access pattern of '{op.name}' changes from one loop iteration to "
+                      "the next without a period of 1 or 2")
+
+
+def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, sector_bytes: int) -> list[np.ndarray]:
+    """Distinct sector ids each warp touches in one execution (for the cache models)."""
+    a = eval_addresses(kernel, op, cta, it, j)  # (R, W, 32)
+    a = np.where(a >= 0, a + kernel.tensor_base(op.tensor), -1)
+    warps = a.shape[1]
+    first = a // sector_bytes
+    last = (a + op.width_bytes - 1) // sector_bytes
+    ids = []
+    for w in range(warps):
+        f = first[:, w, :].ravel()
+        lst = last[:, w, :].ravel()
+        m = a[:, w, :].ravel() >= 0
+        ids.append(np.unique(np.concatenate([f[m], lst[m]])))
+    return ids

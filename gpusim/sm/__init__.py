@@ -1,0 +1,1 @@
+"""The streaming multiprocessor: occupancy, warp schedulers and execution pipes."""

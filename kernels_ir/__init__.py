@@ -1,0 +1,3 @@
+"""Tile-level descriptions of the kernels gpusim predicts. Importing this package registers them all."""
+
+from kernels_ir import sgemm  # noqa: F401
