@@ -23,7 +23,7 @@ from gpusim.sm.occupancy import Occupancy, occupancy
 L1_WARM_ITERATIONS = 8
 L1_SAMPLE_ITERATIONS = 24
 L2_CHUNKS = 16
-L2_MAX_WAVES = 24
+L2_MAX_WAVES = 12
 
 
 @dataclass
@@ -104,14 +104,10 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
         in_loop, inner, _ = structure[op.name]
         its = range(per_chunk) if in_loop else [0]
 
-        def sector_set(cta, its=its, op=op, inner=inner):
-            ids = [np.concatenate(patterns.warp_sector_ids(kernel, op, cta, it, j, sector_bytes))
-                   for it in its for j in range(inner)]
-            return np.unique(np.concatenate(ids))
-
-        base = sector_set(probe[0])
-        depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(base, sector_set(probe[d + 1]))
-                        for d in range(3))
+        base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, sector_bytes)
+        depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
+            base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, sector_bytes)) for d in range(3))
+        base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, sector_bytes)
         tile = len(base) * sector_bytes
         req = float(per_warp_total(p, p.sectors, in_loop, trips).sum())
         if op.kind == "ld":

@@ -152,3 +152,16 @@ def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, sector_bytes:
         m = a[:, w, :].ravel() >= 0
         ids.append(np.unique(np.concatenate([f[m], lst[m]])))
     return ids
+
+
+def cta_sector_ids(kernel: Kernel, op: Mem, cta, its, inner: int, sector_bytes: int) -> np.ndarray:
+    """Distinct sector ids a whole CTA touches over iterations ``its`` (all inner iterations)."""
+    chunks = []
+    base = kernel.tensor_base(op.tensor)
+    for it in its:
+        for j in range(inner):
+            a = eval_addresses(kernel, op, cta, it, j).ravel()
+            a = a[a >= 0] + base
+            chunks.append(a // sector_bytes)
+            chunks.append((a + op.width_bytes - 1) // sector_bytes)
+    return np.unique(np.concatenate(chunks))
