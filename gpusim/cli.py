@@ -169,6 +169,45 @@ def cmd_trace(a) -> int:
     return 0
 
 
+def cmd_validate(a) -> int:
+    from pathlib import Path
+
+    from gpusim import validation as v
+    from gpusim.config import load_config
+
+    cfg = load_config(a.config)
+    path = Path(a.measurements) if a.measurements else v.latest_measurements(cfg.gpu_model)
+    data = v.load_measurements(path, cfg)
+    rows = v.compare(cfg, data, _progress)
+    if not rows:
+        raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
+    summary = v.summarize(rows)
+    report = v.markdown(rows, summary, str(path), cfg)
+    if a.report:
+        Path(a.report).write_text(report)
+    if a.figure:
+        v.figure(rows, Path(a.figure))
+    print(f"{'kernel':<26} {'shape':<16} {'pred ms':>9} {'meas ms':>9} {'error':>7}  top stall pred / ncu")
+    for r in rows:
+        print(f"{r.kernel:<26} {','.join(map(str, r.shape)):<16} {r.predicted[v.TIME] / 1e6:>9.3f} "
+              f"{r.measured[v.TIME] / 1e6:>9.3f} {r.errors.get(v.TIME, float('nan')):>+6.1f}%  "
+              f"{r.top_stall[0]} / {r.top_stall[1] or '-'}")
+    print(f"\ntime MAPE {summary['time_mape_pct']:.1f}%, worst {summary['time_max_err_pct']:.1f}% "
+          f"({summary['time_worst']}), top stall match {summary['top_stall_match_pct']:.0f}%")
+    for ladder, rho in summary["spearman"].items():
+        print(f"Spearman rank correlation {ladder}: {rho:.3f}")
+    for metric, st in summary["per_metric"].items():
+        print(f"  {metric:<58} mean {st['mean']:6.1f} {st['unit']:<3} worst {st['max']:6.1f} {st['unit']}")
+    if a.report or a.figure:
+        print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))
+    if a.check:
+        bad = v.check(summary, v.load_tolerances())
+        for line in bad:
+            print(f"gpusim: accuracy regression: {line}", file=sys.stderr)
+        return 1 if bad else 0
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gpusim", description="Cycle-approximate H100 simulator: predict a kernel's time and "
                                            "its Nsight Compute metrics, and say why.")
@@ -197,7 +236,20 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--set", action="append", metavar="KEY=VALUE")
     t.add_argument("-o", "--output", required=True, help="output .json file")
     t.set_defaults(fn=cmd_trace)
+    val = sub.add_parser("validate", help="compare predictions with H100 measurements (offline)")
+    val.add_argument("--measurements", default=None, help="measurement JSON (default: newest in validate/)")
+    val.add_argument("--config", default=None)
+    val.add_argument("--report", default=None, help="write a markdown report here")
+    val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")
+    val.add_argument("--check", action="store_true", help="exit 1 if validate/tolerances.toml is exceeded")
+    val.set_defaults(fn=cmd_validate)
     return p
+
+
+def _validation_error():
+    from gpusim.validation import ValidationError
+
+    return ValidationError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"gpusim: error: {e}".replace("gpusim: error: gpusim", "gpusim"), file=sys.stderr)
         return 2
-    except USER_ERRORS as e:
+    except (*USER_ERRORS, _validation_error()) as e:
         print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:

@@ -1,0 +1,267 @@
+"""Differential validation: predictions against measurements from a real GPU.
+
+Reads a measurement file written by ``validate/run_h100.py`` (schema 1), predicts every correct
+(kernel, shape) it holds with the selected config, and reports per kernel and metric the prediction,
+the measurement and the error, plus totals: time MAPE, worst time error, Spearman rank correlation of each
+ladder, per-metric errors and how often the top stall reason matches ncu's. Tolerances live in
+``validate/tolerances.toml``; ``check`` lists every one that is exceeded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpusim.config import HardwareConfig
+
+REPO = Path(__file__).resolve().parent.parent
+MEASUREMENTS = REPO / "validate" / "measurements"
+TOLERANCES = REPO / "validate" / "tolerances.toml"
+TIME = "gpu__time_duration.sum"
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+
+# metric -> how its error is measured: "rel" (relative, %) or "pts" (absolute percentage points)
+COMPARED = {
+    TIME: "rel",
+    "dram__bytes_read.sum": "rel",
+    "dram__bytes_write.sum": "rel",
+    "lts__t_sector_hit_rate.pct": "pts",
+    "l1tex__t_sector_hit_rate.pct": "pts",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "rel",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "rel",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "rel",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "rel",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "rel",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "rel",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "rel",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "pts",
+}
+
+
+class ValidationError(ValueError):
+    """Unusable measurements (missing file, wrong GPU, bad schema); one line."""
+
+
+@dataclass
+class Row:
+    kernel: str
+    shape: tuple[int, ...]
+    predicted: dict
+    measured: dict  # ncu metrics + TIME from CUDA events
+    errors: dict = field(default_factory=dict)  # metric -> error (% or points)
+    top_stall: tuple[str, str] = ("", "")  # (predicted, measured)
+
+
+def latest_measurements(gpu_model: str) -> Path:
+    folder = MEASUREMENTS / gpu_model.lower()
+    files = sorted(p for p in folder.glob("*.json") if not p.name.startswith("micro"))
+    if not files:
+        raise ValidationError(f"no measurements in {folder}")
+    return files[-1]
+
+
+def load_measurements(path: Path, cfg: HardwareConfig) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ValidationError(f"{path}: no such measurement file") from None
+    except json.JSONDecodeError as e:
+        raise ValidationError(f"{path}: not valid JSON: {e}") from None
+    if data.get("schema") != 1 or "kernels" not in data or "gpu" not in data:
+        raise ValidationError(f"{path}: not a schema-1 measurement file (needs schema, gpu, kernels)")
+    name = str(data["gpu"].get("name", ""))
+    if cfg.gpu_model.lower() not in name.lower():
+        raise ValidationError(f"{path}: measured on '{name}', but the config {cfg.path} describes a "
+                              f"{cfg.gpu_model}; choose the matching --config")
+    return data
+
+
+def _top_stall(metrics: dict) -> str:
+    stalls = {k[len(STALL_PREFIX):].replace("_per_issue_active.ratio", ""): v for k, v in metrics.items()
+              if k.startswith(STALL_PREFIX) and k.endswith("_per_issue_active.ratio")
+              and isinstance(v, (int, float)) and "selected" not in k}
+    return max(stalls, key=stalls.get) if stalls else ""
+
+
+def compare(cfg: HardwareConfig, data: dict, progress=None) -> list[Row]:
+    from gpusim.api import predict
+    from gpusim.ir import REGISTRY
+
+    import kernels_ir  # noqa: F401
+
+    entries = [e for e in data["kernels"] if e.get("correct") and e["kernel"] in REGISTRY]
+    rows = []
+    for i, e in enumerate(entries):
+        if progress:
+            progress(i, len(entries), e["kernel"])
+        overrides = {"regs_per_thread": e["registers_per_thread"]} if e.get("registers_per_thread") else None
+        pred, _ = predict(e["kernel"], tuple(e["shape"]), overrides, cfg)
+        meas = dict(e.get("ncu") or {})
+        meas[TIME] = e["time_ns"]["median"]
+        row = Row(e["kernel"], tuple(e["shape"]), pred, meas)
+        for metric, kind in COMPARED.items():
+            p, m = pred.get(metric), meas.get(metric)
+            if not isinstance(p, (int, float)) or not isinstance(m, (int, float)):
+                continue
+            if kind == "pts":
+                row.errors[metric] = p - m
+            elif m == 0:
+                row.errors[metric] = 0.0 if p == 0 else math.inf
+            else:
+                row.errors[metric] = 100.0 * (p - m) / m
+        row.top_stall = (_top_stall(pred), _top_stall(meas))
+        rows.append(row)
+    if progress:
+        progress(len(entries), len(entries), "")
+    return rows
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    """Spearman rank correlation (average ranks for ties)."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    n = len(xs)
+    if n < 2:
+        return 1.0
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / n, sum(ry) / n
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    sy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return cov / (sx * sy) if sx and sy else 1.0
+
+
+def summarize(rows: list[Row]) -> dict:
+    from gpusim.ir import REGISTRY
+
+    t = [abs(r.errors[TIME]) for r in rows if TIME in r.errors]
+    worst = max(rows, key=lambda r: abs(r.errors.get(TIME, 0.0)), default=None)
+    ladders = {}
+    for fam in sorted({REGISTRY[r.kernel].family for r in rows}):
+        for shape in sorted({r.shape for r in rows if REGISTRY[r.kernel].family == fam}):
+            sel = [r for r in rows if REGISTRY[r.kernel].family == fam and r.shape == shape]
+            if len(sel) >= 3:
+                ladders[f"{fam} {','.join(map(str, shape))}"] = spearman(
+                    [r.predicted[TIME] for r in sel], [r.measured[TIME] for r in sel])
+    per_metric = {}
+    for metric in COMPARED:
+        errs = [abs(r.errors[metric]) for r in rows if metric in r.errors and math.isfinite(r.errors[metric])]
+        if errs:
+            per_metric[metric] = {"mean": sum(errs) / len(errs), "max": max(errs), "n": len(errs),
+                                  "unit": "%" if COMPARED[metric] == "rel" else "pts"}
+    stalls = [r for r in rows if r.top_stall[1]]
+    return {
+        "kernels": len(rows),
+        "time_mape_pct": sum(t) / len(t) if t else 0.0,
+        "time_max_err_pct": max(t) if t else 0.0,
+        "time_worst": f"{worst.kernel} {','.join(map(str, worst.shape))}" if worst else "",
+        "spearman": ladders,
+        "per_metric": per_metric,
+        "top_stall_match_pct": 100.0 * sum(r.top_stall[0] == r.top_stall[1] for r in stalls) / len(stalls)
+        if stalls else 0.0,
+    }
+
+
+def load_tolerances(path: Path = TOLERANCES) -> dict:
+    return tomllib.loads(Path(path).read_text())
+
+
+def check(summary: dict, tol: dict) -> list[str]:
+    """Every tolerance the summary exceeds, one line each (empty: all within)."""
+    bad = []
+    t = tol.get("time", {})
+    if summary["time_mape_pct"] > t.get("mape_pct", math.inf):
+        bad.append(f"time MAPE {summary['time_mape_pct']:.1f}% > {t['mape_pct']}%")
+    if summary["time_max_err_pct"] > t.get("max_err_pct", math.inf):
+        bad.append(f"worst time error {summary['time_max_err_pct']:.1f}% ({summary['time_worst']}) > "
+                   f"{t['max_err_pct']}%")
+    for ladder, rho in summary["spearman"].items():
+        if rho < t.get("min_spearman", -1.0):
+            bad.append(f"rank correlation of the {ladder} ladder {rho:.3f} < {t['min_spearman']}")
+    for metric, limit in tol.get("metrics_max", {}).items():
+        got = summary["per_metric"].get(metric)
+        if got and got["max"] > limit:
+            bad.append(f"{metric}: worst error {got['max']:.1f}{got['unit']} > {limit}")
+    if summary["top_stall_match_pct"] < tol.get("stalls", {}).get("min_top_match_pct", 0.0):
+        bad.append(f"top stall matches ncu on {summary['top_stall_match_pct']:.0f}% of kernels < "
+                   f"{tol['stalls']['min_top_match_pct']}%")
+    return bad
+
+
+def _short(metric: str) -> str:
+    return metric.replace("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_", "smem conflicts ") \
+        .replace("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_", "smem wavefronts ") \
+        .replace("l1tex__t_sectors_pipe_lsu_mem_global_op_", "global sectors ") \
+        .replace("l1tex__t_requests_pipe_lsu_mem_global_op_", "global requests ")
+
+
+def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -> str:
+    out = [f"# gpusim validation: {cfg.name}", "", f"Measurements: `{source}`  ", f"Config: `{cfg.path}`", "",
+           "## Totals", "",
+           f"- kernels x shapes compared: {summary['kernels']}",
+           f"- time MAPE: {summary['time_mape_pct']:.1f}%; worst: {summary['time_max_err_pct']:.1f}% "
+           f"({summary['time_worst']})",
+           f"- top stall reason matches ncu: {summary['top_stall_match_pct']:.0f}%"]
+    for ladder, rho in summary["spearman"].items():
+        out.append(f"- Spearman rank correlation, {ladder}: {rho:.3f}")
+    out += ["", "| metric | mean error | worst | n |", "|---|---|---|---|"]
+    for metric, s in summary["per_metric"].items():
+        out.append(f"| `{metric}` | {s['mean']:.1f} {s['unit']} | {s['max']:.1f} {s['unit']} | {s['n']} |")
+    out += ["", "## Per kernel", "", "| kernel | shape | predicted ms | measured ms | time error | "
+            "top stall (pred / ncu) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r.kernel} | {','.join(map(str, r.shape))} | {r.predicted[TIME] / 1e6:.3f} | "
+                   f"{r.measured[TIME] / 1e6:.3f} | {r.errors.get(TIME, float('nan')):+.1f}% | "
+                   f"{r.top_stall[0]} / {r.top_stall[1] or '-'} |")
+    out += ["", "## Every metric", ""]
+    for r in rows:
+        out.append(f"### {r.kernel} {','.join(map(str, r.shape))}")
+        out += ["", "| metric | predicted | measured | error |", "|---|---|---|---|"]
+        for metric, kind in COMPARED.items():
+            if metric in r.errors:
+                unit = "%" if kind == "rel" else " pts"
+                out.append(f"| {_short(metric)} | {r.predicted[metric]:,.4g} | {r.measured[metric]:,.4g} | "
+                           f"{r.errors[metric]:+.1f}{unit} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def figure(rows: list[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    for r in rows:
+        ax.scatter(r.measured[TIME] / 1e6, r.predicted[TIME] / 1e6, s=22)
+        ax.annotate(r.kernel.replace("sgemm_", ""), (r.measured[TIME] / 1e6, r.predicted[TIME] / 1e6),
+                    fontsize=6, xytext=(3, 2), textcoords="offset points")
+    lo = min(min(r.measured[TIME], r.predicted[TIME]) for r in rows) / 1e6 / 1.5
+    hi = max(max(r.measured[TIME], r.predicted[TIME]) for r in rows) / 1e6 * 1.5
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="exact")
+    ax.plot([lo, hi], [lo * 1.25, hi * 1.25], "k:", lw=0.6, label="+-25%")
+    ax.plot([lo, hi], [lo / 1.25, hi / 1.25], "k:", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured time (ms, CUDA events)")
+    ax.set_ylabel("predicted time (ms, gpusim)")
+    ax.set_title("gpusim vs H100: one point per kernel and shape")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=130, metadata={"Software": None})
+    plt.close(fig)
