@@ -1,0 +1,37 @@
+"""Shared test fixtures and the ``--update-golden`` option."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIG_DIR = REPO / "configs"
+H100_CONFIG = CONFIG_DIR / "h100_sxm.toml"
+H200_CONFIG = CONFIG_DIR / "h200.toml"
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/*.json from the current simulator instead of comparing")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def h100():
+    from gpusim.config import load_config
+
+    return load_config(H100_CONFIG)
+
+
+@pytest.fixture(scope="session")
+def h200():
+    from gpusim.config import load_config
+
+    return load_config(H200_CONFIG)
