@@ -35,3 +35,19 @@ def h200():
     from gpusim.config import load_config
 
     return load_config(H200_CONFIG)
+
+
+@pytest.fixture(scope="session")
+def predicted(h100):
+    """``predicted(name, shape, **overrides) -> metrics`` on the H100, each distinct run simulated once."""
+    from gpusim.api import predict
+
+    cache: dict = {}
+
+    def run(name: str, shape: tuple[int, ...], config=None, **overrides) -> dict:
+        key = (name, tuple(shape), config, tuple(sorted(overrides.items())))
+        if key not in cache:
+            cache[key] = predict(name, shape, overrides or None, config or h100)[0]
+        return cache[key]
+
+    return run

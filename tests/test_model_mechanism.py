@@ -1,0 +1,103 @@
+"""Behaviour users rely on, each expected value derived from the mechanism (the kernel's thread mapping and
+the hardware rules), not copied from the simulator's current output.
+
+Shapes are M,N,K with row-major A (MxK), B (KxN) and C (MxN) of 4-byte floats. One warp-wide load is one
+request; a request touches one 32-byte sector per distinct 32-byte block its 32 lanes address.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+M = N = K = 1024
+SHAPE = (M, N, K)
+F32 = 4
+
+SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+TIME = "gpu__time_duration.sum"
+OCC = "sm__warps_active.avg.pct_of_peak_sustained_active"
+
+
+def sgemm_kernels() -> list[str]:
+    import kernels_ir  # noqa: F401
+    from gpusim.ir import REGISTRY
+
+    return [n for n, d in REGISTRY.items() if d.family == "sgemm"]
+
+
+def test_naive_global_load_requests_are_exact(predicted):
+    # One thread per C element; every thread loads A[row, k] and B[k, col] for each k (2*M*N*K loads) and
+    # C[row, col] once in the epilogue (M*N loads); 32 threads per warp request.
+    m = predicted("sgemm_naive", SHAPE)
+    assert m[REQUESTS] == 2 * M * N * K // 32 + M * N // 32
+
+
+def test_naive_loads_are_uncoalesced_for_a_and_broadcast_for_b(predicted):
+    # threadIdx.x walks M: the 32 lanes read A at a row stride of K*4 bytes -> 32 sectors per request;
+    # they share one column of B -> 1 sector. The epilogue's C load is strided like A (32 sectors).
+    m = predicted("sgemm_naive", SHAPE)
+    warps_k = M * N * K // 32
+    assert m[SECTORS] == 32 * warps_k + 1 * warps_k + 32 * (M * N // 32)
+    assert m[SECTORS] / m[REQUESTS] == pytest.approx((32 + 1) / 2, rel=0.01)
+
+
+def test_coalesced_loads_broadcast_a_and_read_b_in_four_sectors(predicted):
+    # Consecutive threads take consecutive columns: a warp shares one element of A (1 sector) and reads 32
+    # consecutive floats = 128 bytes of B (4 sectors); the epilogue's C load is also 4 sectors.
+    m = predicted("sgemm_coalesced", SHAPE)
+    warps_k = M * N * K // 32
+    assert m[REQUESTS] == 2 * warps_k + M * N // 32
+    assert m[SECTORS] == 1 * warps_k + 4 * warps_k + 4 * (M * N // 32)
+    assert m[SECTORS] / m[REQUESTS] == pytest.approx((1 + 4) / 2, rel=0.01)
+
+
+def test_smem_blocking_has_no_bank_conflicts(predicted):
+    # As[ty][k] is the same word for the whole warp (broadcast) and Bs[k][tx] is 32 consecutive words
+    # (32 banks): one wavefront per shared load, so the wavefronts equal the shared load instructions:
+    # per warp and per 32-wide K tile, 32 loads of As and 32 of Bs.
+    m = predicted("sgemm_smem_blocking", SHAPE)
+    assert m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 0
+    assert m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] == 0
+    warps = M * N // 32
+    assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == warps * (K // 32) * (32 + 32)
+
+
+def test_ladder_order_at_1024(predicted):
+    # Each rung removes a bottleneck of the previous one: coalescing cuts sectors per request from ~16.5 to
+    # ~2.5, shared-memory blocking reuses each loaded element 32 times, 1D blocktiling computes 8 results
+    # per thread and cuts shared loads per FMA.
+    t = {k: predicted(k, SHAPE)[TIME] for k in
+         ("sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking", "sgemm_1d_blocktiling")}
+    assert t["sgemm_1d_blocktiling"] < t["sgemm_smem_blocking"] < t["sgemm_coalesced"] < t["sgemm_naive"], t
+
+
+def test_more_registers_lower_occupancy(predicted):
+    # sgemm_1d_blocktiling: 512 threads = 16 warps. 40 regs -> 1280 per warp -> 20480 per CTA -> 3 CTAs
+    # (48 of 64 warps); 96 regs -> 3072 per warp -> 49152 per CTA -> 1 CTA (16 of 64 warps).
+    base = predicted("sgemm_1d_blocktiling", SHAPE)
+    more = predicted("sgemm_1d_blocktiling", SHAPE, regs_per_thread=96)
+    assert base["launch__occupancy_limit_registers"] == 3
+    assert more["launch__occupancy_limit_registers"] == 1
+    assert more[OCC] < base[OCC]
+    assert more[OCC] <= 100.0 * 16 / 64 + 1e-9
+    assert base[OCC] <= 100.0 * 48 / 64 + 1e-9
+
+
+@pytest.mark.parametrize("kernel", sgemm_kernels())
+def test_dram_traffic_is_at_least_compulsory(predicted, kernel):
+    # Every kernel reads all of A and B and (beta*C) all of C at least once from DRAM, and writes C once:
+    # with 50 MB of L2 holding all 12 MB, the write-back of C is exactly its size.
+    m = predicted(kernel, SHAPE)
+    a = b = c = M * K * F32
+    assert m["dram__bytes_read.sum"] >= a + b
+    assert m["dram__bytes_read.sum"] >= a + b + c
+    assert m["dram__bytes_write.sum"] == c
+
+
+def test_doubling_k_doubles_the_time(predicted):
+    # Twice the K tiles per CTA, same grid: the main loop runs twice as long; launch overhead and the
+    # epilogue do not double, caches may help a little, so allow 1.6x-2.4x.
+    t1 = predicted("sgemm_1d_blocktiling", (M, N, K))[TIME]
+    t2 = predicted("sgemm_1d_blocktiling", (M, N, 2 * K))[TIME]
+    assert 1.6 <= t2 / t1 <= 2.4, t2 / t1
