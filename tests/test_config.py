@@ -59,15 +59,20 @@ def test_h200_differs_from_h100_only_in_hbm_and_l2_size(h100, h200):
 def test_h200_predicts_a_memory_bound_kernel_faster(h100, h200):
     from gpusim.api import predict
 
-    # sgemm_coalesced re-reads A and B from L2/DRAM on every k step; at 2048^3 A and B (32 MB) plus C miss
-    # the 50 MB L2 often enough that HBM bandwidth matters; the H200 has 45% more of it.
-    shape = (1024, 1024, 1024)
-    name = "sgemm_naive"
-    m100, _ = predict(name, shape, None, h100)
-    m200, _ = predict(name, shape, None, h200)
-    assert m200["gpu__time_duration.sum"] < m100["gpu__time_duration.sum"]
-    # same die: the same work is issued
+    # With K = 8 each CTA of sgemm_1d_blocktiling runs a single K tile: the kernel streams C in and out
+    # (2 x 256 MB at 8192 x 8192) with almost no reuse, so HBM bandwidth sets its time.
+    shape = (8192, 8192, 8)
+    m100, _ = predict("sgemm_1d_blocktiling", shape, None, h100)
+    m200, _ = predict("sgemm_1d_blocktiling", shape, None, h200)
+    assert m100["gpusim__verdict"].startswith("memory-bound"), m100["gpusim__verdict"]
+    t100, t200 = m100["gpu__time_duration.sum"], m200["gpu__time_duration.sum"]
+    assert t200 < t100
+    # ...but no faster than the extra bandwidth allows
+    bw_ratio = h200.hbm.achievable_bandwidth_bytes_per_second / h100.hbm.achievable_bandwidth_bytes_per_second
+    assert t100 / t200 <= bw_ratio
+    # same die: the same instructions are issued and the same bytes must come from DRAM at least once
     assert m200["smsp__inst_executed.sum"] == m100["smsp__inst_executed.sum"]
+    assert m200["dram__bytes_write.sum"] == m100["dram__bytes_write.sum"] == 8192 * 8192 * 4
 
 
 # ----------------------------------------------------------------------------------------------------------
