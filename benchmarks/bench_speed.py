@@ -37,8 +37,8 @@ def main() -> None:
     print(f"{'kernel':<26} {'4096^3 s':>9} {'16384^3 s':>10} {'ratio':>6}")
     total = 0.0
     for n in names:
-        t_small = best_of(lambda: predict(n, small, None, cfg), a.repeat)
-        t_big = best_of(lambda: predict(n, big, None, cfg), a.repeat)
+        t_small = best_of(lambda n=n: predict(n, small, None, cfg), a.repeat)
+        t_big = best_of(lambda n=n: predict(n, big, None, cfg), a.repeat)
         total += t_small
         print(f"{n:<26} {t_small:>9.3f} {t_big:>10.3f} {t_big / t_small:>6.2f}")
     t_ladder = best_of(lambda: [predict(n, small, None, cfg) for n in names], 1)

@@ -117,7 +117,7 @@ def cmd_ladder(a) -> int:
     t0 = time.perf_counter()
     rows = ladder_rows(a.family, shape, a.config, _progress)
     if a.json:
-        print(json.dumps({name: m for name, m in rows}, indent=1))
+        print(json.dumps(dict(rows), indent=1))
         return 0
     cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"),
             ("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}"),
@@ -135,7 +135,8 @@ def cmd_ladder(a) -> int:
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     print(f"{a.family} ladder at {','.join(map(str, shape))}")
     for k, r in enumerate(table):
-        print("  ".join(c.ljust(w) if i in (0, len(r) - 1) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        cells = zip(r, widths, strict=True)
+        print("  ".join(c.ljust(w) if i in (0, len(r) - 1) else c.rjust(w) for i, (c, w) in enumerate(cells)))
         if k == 0:
             print("  ".join("-" * w for w in widths))
     print()

@@ -19,7 +19,7 @@ from gpusim.chip_spec import ChipSpec
 from gpusim.memory.hbm import HbmSpec
 from gpusim.memory.l1 import L1Spec
 from gpusim.memory.l2 import L2Spec
-from gpusim.memory.shared_spec import SharedMemorySpec
+from gpusim.memory.shared import SharedMemorySpec
 from gpusim.sm.occupancy import SmSpec
 from gpusim.sm.pipes import PipesSpec
 from gpusim.sm.scheduler import SchedulerSpec

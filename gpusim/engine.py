@@ -31,7 +31,7 @@ ISSUE_QUANTUM_INSTRUCTIONS = 32  # a compute bundle yields the issue slot after 
 class Server:
     """A FIFO server with a fixed rate: work queued behind ``next_free``."""
 
-    __slots__ = ("next_free", "busy")
+    __slots__ = ("busy", "next_free")
 
     def __init__(self) -> None:
         self.next_free = 0.0
@@ -108,17 +108,16 @@ class SmModel:
         self.l2 = Server()
         self.hbm = Server()
         self.trips = kernel.loop.trips if kernel.loop is not None else 0
-        self.sim_trips = self.trips if self.trips <= WARM_ITERATIONS + MEASURE_ITERATIONS else \
-            WARM_ITERATIONS + MEASURE_ITERATIONS
+        self.sim_trips = min(self.trips, WARM_ITERATIONS + MEASURE_ITERATIONS)
         self.tracing = trace
         self.trace: list = []
         nw = ctas * self.warps_per_cta
         self.stats = np.zeros((nw, len(STALLS)))
         self.iter_marks: list[list[tuple[float, np.ndarray]]] = [[] for _ in range(nw)]
-        self.ready = [dict() for _ in range(nw)]
+        self.ready = [{} for _ in range(nw)]
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind == "ld"}
-        self.exec_count = [dict() for _ in range(nw)]
+        self.exec_count = [{} for _ in range(nw)]
         self.barrier_count = [0] * ctas
         self.barrier_event = [self.env.event() for _ in range(ctas)]
         self.start = [0.0] * nw
@@ -259,9 +258,12 @@ class SmModel:
         if self.k.loop is not None:
             for it in range(self.sim_trips):
                 yield from self._run(w, cta, self.k.loop.body, it, 0)
-                self.iter_marks[w].append((self.env.now, self.stats[w].copy()))
+                self.iter_marks[w].append((self.env.now, self.stats[w].copy(), self._busy()))
         yield from self._run(w, cta, self.k.epilogue, 0, 0)
         self.end[w] = self.env.now
+
+    def _busy(self) -> np.ndarray:
+        return np.array([self.l1tex.busy, self.l2.busy, self.hbm.busy])
 
     # --- driver ----------------------------------------------------------------------------------
     def run(self) -> SmResult:
@@ -274,17 +276,20 @@ class SmModel:
         stats = self.stats.copy()
         end = np.array(self.end)
         ff = extra_trips > 0
-        l1b, l2b, hbmb = self.l1tex.busy, self.l2.busy, self.hbm.busy
+        busy = self._busy()
         if ff:
             a, b = WARM_ITERATIONS - 1, self.sim_trips - 1
             t_a = max(m[a][0] for m in self.iter_marks)
-            t_b = max(m[b][0] for m in self.iter_marks)
+            last = max(range(nw), key=lambda w: self.iter_marks[w][b][0])
+            t_b = self.iter_marks[last][b][0]
             period = (t_b - t_a) / (b - a)
             for w in range(nw):
                 stats[w] += extra_trips * (self.iter_marks[w][b][1] - self.iter_marks[w][a][1]) / (b - a)
             end = end + extra_trips * period
-            scale = self.trips / self.sim_trips  # loop work dominates the servers' busy time
-            l1b, l2b, hbmb = l1b * scale, l2b * scale, hbmb * scale
+            # servers' busy time grows per iteration like the slowest warp's window (all CTAs advance together)
+            first = max(range(nw), key=lambda w: self.iter_marks[w][a][0])
+            busy = busy + extra_trips * (self.iter_marks[last][b][2] - self.iter_marks[first][a][2]) / (b - a)
+        l1b, l2b, hbmb = (float(x) for x in busy)
         cycles = float(end.max())
         totals = {s: float(stats[:, i].sum()) for i, s in enumerate(STALLS)}
         return SmResult(cycles=cycles, warp_cycles=float((end - np.array(self.start)).sum()), stalls=totals,

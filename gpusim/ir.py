@@ -13,8 +13,8 @@ memory. A negative address marks an inactive lane.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
 
 import numpy as np
 
@@ -87,11 +87,11 @@ class Loop:
     """A loop. The outer loop (``var='it'``) is fast-forwarded; inner loops (``var='j'``) are unrolled."""
 
     trips: int
-    body: tuple["Op", ...]
+    body: tuple[Op, ...]
     var: str = "it"
 
 
-Op = Union[Mem, Compute, Barrier, Loop]
+Op = Mem | Compute | Barrier | Loop
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
     if len(shape) != len(kd.shape_names):
         raise KernelError(f"{name}: shape needs {len(kd.shape_names)} values "
                           f"({','.join(kd.shape_names)}), got {len(shape)}")
-    for n, v in zip(kd.shape_names, shape):
+    for n, v in zip(kd.shape_names, shape, strict=True):
         if v <= 0:
             raise KernelError(f"{name}: shape {n}={v} must be positive")
     params = dict(kd.defaults)

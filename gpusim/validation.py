@@ -87,10 +87,9 @@ def _top_stall(metrics: dict) -> str:
 
 
 def compare(cfg: HardwareConfig, data: dict, progress=None) -> list[Row]:
+    import kernels_ir  # noqa: F401
     from gpusim.api import predict
     from gpusim.ir import REGISTRY
-
-    import kernels_ir  # noqa: F401
 
     entries = [e for e in data["kernels"] if e.get("correct") and e["kernel"] in REGISTRY]
     rows = []
@@ -139,7 +138,7 @@ def spearman(xs: list[float], ys: list[float]) -> float:
         return 1.0
     rx, ry = ranks(xs), ranks(ys)
     mx, my = sum(rx) / n, sum(ry) / n
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
     sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
     sy = math.sqrt(sum((b - my) ** 2 for b in ry))
     return cov / (sx * sy) if sx and sy else 1.0

@@ -44,7 +44,7 @@ def _touched_units(a: np.ndarray, access_bytes: int, unit_bytes: int) -> np.ndar
     last = (a + access_bytes - 1) // unit_bytes
     ids = first[..., None] + np.arange(span, dtype=np.int64)
     ids = np.where((a >= 0)[..., None] & (ids <= last[..., None]), ids, -1)
-    return ids.reshape(a.shape[0], -1)
+    return ids.reshape(a.shape[0], a.shape[1] * span)
 
 
 def _count_distinct(ids: np.ndarray) -> np.ndarray:

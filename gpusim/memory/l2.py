@@ -105,7 +105,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         coords = (lin % grid[0], (lin // grid[0]) % grid[1], lin // (grid[0] * grid[1]))
         keys = {}
         for o in ops:
-            cols = [c if d else np.zeros_like(c) for c, d in zip(coords, o.depends)]
+            cols = [c if d else np.zeros_like(c) for c, d in zip(coords, o.depends, strict=True)]
             keys[o.name] = np.unique(np.stack(cols, axis=1), axis=0)
         w_rd = {o.name: 0.0 for o in ops}
         w_req = {o.name: 0.0 for o in ops}
@@ -120,7 +120,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                         w_rd[o.name] += o.tile_bytes_per_chunk
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
-    for w_rd, w_req in zip(per_wave_rd, per_wave_req):
+    for w_rd, w_req in zip(per_wave_rd, per_wave_req, strict=True):
         for name in rd:
             rd[name] += w_rd[name]
             req[name] += w_req[name]

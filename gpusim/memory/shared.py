@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+
+from gpusim.specfield import spec_field
 
 H100_BANKS = 32  # shared-memory banks per SM [PG]
 BANK_WIDTH_BYTES = 4  # bytes each bank delivers per cycle [PG]
@@ -105,7 +108,7 @@ def _phase_words(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes:
     phases = -(-lanes // per)
     if phases * per != lanes:  # a bank geometry whose phases do not divide the warp: pad with idle lanes
         a = np.concatenate([a, np.full((n, phases * per - lanes), -1, dtype=np.int64)], axis=1)
-    return _lane_words(a, access_bytes, bank_width_bytes).reshape(n, phases, -1)
+    return _lane_words(a, access_bytes, bank_width_bytes).reshape(n, phases, per * -(-access_bytes // bank_width_bytes))
 
 
 def _phase_costs(words: np.ndarray, banks: int) -> np.ndarray:
@@ -277,3 +280,14 @@ def stmatrix_wavefronts(row_addresses: Addresses, num_matrices: int, *, trans: b
     """Wavefronts of one ``stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16``: the rule of
     :func:`ldmatrix_wavefronts` (h100.md §3: [PTX], [LC])."""
     return _matrix_wavefronts(row_addresses, num_matrices, banks, bank_width_bytes, "stmatrix")
+
+
+@dataclass(frozen=True)
+class SharedMemorySpec:
+    """Shared-memory parameters (``[shared_memory]`` in the hardware config)."""
+
+    banks: int = spec_field(1, 64, "banks")
+    bank_width_bytes: int = spec_field(4, 8, "bytes per bank per cycle")
+    wavefronts_per_cycle: int = spec_field(1, 4, "wavefronts the shared-memory pipe serves per cycle")
+    load_latency_cycles: int = spec_field(1, 500, "ld.shared latency")
+    carveouts_bytes: tuple[int, ...] = spec_field(0, 1 << 22, "shared-memory carve-outs the driver may pick")
