@@ -39,7 +39,8 @@ def differences(expected, actual, where: str = "") -> list[str]:
         return out
     name = where.rstrip(".")
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in differences(e, a, f"{where}{i}.")]
+        pairs = enumerate(zip(expected, actual, strict=True))
+        return [d for i, (e, a) in pairs for d in differences(e, a, f"{where}{i}.")]
     if isinstance(expected, float) or isinstance(actual, float):
         if (isinstance(expected, (int, float)) and isinstance(actual, (int, float))
                 and not isinstance(expected, bool) and not isinstance(actual, bool)

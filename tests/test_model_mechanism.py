@@ -103,14 +103,7 @@ def test_doubling_k_doubles_the_time(predicted):
     assert 1.6 <= t2 / t1 <= 2.4, t2 / t1
 
 
-# engine.py SmModel.run(): with the fast-forward, every server's busy time (prologue and epilogue work
-# included) is scaled by trips / sim_trips while the elapsed cycles are extrapolated from the steady-state
-# period, so a kernel that saturates the L1TEX pipe reports more than 100% of it (sgemm_naive: 102%).
-UTIL_BUG = pytest.mark.xfail(strict=True, reason="engine.py fast-forward scales epilogue busy time: >100% util")
-
-
-@pytest.mark.parametrize("kernel", [pytest.param(k, marks=UTIL_BUG) if k == "sgemm_naive" else k
-                                    for k in sgemm_kernels()])
+@pytest.mark.parametrize("kernel", sgemm_kernels())
 def test_no_resource_is_busier_than_its_peak(predicted, kernel):
     # A utilization is busy time over elapsed time (or achieved over peak rate): it cannot exceed 100%.
     m = predicted(kernel, SHAPE)
