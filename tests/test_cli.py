@@ -180,8 +180,9 @@ def test_trace_to_unwritable_path_is_one_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and err.startswith("gpusim: error: ")
 
 
-def test_h200_config_works(capsys):
-    assert main(["run", "sgemm_naive", "--shape", SMALL, "--config", H200]) == 0
+def test_h200_config_works(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)  # the path as the README writes it, relative to the repository
+    assert main(["run", "sgemm_naive", "--shape", SMALL, "--config", "configs/h200.toml"]) == 0
     out, _ = capsys.readouterr()
     assert "H200" in out.splitlines()[0]
     m = _run_json(capsys, "sgemm_naive", "--shape", SMALL, "--config", H200)
