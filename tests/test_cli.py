@@ -13,7 +13,6 @@ import pytest
 from gpusim.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-H200 = str(REPO / "configs" / "h200.toml")
 SMALL = "256,256,256"
 
 REQUIRED_KEYS = [
@@ -185,5 +184,5 @@ def test_h200_config_works(capsys, monkeypatch):
     assert main(["run", "sgemm_naive", "--shape", SMALL, "--config", "configs/h200.toml"]) == 0
     out, _ = capsys.readouterr()
     assert "H200" in out.splitlines()[0]
-    m = _run_json(capsys, "sgemm_naive", "--shape", SMALL, "--config", H200)
+    m = _run_json(capsys, "sgemm_naive", "--shape", SMALL, "--config", "configs/h200.toml")
     assert m["gpu__time_duration.sum"] > 0
