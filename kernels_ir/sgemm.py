@@ -157,13 +157,13 @@ def _vec_reads(r, per_dot: int):
     return r // per_dot, r % per_dot
 
 
-def _c_epilogue(N: int, row, col, repeat: int, width: int, results: int):
+def _c_epilogue(N: int, row, col, repeat: int, width: int, results: int, fma: str = "fma"):
     """Read-modify-write of C: ``row(c)``, ``col(c)`` give each lane's element for repeat ``c.r``."""
     def addr(c):
         return (row(c) * N + col(c)) * F32
 
     return (Mem("ldC", "global", "ld", width, addr, "C", repeat=repeat),
-            Compute("scale", "fp32", 2 * results, results, after=("ldC", "fma")),
+            Compute("scale", "fp32", 2 * results, results, after=("ldC", fma)),
             Mem("stC", "global", "st", width, addr, "C", repeat=repeat, after=("scale",)))
 
 
@@ -407,3 +407,252 @@ def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
 
     return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, 13, 109,
                               {"extraCols": extraCols})
+
+
+@register("sgemm_autotuned", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
+          _twin("sgemm_autotuned"))
+def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
+    """Autotuned: kernel 6's design with BK=16 and load loops (2 float4 of A and of B per thread per tile)."""
+    name = "sgemm_autotuned"
+    threads = 256  # K9_NUM_THREADS: fixed in the design, the tile sizes adapt to it
+    M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
+    _need(name, BK % 4 == 0 and BN % 4 == 0 and TM % 4 == 0 and TN % 4 == 0,
+          "needs BK, BN, TM and TN multiples of 4 (float4 loads, LDS.128 reads, float4 epilogue)")
+    _need(name, BM % (16 * TM) == 0 and BN % (16 * TN) == 0,
+          "needs BM % (16*TM) == 0 and BN % (16*TN) == 0 (a 16x16 thread grid tiles the block)")
+    _need(name, (BM * BK) % (4 * threads) == 0 and (BN * BK) % (4 * threads) == 0
+          and (4 * threads) % BK == 0 and (4 * threads) % BN == 0,
+          f"needs BM*BK and BN*BK multiples of {4 * threads} and BK, BN dividing {4 * threads} (whole float4 "
+          "load passes by 256 threads)")
+    WM, WN = 16 * TM, 16 * TN
+    WMITER, WNITER = BM // WM, BN // WN
+    as_base, bs_base = 0, BM * BK * F32
+    tile = lambda c: c.it
+    tcol = lambda c: c.tid % (WN // TN)
+    trow = lambda c: c.tid // (WN // TN)
+    ld_a, st_a = _load_a_transposed(K, BM, BK, threads, tile, lambda c: as_base)
+    load_b = _load_b_rows(N, BN, BK, threads, tile)
+    qm, qn = TM // 4, TN // 4
+    # unrolled loops wmIdx, wnIdx, dotIdx, then TM/4 (TN/4) LDS.128 of regM (regN)
+    body = (
+        ld_a, load_b[0], st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        Barrier(),
+        Mem("ldAs", "shared", "ld", 16,
+            lambda c: as_base + (c.r // qm % BK * BM + c.r // (qm * BK * WNITER) * WM + trow(c) * TM
+                                 + c.r % qm * 4) * F32, repeat=WMITER * WNITER * BK * qm),
+        Mem("ldBs", "shared", "ld", 16,
+            lambda c: bs_base + (c.r // qn % BK * BN + c.r // (qn * BK) % WNITER * WN + tcol(c) * TN
+                                 + c.r % qn * 4) * F32, repeat=WMITER * WNITER * BK * qn),
+        Compute("fma", "fp32", WMITER * WNITER * BK * TM * TN, WMITER * WNITER * TM * TN, after=("ldAs", "ldBs")),
+        Compute("addr", "int32", 29, 29),
+        Barrier(),
+    )
+    epi = _c_epilogue(N, lambda c: c.by * BM + c.r // (qn * TM * WNITER) * WM + trow(c) * TM + c.r // qn % TM,
+                      lambda c: c.bx * BN + c.r // (qn * TM) % WNITER * WN + tcol(c) * TN + c.r % qn * 4,
+                      WMITER * WNITER * TM * qn, 16, WMITER * WNITER * TM * TN)
+    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 122, (BM + BN) * BK * F32)
+    return Kernel(name, "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN}, launch, (),
+                  Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
+
+
+class _Warptile:
+    """Boehm's warptiling (kernels 10-12): warp w owns the WM x WN tile (w / (BN/WN), w % (BN/WN)) of the
+    block tile, as WMITER x WNITER sub-tiles of WSUBM x WSUBN; lane (lane / (WSUBN/TN), lane % (WSUBN/TN))
+    computes TM x TN of each sub-tile."""
+
+    def __init__(self, name: str, BM: int, BN: int, BK: int, WM: int, WN: int, WNITER: int, TM: int, TN: int):
+        _need(name, BM % WM == 0 and BN % WN == 0, f"needs BM % WM == 0 and BN % WN == 0 (BM={BM}, WM={WM}, "
+              f"BN={BN}, WN={WN})")
+        _need(name, (WM * WN) % (32 * TM * TN * WNITER) == 0,
+              "needs WM*WN to be a multiple of 32*TM*TN*WNITER (whole warp sub-tiles)")
+        self.WMITER = WM * WN // (32 * TM * TN * WNITER)
+        _need(name, self.WMITER > 0 and WM % self.WMITER == 0 and WN % WNITER == 0,
+              "needs WM % WMITER == 0 and WN % WNITER == 0")
+        self.WSUBM, self.WSUBN = WM // self.WMITER, WN // WNITER
+        _need(name, self.WSUBN % TN == 0 and self.WSUBM % TM == 0, "needs TN | WSUBN and TM | WSUBM")
+        _need(name, TM % 4 == 0 and TN % 4 == 0 and BK % 4 == 0 and BN % 4 == 0,
+              "needs TM, TN, BK and BN multiples of 4 (float4 loads, LDS.128 reads, float4 epilogue)")
+        self.threads = (BM // WM) * (BN // WN) * 32
+        _need(name, self.threads <= 1024, f"(BM/WM)*(BN/WN) = {self.threads // 32} warps, more than 32")
+        self.BM, self.BN, self.BK, self.WM, self.WN, self.WNITER, self.TM, self.TN = BM, BN, BK, WM, WN, WNITER, TM, TN
+
+    def check_loads(self, name: str, load_threads: int) -> None:
+        BM, BN, BK = self.BM, self.BN, self.BK
+        _need(name, (BM * BK) % (4 * load_threads) == 0 and (BN * BK) % (4 * load_threads) == 0
+              and (4 * load_threads) % BK == 0 and load_threads % (BN // 4) == 0,
+              f"needs BM*BK and BN*BK multiples of 4*{load_threads} and BK | {4 * load_threads}, BN/4 | {load_threads} "
+              f"(whole float4 load passes by {load_threads} threads)")
+
+    def warp_row(self, c):
+        return c.warp // (self.BN // self.WN)
+
+    def warp_col(self, c):
+        return c.warp % (self.BN // self.WN)
+
+    def lane_row(self, c):
+        return c.lane // (self.WSUBN // self.TN)
+
+    def lane_col(self, c):
+        return c.lane % (self.WSUBN // self.TN)
+
+    def reads(self, as_base, bs_base, suffix: str = "", only=None) -> tuple[Mem, Mem]:
+        """Per dotIdx: WMITER*TM/4 LDS.128 of As (regM), then WNITER*TN/4 LDS.128 of Bs (regN)."""
+        qm, qn = self.TM // 4, self.TN // 4
+        BM, BN, BK = self.BM, self.BN, self.BK
+
+        def a(c):
+            d, rest = c.r // (qm * self.WMITER), c.r % (qm * self.WMITER)
+            return as_base(c) + (d * BM + self.warp_row(c) * self.WM + rest // qm * self.WSUBM
+                                 + self.lane_row(c) * self.TM + rest % qm * 4) * F32
+
+        def b(c):
+            d, rest = c.r // (qn * self.WNITER), c.r % (qn * self.WNITER)
+            return bs_base(c) + (d * BN + self.warp_col(c) * self.WN + rest // qn * self.WSUBN
+                                 + self.lane_col(c) * self.TN + rest % qn * 4) * F32
+
+        return (Mem("ldAs" + suffix, "shared", "ld", 16, _masked(only, a), repeat=BK * self.WMITER * qm),
+                Mem("ldBs" + suffix, "shared", "ld", 16, _masked(only, b), repeat=BK * self.WNITER * qn))
+
+    def fma(self, suffix: str = "", share: int = 1, after_suffix: str | None = None) -> Compute:
+        """The BK*WMITER*WNITER*TM*TN FFMA of one K-tile (``1/share`` of them)."""
+        acc = self.WMITER * self.WNITER * self.TM * self.TN
+        s = suffix if after_suffix is None else after_suffix
+        return Compute("fma" + suffix, "fp32", self.BK * acc // share, acc, after=("ldAs" + s, "ldBs" + s))
+
+    def epilogue(self, N: int, fma: str = "fma"):
+        """float4 read-modify-write of C, sub-tile by sub-tile."""
+        qn, TM = self.TN // 4, self.TM
+        BM, BN = self.BM, self.BN
+        n = self.WMITER * self.WNITER * TM * qn
+        return _c_epilogue(
+            N,
+            lambda c: (c.by * BM + self.warp_row(c) * self.WM + c.r // (qn * TM * self.WNITER) * self.WSUBM
+                       + self.lane_row(c) * TM + c.r // qn % TM),
+            lambda c: (c.bx * BN + self.warp_col(c) * self.WN + c.r // (qn * TM) % self.WNITER * self.WSUBN
+                       + self.lane_col(c) * self.TN + c.r % qn * 4),
+            n, 16, self.WMITER * self.WNITER * TM * self.TN, fma)
+
+    def params(self) -> dict:
+        return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "WM": self.WM, "WN": self.WN, "WNITER": self.WNITER,
+                "TM": self.TM, "TN": self.TN}
+
+
+WARPTILE_DEFAULTS = {"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "WNITER": 4, "TM": 8, "TN": 4}
+
+
+@register("sgemm_warptiling", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_warptiling"))
+def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
+    """Warptiling: 4 warps each own a 64x64 warp tile, computed as 4 sub-tiles of 64x16 (TM=8 x TN=4 per lane)."""
+    name = "sgemm_warptiling"
+    M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
+    w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
+    w.check_loads(name, w.threads)
+    as_base, bs_base = 0, BM * BK * F32
+    tile = lambda c: c.it
+    ld_a, st_a = _load_a_transposed(K, BM, BK, w.threads, tile, lambda c: as_base)
+    load_b = _load_b_rows(N, BN, BK, w.threads, tile)
+    body = (
+        ld_a, load_b[0], st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        Barrier(),
+        *w.reads(lambda c: as_base, lambda c: bs_base),
+        w.fma(),
+        Compute("addr", "int32", 32, 32),
+        Barrier(),
+    )
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 182, (BM + BN) * BK * F32)
+    return Kernel(name, "sgemm", shape, w.params(), launch, (), Loop(K // BK, body), w.epilogue(N),
+                  _tensors(M, N, K), 2 * M * N * K, _twin(name))
+
+
+@register("sgemm_double_buffered", "sgemm", SHAPE,
+          {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32, "WNITER": 1, "TM": 8, "TN": 8},
+          _twin("sgemm_double_buffered"))
+def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
+    """Double buffering: two smem buffers; threads 0-127 and 128-255 take turns loading while the others compute."""
+    # Per pair of K-tiles (buffers B0, B1), in three sections between __syncthreads:
+    #   group 0 (warps 0..3): compute B0 | compute B1 | load tile+2 -> B0
+    #   group 1 (warps 4..7): load tile+1 -> B1 | compute B0 | compute B1
+    # Each group loads as if the block had half its threads. The IR's compute bundles cannot differ between
+    # warps, so the sections where only one group computes give every warp half a tile of FFMA; each
+    # sub-partition holds one warp of each group, so the FP32 work per sub-partition and section is the same.
+    name = "sgemm_double_buffered"
+    M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), **{"2*BK": ("K", 2 * BK)})
+    w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
+    _need(name, w.threads >= 64, "needs at least 2 warps (two load groups)")
+    half = w.threads // 2
+    w.check_loads(name, half)
+    warps = w.threads // 32
+    g0 = lambda c: c.warp < warps // 2
+    g1 = lambda c: c.warp >= warps // 2
+    as_words, bs_words = BM * BK, BK * BN
+    a_buf = lambda b: (lambda c: b * as_words * F32)
+    b_buf = lambda b: (lambda c: (2 * as_words + b * bs_words) * F32)
+    tiles = K // BK
+
+    def load(tile, buf, suffix, only):
+        ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, only)
+        load_b = _load_b_rows(N, BN, BK, half, tile, suffix, only)
+        return (ld_a, load_b[0]), (st_a, _store_b_vec(BN, b_buf(buf), load_b, suffix, only))
+
+    first_ld, first_st = load(lambda c: 0, 0, "_first", g0)
+    odd_ld, odd_st = load(lambda c: 2 * c.it + 1, 1, "_odd", g1)
+    # the last pair loads no tile+2 (an `if` in the twin); the IR reloads the last tile there instead
+    even_ld, even_st = load(lambda c: min(2 * c.it + 2, tiles - 1), 0, "_even", g0)
+    mid_as = lambda c: np.where(g0(c), 1, 0) * as_words * F32
+    mid_bs = lambda c: (2 * as_words + np.where(g0(c), 1, 0) * bs_words) * F32
+    body = (
+        *odd_ld, *w.reads(a_buf(0), b_buf(0), "_s1", g0), w.fma("_s1", 2), *odd_st,
+        Compute("addr_s1", "int32", 28, 28),
+        Barrier(),
+        *w.reads(mid_as, mid_bs, "_s2"), w.fma("_s2"),
+        Compute("addr_s2", "int32", 28, 28),
+        Barrier(),
+        *even_ld, *w.reads(a_buf(1), b_buf(1), "_s3", g1), w.fma("_s3", 2), *even_st,
+        Compute("addr_s3", "int32", 28, 28),
+        Barrier(),
+    )
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 183, 2 * (as_words + bs_words) * F32)
+    return Kernel(name, "sgemm", shape, w.params(), launch, (*first_ld, *first_st, Barrier()),
+                  Loop(tiles // 2, body), w.epilogue(N, "fma_s3"), _tensors(M, N, K), 2 * M * N * K, _twin(name),
+                  notes="compute split between the two load groups approximated per sub-partition; "
+                        "the last pair's tile+2 load is a reload of the last tile")
+
+
+@register("sgemm_memcpy_async", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_memcpy_async"))
+def sgemm_memcpy_async(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
+    """Async copies: warptiling double-buffered with cp.async (4-B copies of A, 16-B of B) overlapping the FFMA."""
+    # Twin: copy tile 0 -> buffer 0; per tile t < last: copy tile t+1 -> buffer 1-b, wait for tile t,
+    # __syncthreads, compute buffer b, __syncthreads; then the last tile. Each cp.async is modelled as a
+    # global load plus a shared store of the other buffer placed after this tile's FFMA, so the FFMA never
+    # wait for it (the hardware writes shared memory when the data arrives; LDGSTS is one instruction).
+    name = "sgemm_memcpy_async"
+    M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
+    w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
+    w.check_loads(name, w.threads)
+    as_words, bs_words = BM * BK, BK * BN
+    tiles = K // BK
+    as_base = lambda c, b: b * as_words * F32
+    bs_base = lambda c, b: (2 * as_words + b * bs_words) * F32
+
+    def copy(tile, buf, suffix):
+        ld_a, st_a = _load_a_transposed(K, BM, BK, w.threads, tile, lambda c: as_base(c, buf(c)), suffix,
+                                        copy_bytes=4)
+        load_b = _load_b_rows(N, BN, BK, w.threads, tile, suffix)
+        return (ld_a, load_b[0]), (st_a, _store_b_vec(BN, lambda c: bs_base(c, buf(c)), load_b, suffix))
+
+    first_ld, first_st = copy(lambda c: 0, lambda c: 0, "_first")
+    next_ld, next_st = copy(lambda c: c.it + 1, lambda c: (c.it + 1) % 2, "")
+    body = (
+        *next_ld,
+        Barrier("wait"),  # cp.async.wait_group 1 + __syncthreads: tile it has landed everywhere
+        *w.reads(lambda c: as_base(c, c.it % 2), lambda c: bs_base(c, c.it % 2)), w.fma(),
+        Compute("addr", "int32", 82, 82),
+        *next_st,
+        Barrier(),
+    )
+    last = (tiles - 1) % 2
+    epi = (Barrier("wait_last"), *w.reads(lambda c: as_base(c, last), lambda c: bs_base(c, last), "_last"),
+           w.fma("_last"), *w.epilogue(N, "fma_last"))
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 255, 2 * (as_words + bs_words) * F32)
+    return Kernel(name, "sgemm", shape, w.params(), launch, (*first_ld, *first_st),
+                  Loop(tiles - 1, body) if tiles > 1 else None, epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
