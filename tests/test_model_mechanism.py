@@ -84,7 +84,14 @@ def test_more_registers_lower_occupancy(predicted):
     assert base[OCC] <= 100.0 * 48 / 64 + 1e-9
 
 
-@pytest.mark.parametrize("kernel", sgemm_kernels())
+# gpusim/chip.py _footprints(): per_chunk = max(trips // chunks, 1) drops the last trips % 16 loop iterations
+# from the L2 footprint, so DRAM reads miss part of A and B when the K-tile count is not a multiple of 16
+# (sgemm_memcpy_async runs K/BK - 1 = 63 loop trips at K=1024: 48/63 of its loop loads reach DRAM).
+L2_CHUNK_BUG = pytest.mark.xfail(strict=True, reason="chip.py _footprints drops trips % L2_CHUNKS loop iterations")
+
+
+@pytest.mark.parametrize("kernel", [pytest.param(k, marks=L2_CHUNK_BUG) if k == "sgemm_memcpy_async" else k
+                                    for k in sgemm_kernels()])
 def test_dram_traffic_is_at_least_compulsory(predicted, kernel):
     # Every kernel reads all of A and B and (beta*C) all of C at least once from DRAM, and writes C once:
     # with 50 MB of L2 holding all 12 MB, the write-back of C is exactly its size.
@@ -93,6 +100,15 @@ def test_dram_traffic_is_at_least_compulsory(predicted, kernel):
     assert m["dram__bytes_read.sum"] >= a + b
     assert m["dram__bytes_read.sum"] >= a + b + c
     assert m["dram__bytes_write.sum"] == c
+
+
+@L2_CHUNK_BUG
+def test_dram_reads_cover_every_k_tile(predicted):
+    # 544 = 17 tiles of 32: the 17th tile's columns of A and rows of B must be read from DRAM too.
+    k = 17 * 32
+    m = predicted("sgemm_smem_blocking", (M, N, k))
+    assert m["dram__bytes_read.sum"] >= (M * k + k * N + M * N) * F32
+    assert m["dram__bytes_read.sum"] > predicted("sgemm_smem_blocking", (M, N, 16 * 32))["dram__bytes_read.sum"]
 
 
 def test_doubling_k_doubles_the_time(predicted):
