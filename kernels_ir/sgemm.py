@@ -513,11 +513,12 @@ class _Warptile:
         return (Mem("ldAs" + suffix, "shared", "ld", 16, _masked(only, a), repeat=BK * self.WMITER * qm),
                 Mem("ldBs" + suffix, "shared", "ld", 16, _masked(only, b), repeat=BK * self.WNITER * qn))
 
-    def fma(self, suffix: str = "", share: int = 1, after_suffix: str | None = None) -> Compute:
-        """The BK*WMITER*WNITER*TM*TN FFMA of one K-tile (``1/share`` of them)."""
+    def fma(self, suffix: str = "", share: int = 1, loads: str | None = None) -> Compute:
+        """The BK*WMITER*WNITER*TM*TN FFMA of one K-tile (``1/share`` of them), after its shared reads (and,
+        with ``loads``, after the global loads ``ldA``/``ldB`` + ``loads`` of the same warp)."""
         acc = self.WMITER * self.WNITER * self.TM * self.TN
-        s = suffix if after_suffix is None else after_suffix
-        return Compute("fma" + suffix, "fp32", self.BK * acc // share, acc, after=("ldAs" + s, "ldBs" + s))
+        after = ("ldAs" + suffix, "ldBs" + suffix) + (("ldA" + loads, "ldB" + loads) if loads is not None else ())
+        return Compute("fma" + suffix, "fp32", self.BK * acc // share, acc, after=after)
 
     def epilogue(self, N: int, fma: str = "fma"):
         """float4 read-modify-write of C, sub-tile by sub-tile."""
@@ -575,6 +576,7 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     # Each group loads as if the block had half its threads. The IR's compute bundles cannot differ between
     # warps, so the sections where only one group computes give every warp half a tile of FFMA; each
     # sub-partition holds one warp of each group, so the FP32 work per sub-partition and section is the same.
+    # The loading group's half waits for its global loads, as that group is busy with them in the twin.
     name = "sgemm_double_buffered"
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), **{"2*BK": ("K", 2 * BK)})
     w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
@@ -601,13 +603,13 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     mid_as = lambda c: np.where(g0(c), 1, 0) * as_words * F32
     mid_bs = lambda c: (2 * as_words + np.where(g0(c), 1, 0) * bs_words) * F32
     body = (
-        *odd_ld, *w.reads(a_buf(0), b_buf(0), "_s1", g0), w.fma("_s1", 2), *odd_st,
+        *odd_ld, *w.reads(a_buf(0), b_buf(0), "_s1", g0), *odd_st, w.fma("_s1", 2, loads="_odd"),
         Compute("addr_s1", "int32", 28, 28),
         Barrier(),
         *w.reads(mid_as, mid_bs, "_s2"), w.fma("_s2"),
         Compute("addr_s2", "int32", 28, 28),
         Barrier(),
-        *even_ld, *w.reads(a_buf(1), b_buf(1), "_s3", g1), w.fma("_s3", 2), *even_st,
+        *even_ld, *w.reads(a_buf(1), b_buf(1), "_s3", g1), *even_st, w.fma("_s3", 2, loads="_even"),
         Compute("addr_s3", "int32", 28, 28),
         Barrier(),
     )
