@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.memory.shared import WARP_LANES, Addresses, warp_addresses, wavefronts_batch
+from gpusim.memory.shared import WARP_LANES, Addresses, in_blocks, warp_addresses, wavefronts_batch
 
 SECTOR_BYTES = 32  # L1/L2 sector [NCU] §2.3.7, [BPG]
 LINE_BYTES = 128  # L1/L2 cache line [NCU] §2.3.7
@@ -59,14 +59,14 @@ def sectors_batch(addr2d: np.ndarray, access_bytes: int, *, sector_bytes: int = 
     """:func:`sectors` of each row of an ``(n, 32)`` array of warp instructions, fully vectorized."""
     _check_unit(sector_bytes, "sector_bytes")
     a = warp_addresses(addr2d, access_bytes, GLOBAL_ACCESS_BYTES, batch=True)
-    return _count_distinct(_touched_units(a, access_bytes, sector_bytes))
+    return in_blocks(lambda block: _count_distinct(_touched_units(block, access_bytes, sector_bytes)), a)
 
 
 def lines_batch(addr2d: np.ndarray, access_bytes: int, *, line_bytes: int = LINE_BYTES) -> np.ndarray:
     """:func:`lines` of each row of an ``(n, 32)`` array of warp instructions, fully vectorized."""
     _check_unit(line_bytes, "line_bytes")
     a = warp_addresses(addr2d, access_bytes, GLOBAL_ACCESS_BYTES, batch=True)
-    return _count_distinct(_touched_units(a, access_bytes, line_bytes))
+    return in_blocks(lambda block: _count_distinct(_touched_units(block, access_bytes, line_bytes)), a)
 
 
 def sectors(addresses: Addresses, access_bytes: int, *, sector_bytes: int = SECTOR_BYTES) -> int:
