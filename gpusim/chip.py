@@ -108,7 +108,8 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
         depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
             base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, sector_bytes)) for d in range(3))
         base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, sector_bytes)
-        tile = len(base) * sector_bytes
+        # the chunk's distinct bytes, scaled so that all chunks together cover every loop iteration
+        tile = len(base) * sector_bytes * (trips / (per_chunk * chunks) if in_loop else 1.0)
         req = float(per_warp_total(p, p.sectors, in_loop, trips).sum())
         if op.kind == "ld":
             st = l1.get(op.name)

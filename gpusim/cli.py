@@ -21,7 +21,7 @@ class UserError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's convention), no usage dump
-        raise UserError(f"{self.prog}: {message}")
+        raise UserError(f"{message} ({self.prog})")
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UserError(f"--family {a.family!r}: known families are {', '.join(fams)}")
         return a.fn(a)
     except UserError as e:
-        print(f"gpusim: error: {e}".replace("gpusim: error: gpusim", "gpusim"), file=sys.stderr)
+        print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
     except (*USER_ERRORS, _validation_error()) as e:
         print(f"gpusim: error: {e}", file=sys.stderr)

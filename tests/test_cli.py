@@ -71,11 +71,9 @@ ERRORS = {
 
 # gpusim/cli.py main(): argparse's errors are re-worded by .replace("gpusim: error: gpusim", "gpusim"), which
 # drops the "error:" prefix: "gpusim run: the following arguments are required: --shape".
-ARGPARSE_BUG = pytest.mark.xfail(strict=True, reason="cli.main drops 'gpusim: error:' from argparse errors")
-ARGPARSE_CASES = {"missing --shape", "unknown command"}
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=ARGPARSE_BUG) if c in ARGPARSE_CASES else c for c in ERRORS],
+@pytest.mark.parametrize("case", ERRORS,
                          ids=list(ERRORS))
 def test_user_error_is_one_line_exit_2(case, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -87,11 +87,9 @@ def test_more_registers_lower_occupancy(predicted):
 # gpusim/chip.py _footprints(): per_chunk = max(trips // chunks, 1) drops the last trips % 16 loop iterations
 # from the L2 footprint, so DRAM reads miss part of A and B when the K-tile count is not a multiple of 16
 # (sgemm_memcpy_async runs K/BK - 1 = 63 loop trips at K=1024: 48/63 of its loop loads reach DRAM).
-L2_CHUNK_BUG = pytest.mark.xfail(strict=True, reason="chip.py _footprints drops trips % L2_CHUNKS loop iterations")
 
 
-@pytest.mark.parametrize("kernel", [pytest.param(k, marks=L2_CHUNK_BUG) if k == "sgemm_memcpy_async" else k
-                                    for k in sgemm_kernels()])
+@pytest.mark.parametrize("kernel", sgemm_kernels())
 def test_dram_traffic_is_at_least_compulsory(predicted, kernel):
     # Every kernel reads all of A and B and (beta*C) all of C at least once from DRAM, and writes C once:
     # with 50 MB of L2 holding all 12 MB, the write-back of C is exactly its size.
@@ -100,9 +98,6 @@ def test_dram_traffic_is_at_least_compulsory(predicted, kernel):
     assert m["dram__bytes_read.sum"] >= a + b
     assert m["dram__bytes_read.sum"] >= a + b + c
     assert m["dram__bytes_write.sum"] == c
-
-
-@L2_CHUNK_BUG
 def test_dram_reads_cover_every_k_tile(predicted):
     # 544 = 17 tiles of 32: the 17th tile's columns of A and rows of B must be read from DRAM too.
     k = 17 * 32
