@@ -87,7 +87,8 @@ def sgemm_smem_blocking(shape):
         Mem("stAs", "shared", "st", F32, lambda c: as_base + (trow(c) * BS + tcol(c)) * F32, after=("ldA",)),
         Mem("stBs", "shared", "st", F32, lambda c: bs_base + (trow(c) * BS + tcol(c)) * F32, after=("ldB",)),
         Barrier(),
-        Mem("ldAs", "shared", "ld", F32, lambda c: as_base + (trow(c) * BS + c.r) * F32, repeat=BS),
+        # nvcc merges the 32 contiguous As reads of the unrolled dotIdx loop into 8 LDS.128 (twin's SASS)
+        Mem("ldAs", "shared", "ld", 4 * F32, lambda c: as_base + (trow(c) * BS + 4 * c.r) * F32, repeat=BS // 4),
         Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.r * BS + tcol(c)) * F32, repeat=BS),
         Compute("fma", "fp32", BS, 1, after=("ldAs", "ldBs", "fma")),
         Compute("addr", "int32", 6, 6),
@@ -111,6 +112,8 @@ def sgemm_1d_blocktiling(shape, BM, BN, BK, TM):
     threads = BM * BN // TM
     if threads != BM * BK or threads != BN * BK:
         raise_params("sgemm_1d_blocktiling", "needs BM*BN/TM == BM*BK == BN*BK (one element per thread per load)")
+    if BK % 4:
+        raise_params("sgemm_1d_blocktiling", f"needs BK % 4 == 0 (As rows are read with LDS.128), got BK={BK}")
     as_base, bs_base = 0, BM * BK * F32
     tcol = lambda c: c.tid % BN
     trow = lambda c: c.tid // BN
@@ -124,8 +127,10 @@ def sgemm_1d_blocktiling(shape, BM, BN, BK, TM):
         Barrier(),
         # dotIdx = r // TM (outer), resIdx = r % TM: Bs read once per dotIdx, As per (dotIdx, resIdx)
         Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.r * BN + tcol(c)) * F32, repeat=BK),
-        Mem("ldAs", "shared", "ld", F32,
-            lambda c: as_base + ((trow(c) * TM + c.r % TM) * BK + c.r // TM) * F32, repeat=BK * TM),
+        # for each resIdx the BK contiguous As words are read as BK/4 LDS.128 (twin's SASS: 16 LDS.128)
+        Mem("ldAs", "shared", "ld", 4 * F32,
+            lambda c: as_base + ((trow(c) * TM + c.r // (BK // 4)) * BK + 4 * (c.r % (BK // 4))) * F32,
+            repeat=TM * BK // 4),
         Compute("fma", "fp32", BK * TM, TM, after=("ldAs", "ldBs")),
         Compute("addr", "int32", 8, 8),
         Barrier(),
@@ -136,7 +141,7 @@ def sgemm_1d_blocktiling(shape, BM, BN, BK, TM):
            Compute("scale", "fp32", 2 * TM, TM, after=("ldC", "fma")),
            Mem("stC", "global", "st", F32, lambda c: (crow(c) * N + ccol(c)) * F32, "C", repeat=TM,
                after=("scale",)))
-    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 40, (BM + BN) * BK * F32)
+    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 44, (BM + BN) * BK * F32)
     return Kernel("sgemm_1d_blocktiling", "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM}, launch,
                   (), Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin("sgemm_1d_blocktiling"))
 
