@@ -1,0 +1,229 @@
+"""Helpers shared by validate/run_h100.py and validate/micro/run_micro.py.
+
+ncu discovery and metric availability, running a profiled child process under ncu and parsing its raw CSV,
+CUDA-event timing, environment facts (versions, clocks). No GPU work happens at import time.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ID_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+              "Grid Size", "Device", "CC")
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def sh(cmd: Sequence[str] | str, timeout: float = 120.0) -> tuple[int, str]:
+    """Run a command, return (returncode, stdout+stderr); never raises."""
+    try:
+        p = subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, timeout=timeout)
+        return p.returncode, (p.stdout or "") + (p.stderr or "")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return -1, f"{type(e).__name__}: {e}"
+
+
+# ------------------------------------------------------------------------------------------------ ncu
+def find_ncu() -> str | None:
+    cand = [shutil.which("ncu")]
+    cand += sorted(glob.glob("/usr/local/cuda*/bin/ncu"))
+    cand += sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True)
+    for c in cand:
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def ncu_version(ncu: str) -> str:
+    rc, out = sh([ncu, "--version"], timeout=60)
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return lines[-1] if lines else f"unknown (rc={rc})"
+
+
+_METRIC_TOKEN = re.compile(r"^[a-z][a-z0-9]*__[A-Za-z0-9_.]+$")
+
+
+def ncu_available_metrics(ncu: str) -> tuple[set[str], str]:
+    """Full metric names ncu reports for the attached GPU (`--query-metrics-mode all`), plus the raw text."""
+    rc, out = sh([ncu, "--query-metrics", "--query-metrics-mode", "all"], timeout=180)
+    names = {tok for ln in out.splitlines() for tok in ln.split()[:1] if _METRIC_TOKEN.match(tok)}
+    return names, out
+
+
+def split_available(wanted: Sequence[str], available: set[str]) -> tuple[list[str], list[str]]:
+    """(present, missing). When the query gave nothing (it failed), everything is tried."""
+    if not available:
+        return list(wanted), []
+    ok = [m for m in wanted if m in available or m.split(".")[0] in available]
+    return ok, [m for m in wanted if m not in ok]
+
+
+def stall_metrics(available: set[str]) -> list[str]:
+    """Every smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio ncu lists, without the
+    `_not_issued` twins (they would double the counter passes)."""
+    pat = re.compile(r"^smsp__average_warps_issue_stalled_([a-z0-9_]+)_per_issue_active(\.ratio)?$")
+    out = set()
+    for m in available:
+        g = pat.match(m)
+        if g and not g.group(1).endswith("_not_issued"):
+            out.add(m if m.endswith(".ratio") else m + ".ratio")
+    return sorted(out)
+
+
+def _to_number(s: str) -> Any:
+    t = s.strip()
+    if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", t):  # thousands separators
+        t = t.replace(",", "")
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        return t
+
+
+def parse_ncu_raw_csv(text: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Rows of `ncu --import R --csv --page raw --print-units base` (one per profiled launch) and the units."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
+    if start is None:
+        return [], {}
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header = rows[0]
+    units: dict[str, str] = {}
+    body = rows[1:]
+    if body and (not body[0] or body[0][0] == ""):  # the units row has an empty ID
+        units = {h: u for h, u in zip(header, body[0], strict=False) if u}
+        body = body[1:]
+    out = []
+    for r in body:
+        if len(r) != len(header):
+            continue
+        out.append({h: (v if h in ID_COLUMNS else _to_number(v)) for h, v in zip(header, r, strict=False)})
+    return out, units
+
+
+def run_ncu(ncu: str, metrics: Sequence[str], kernel_regex: str, child_argv: Sequence[str], report: Path,
+            timeout: float, logf: Callable[[str], None] = log) -> tuple[list[dict[str, Any]], dict[str, str],
+                                                                         str, list[str], str]:
+    """Profile `child_argv` under ncu; returns (rows, units, csv_text, metrics_dropped, ncu_log).
+
+    --clock-control none (the GPU runs at its own clocks, as in the timed runs), kernel replay, caches flushed
+    between passes (ncu default), only kernels whose name matches kernel_regex. If ncu rejects a metric name,
+    that name is dropped and the run is retried (at most 3 times).
+    """
+    metrics = list(metrics)
+    dropped: list[str] = []
+    full_log = ""
+    for _attempt in range(4):
+        cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", f"regex:{kernel_regex}",
+               "--metrics", ",".join(metrics), "-f", "-o", str(report), *child_argv]
+        logf("ncu: " + " ".join(cmd[:9]) + f" ... ({len(metrics)} metrics) " + " ".join(child_argv[:3]))
+        rc, out = sh(cmd, timeout=timeout)
+        full_log += f"$ {' '.join(cmd)}\nrc={rc}\n{out[-6000:]}\n"
+        bad = [m for m in metrics if m in out and re.search(r"(?i)(not found|invalid|unknown|failed to find)", out)]
+        rep = report.with_suffix(".ncu-rep") if report.suffix != ".ncu-rep" else report
+        if rc != 0 and bad and not rep.exists():
+            for m in bad:
+                metrics.remove(m)
+                dropped.append(m)
+            continue
+        break
+    rep = report if str(report).endswith(".ncu-rep") else Path(str(report) + ".ncu-rep")
+    if not rep.exists():
+        return [], {}, "", dropped, full_log
+    rc, text = sh([ncu, "--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"], timeout=600)
+    full_log += f"$ ncu --import {rep} --csv --page raw --print-units base\nrc={rc}\n"
+    rows, units = parse_ncu_raw_csv(text)
+    return rows, units, text, dropped, full_log
+
+
+def assign_rows(rows: list[dict[str, Any]], plan: Sequence[str]) -> list[dict[str, Any] | None]:
+    """Match ncu rows to the plan (kernel names in launch order): the i-th row of kernel k is its i-th launch."""
+    by_kernel: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: int(r.get("ID", 0) or 0)):
+        name = str(r.get("Kernel Name", "")).split("(")[0].strip()
+        by_kernel.setdefault(name, []).append(r)
+    seen: dict[str, int] = {}
+    out: list[dict[str, Any] | None] = []
+    for k in plan:
+        i = seen.get(k, 0)
+        seen[k] = i + 1
+        lst = by_kernel.get(k, [])
+        out.append(lst[i] if i < len(lst) else None)
+    return out
+
+
+def metric_values(row: dict[str, Any] | None, metrics: Sequence[str]) -> dict[str, Any]:
+    if row is None:
+        return {}
+    return {m: row[m] for m in metrics if m in row}
+
+
+# ------------------------------------------------------------------------------------------------ timing
+def summarize(times_ns: Sequence[float]) -> dict[str, float]:
+    return {"median": float(statistics.median(times_ns)), "min": float(min(times_ns)),
+            "max": float(max(times_ns)), "n": len(times_ns)}
+
+
+def time_launches(torch: Any, launch: Callable[[int], None], n: int, spin: Callable[[], None] | None) -> list[float]:
+    """Per-launch GPU times (ns) with CUDA events between back-to-back launches on the current stream.
+
+    `spin` (a ~2 ms busy kernel) is queued first so that the host runs ahead of the GPU and the events
+    bracket the kernels rather than the host's launch overhead.
+    """
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
+    if spin is not None:
+        spin()
+    ev[0].record()
+    for i in range(n):
+        launch(i)
+        ev[i + 1].record()
+    torch.cuda.synchronize()
+    return [ev[i].elapsed_time(ev[i + 1]) * 1e6 for i in range(n)]
+
+
+# ------------------------------------------------------------------------------------------------ env
+def nvidia_smi() -> dict[str, str]:
+    fields = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit," \
+             "temperature.gpu,pstate,clocks_throttle_reasons.active"
+    rc, out = sh(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"], timeout=30)
+    if rc != 0:
+        return {"error": out.strip()[:300]}
+    vals = [v.strip() for v in out.strip().splitlines()[0].split(",")]
+    return dict(zip(fields.split(","), vals, strict=False))
+
+
+def nvcc_version() -> str:
+    nvcc = shutil.which("nvcc") or next(iter(sorted(glob.glob("/usr/local/cuda*/bin/nvcc"))), None)
+    if not nvcc:
+        return "not found"
+    rc, out = sh([nvcc, "--version"], timeout=30)
+    lines = [ln for ln in out.splitlines() if "release" in ln]
+    return lines[0].strip() if lines else out.strip()[-100:]
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
+
+
+def python_cmd() -> list[str]:
+    return [sys.executable, "-u"]
