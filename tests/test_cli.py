@@ -131,7 +131,7 @@ def test_set_regs_per_thread_is_reported(capsys):
     m = _run_json(capsys, "sgemm_1d_blocktiling", "--shape", SMALL, "--set", "regs_per_thread=96")
     assert m["launch__registers_per_thread"] == 96
     default = _run_json(capsys, "sgemm_1d_blocktiling", "--shape", SMALL)
-    assert default["launch__registers_per_thread"] == 40
+    assert default["launch__registers_per_thread"] == 44  # the twin's ptxas count
 
 
 def test_run_text_output(capsys):

@@ -75,7 +75,7 @@ def test_ladder_order_at_1024(predicted):
 def test_more_registers_lower_occupancy(predicted):
     # sgemm_1d_blocktiling: 512 threads = 16 warps. 40 regs -> 1280 per warp -> 20480 per CTA -> 3 CTAs
     # (48 of 64 warps); 96 regs -> 3072 per warp -> 49152 per CTA -> 1 CTA (16 of 64 warps).
-    base = predicted("sgemm_1d_blocktiling", SHAPE)
+    base = predicted("sgemm_1d_blocktiling", SHAPE, regs_per_thread=40)
     more = predicted("sgemm_1d_blocktiling", SHAPE, regs_per_thread=96)
     assert base["launch__occupancy_limit_registers"] == 3
     assert more["launch__occupancy_limit_registers"] == 1
