@@ -69,7 +69,8 @@ def split_available(wanted: Sequence[str], available: set[str]) -> tuple[list[st
     """(present, missing). When the query gave nothing (it failed), everything is tried."""
     if not available:
         return list(wanted), []
-    ok = [m for m in wanted if m in available or m.split(".")[0] in available]
+    # launch__* values are launch attributes that --query-metrics does not list; ncu still reports them
+    ok = [m for m in wanted if m in available or m.split(".")[0] in available or m.startswith("launch__")]
     return ok, [m for m in wanted if m not in ok]
 
 

@@ -141,20 +141,28 @@ extern "C" __global__ void micro_gld_w16(const char* buf, long long n_access, in
   gld<16>(buf, n_access, stride, out);
 }
 
-// 2b. L1-resident: every warp of a block re-reads one pattern (lane l -> element l*stride of the block's own
-// region) with ld.global.ca; after the untimed first load every load hits in L1.
+// 2b. L1-resident: every warp of a block re-reads one pattern (lane l -> element l*stride) at 8 copies
+// 4 KB apart in the block's own region, with plain ld.global (LDG.E, cached in L1 by default). Copy
+// (it + u) % 8 for unrolled load u of trip `it`: the 8 loads of a trip have distinct addresses and every
+// address depends on the trip, so ptxas can neither merge nor hoist them (it does both with repeated
+// identical loads). After the first trip every load hits in L1.
+#define L1_COPIES 8
+#define L1_COPY_BYTES 4096
 template <int W>
 __device__ __forceinline__ void l1_ld(const char* buf, long long region_bytes, int stride, int iters,
                                       unsigned int* out, long long* rec) {
   const unsigned int lane = threadIdx.x % 32;
   const char* p = buf + blockIdx.x * region_bytes + (long long)lane * stride * W;
-  unsigned int acc = ldg<W, 1>(p);
+  unsigned int acc = 0;
+#pragma unroll
+  for (int u = 0; u < L1_COPIES; ++u) acc ^= ldg<W, 0>(p + u * L1_COPY_BYTES);
   __syncthreads();
   const long long g0 = gtimer();
   const long long t0 = clock64();
+#pragma unroll 1  // no cross-trip unrolling: ptxas could then merge trips it and it+8
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= ldg<W, 1>(p);
+    for (int u = 0; u < L1_COPIES; ++u) acc ^= ldg<W, 0>(p + ((it + u) % L1_COPIES) * L1_COPY_BYTES);
   }
   const long long t1 = clock64();
   const long long g1 = gtimer();
@@ -175,51 +183,54 @@ extern "C" __global__ void micro_l1_ld_w16(const char* buf, long long region_byt
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 3. Pointer chase, one thread: j = next[j] with ld.global.ca (element indices, 4-byte words).
-// out[0] = cycles of `steps` timed loads after `warm` untimed ones; out[1] = final j (keeps the chain live).
-extern "C" __global__ void micro_chase(const unsigned int* next, long long warm, long long steps, unsigned int start,
-                                       long long* out) {
-  unsigned int j = start;
-  for (long long i = 0; i < warm; ++i) j = ldg<4, 1>(next + j);
+// 3. Pointer chase, one thread: p = *p with plain ld.global.u64 (LDG.E.64, L1-cached by default); each
+// element holds the address of the next, so no address arithmetic sits between the loads.
+// out[0] = cycles of `steps` timed loads after `warm` untimed ones; out[1] = final p; out[2] = ns.
+static __device__ __forceinline__ unsigned long long ld_ptr(unsigned long long p) {
+  unsigned long long v;
+  asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+extern "C" __global__ void micro_chase(unsigned long long start, long long warm, long long steps, long long* out) {
+  unsigned long long p = start;
+  for (long long i = 0; i < warm; ++i) p = ld_ptr(p);
   const long long g0 = gtimer();
   const long long t0 = clock64();
-  for (long long i = 0; i < steps; ++i) j = ldg<4, 1>(next + j);
+  for (long long i = 0; i < steps; ++i) p = ld_ptr(p);
   const long long t1 = clock64();
   const long long g1 = gtimer();
   out[0] = t1 - t0;
-  out[1] = j;
+  out[1] = (long long)p;
   out[2] = g1 - g0;
 }
-// Same, one latency sample per load: the loaded index is stored to shared memory before the second clock
-// read, so in-order issue makes the clock read wait for the load. Samples go to shared memory first.
+// Same, one latency sample per load: the loaded pointer is stored (volatile) before the second clock read,
+// so in-order issue makes that read wait for the load. No shared memory is used (a kernel with shared
+// memory may get a larger carve-out and so a smaller L1).
 #define CHASE_SAMPLES 2048
-extern "C" __global__ void micro_chase_samples(const unsigned int* next, long long warm, unsigned int start,
-                                               unsigned int* lat, unsigned int* jout) {
-  __shared__ unsigned int sl[CHASE_SAMPLES];
-  __shared__ volatile unsigned int sink[1];
-  unsigned int j = start;
-  for (long long i = 0; i < warm; ++i) j = ldg<4, 1>(next + j);
+extern "C" __global__ void micro_chase_samples(unsigned long long start, long long warm, unsigned int* lat,
+                                               volatile unsigned long long* sink) {
+  unsigned long long p = start;
+  for (long long i = 0; i < warm; ++i) p = ld_ptr(p);
   for (int i = 0; i < CHASE_SAMPLES; ++i) {
     const unsigned int t0 = (unsigned int)clock64();
-    j = ldg<4, 1>(next + j);
-    sink[0] = j;
+    p = ld_ptr(p);
+    sink[0] = p;
     const unsigned int t1 = (unsigned int)clock64();
-    sl[i] = t1 - t0;
+    lat[i] = t1 - t0;
   }
-  for (int i = 0; i < CHASE_SAMPLES; ++i) lat[i] = sl[i];
-  jout[0] = j;
 }
-// Shared-memory pointer chase (one thread): j = s[j], s holds a random cycle over n words.
+// Shared-memory pointer chase (one thread): each word holds the shared address of the next word of a random
+// cycle over n words, so j = ld.volatile.shared [j] has no address arithmetic.
 extern "C" __global__ void micro_smem_chase(const unsigned int* perm, int n, int steps, long long* out) {
   __shared__ unsigned int s[8192];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = perm[i];
+  const unsigned int base = smem_u32(s);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = base + 4 * perm[i];
   __syncthreads();
   if (threadIdx.x != 0) return;
-  const unsigned int base = smem_u32(s);
-  unsigned int j = 0;
-  for (int i = 0; i < 256; ++i) j = lds<4>(base + 4 * j);
+  unsigned int j = base;
+  for (int i = 0; i < 256; ++i) j = lds<4>(j);
   const long long t0 = clock64();
-  for (int i = 0; i < steps; ++i) j = lds<4>(base + 4 * j);
+  for (int i = 0; i < steps; ++i) j = lds<4>(j);
   const long long t1 = clock64();
   out[0] = t1 - t0;
   out[1] = j;
@@ -240,6 +251,34 @@ extern "C" __global__ void micro_read(const uint4* buf, long long n, int reps, u
       unsigned int v[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) v[u] = (i + u * nt < n) ? ldg<16, 2>(buf + i + u * nt) : 0u;
+#pragma unroll
+      for (int u = 0; u < 4; ++u) acc ^= v[u];
+    }
+  }
+  const long long t1 = clock64();
+  const long long g1 = gtimer();
+  if (threadIdx.x == 0) put_times(rec + 5 * blockIdx.x, t0, t1, g0, g1);
+  if (acc == 0x9e3779b9u) out[0] = acc;
+}
+// Read with plain loads (L1-cached): in pass r every thread starts `r * rot` vectors further on, so an SM
+// never re-reads the data it read in the previous pass and L1 cannot serve it (L2 bandwidth, not L1).
+extern "C" __global__ void micro_read_rot(const uint4* buf, long long n, int reps, long long rot, unsigned int* out,
+                                          long long* rec) {
+  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long nt = (long long)gridDim.x * blockDim.x;
+  const long long g0 = gtimer();
+  const long long t0 = clock64();
+  unsigned int acc = 0;
+  for (int r = 0; r < reps; ++r) {
+    const long long off = ((long long)r * rot) % n;
+    for (long long i = tid; i < n; i += 4 * nt) {
+      unsigned int v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        long long k = i + u * nt + off;
+        if (k >= n) k -= n;
+        v[u] = (i + u * nt < n) ? ldg<16, 0>(buf + k) : 0u;
+      }
 #pragma unroll
       for (int u = 0; u < 4; ++u) acc ^= v[u];
     }
@@ -415,10 +454,13 @@ extern "C" __global__ void micro_clock(long long spin, long long* out) {
 // 6. ldmatrix: a warp loads 8x8 b16 matrices from a 64-row tile with 128-byte rows (a K=64 bf16 tile).
 // Lane l gives the row address of matrix m = l/8, row r = l%8: tile row (m%2)*8 + r, 16-B chunk m/2 (x4 reads
 // a 16x16 block). With swizzle the chunk index is XORed with (row % 8) (the 128B swizzle of TMA/CuTe).
+// Unrolled instruction u of trip `it` reads tile copy (it + u) % 8 (copies 2 KB = 16 rows apart, same bank
+// pattern), so ptxas can neither merge nor hoist the ldmatrix instructions.
+#define LDSM_COPIES 8
 template <int X>
 __device__ __forceinline__ void ldsm(int swizzle, int iters, unsigned int* out, long long* rec) {
-  __shared__ __align__(1024) unsigned int s[64 * 32];
-  for (int i = threadIdx.x; i < 64 * 32; i += blockDim.x) s[i] = i;
+  __shared__ __align__(1024) unsigned int s[LDSM_COPIES * 16 * 32];
+  for (int i = threadIdx.x; i < LDSM_COPIES * 16 * 32; i += blockDim.x) s[i] = i;
   __syncthreads();
   const unsigned int lane = threadIdx.x % 32;
   const unsigned int m = lane / 8, r = lane % 8;
@@ -429,22 +471,24 @@ __device__ __forceinline__ void ldsm(int swizzle, int iters, unsigned int* out, 
   unsigned int acc = 0;
   const long long g0 = gtimer();
   const long long t0 = clock64();
+#pragma unroll 1  // see l1_ld
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
+    for (int u = 0; u < LDSM_COPIES; ++u) {
+      const unsigned int a = addr + ((it + u) % LDSM_COPIES) * 2048;
       if (X == 1) {
         unsigned int v0;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(v0) : "r"(addr) : "memory");
+        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(v0) : "r"(a) : "memory");
         acc ^= v0;
       } else if (X == 2) {
         unsigned int v0, v1;
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-                     : "=r"(v0), "=r"(v1) : "r"(addr) : "memory");
+                     : "=r"(v0), "=r"(v1) : "r"(a) : "memory");
         acc ^= v0 + v1;
       } else {
         unsigned int v0, v1, v2, v3;
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(addr) : "memory");
+                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(a) : "memory");
         acc ^= (v0 + v1) ^ (v2 + v3);
       }
     }

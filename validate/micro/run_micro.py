@@ -29,7 +29,9 @@ CHASE_KB = (8, 16, 32, 64, 128, 192, 256, 384, 512, 1024, 2048, 4096, 8192, 1638
             57344, 65536, 98304, 131072, 262144, 524288, 1048576)
 SAMPLE_KB = (64, 16384, 1048576)
 SYNC_THREADS = (32, 128, 256, 512, 1024)
-UNROLL = 16
+UNROLL = 16  # unrolled loads per trip in the shared-memory stride kernels and the pipe kernels
+COPIES = 8  # unrolled loads per trip in the L1 and ldmatrix kernels (distinct addresses, see micro.cu)
+L1_REGION = 40960  # bytes per block: 8 copies 4 KB apart + the widest pattern (4 KB)
 GLD_BYTES = 512 << 20
 THREADS_TP = 1024  # threads per block of the pipe-throughput kernels (one block per SM)
 
@@ -90,13 +92,23 @@ def u32(x: int) -> Any:
     return np.uint32(x)
 
 
-def rec_span(rec: Any, per_sm: bool = False) -> dict[str, float]:
-    """From timing records (n x 5: t0, t1, g0, g1, smid): overall cycles, ns and the clock ratio."""
+def u64(x: int) -> Any:
     import numpy as np
 
-    r = np.asarray(rec).reshape(-1, 5)
+    return np.uint64(x)
+
+
+def rec_span(rec: Any, per_sm: bool = False) -> dict[str, float]:
+    """From timing records (n x 5: t0, t1, g0, g1, smid): cycles from the first start to the last end (valid
+    only when all records come from one SM: clock64 counters of different SMs are not aligned), ns, and the
+    clock ratio (median over records of own cycles / own ns)."""
+    import numpy as np
+
+    r = np.asarray(rec).reshape(-1, 5).astype(np.float64)
     out: dict[str, float] = {"cycles": float(r[:, 1].max() - r[:, 0].min()), "ns": float(r[:, 3].max() - r[:, 2].min())}
-    out["clock_mhz"] = out["cycles"] / out["ns"] * 1e3 if out["ns"] > 0 else float("nan")
+    dt = r[:, 3] - r[:, 2]
+    ok = dt > 0
+    out["clock_mhz"] = float(np.median((r[ok, 1] - r[ok, 0]) / dt[ok]) * 1e3) if ok.any() else float("nan")
     if per_sm:
         per = {}
         for sm in np.unique(r[:, 4]):
@@ -184,9 +196,9 @@ class Micro:
 
     def l1(self) -> list[dict[str, Any]]:
         cp = self.cp
-        region = 8192
+        region = L1_REGION
         buf = cp.random.randint(0, 2**31 - 1, size=self.sms * region // 4, dtype=cp.int32)
-        iters, nwarps = 256, 16
+        iters, nwarps = 512, 16
         res = []
         for w, s in L1_PATTERNS:
             rec = cp.zeros(self.sms * nwarps * 5, dtype=cp.int64)
@@ -194,7 +206,7 @@ class Micro:
                         (buf, i64(region), i32(s), i32(iters), self.out_u32, rec))
             self.sync()
             span = rec_span(rec.get(), per_sm=True)
-            n_req = nwarps * iters * UNROLL
+            n_req = nwarps * iters * COPIES
             cpr = span["cycles_per_sm_median"] / n_req
             lines, sectors = pattern_counts(w, s)
             res.append({"width_bytes": w, "stride_elems": s, "lines_per_request_expected": lines,
@@ -207,13 +219,16 @@ class Micro:
 
     # ---------------------------------------------------------------------------------------------- 3 chase
     def _chain(self, kb: int) -> tuple[Any, int, int]:
+        """A random cyclic order of the 128-B lines of a `kb` KiB buffer; the first 8 bytes of each line hold
+        the address of the next line."""
         cp = self.cp
         nbytes = kb * 1024
         nlines = nbytes // 128
-        perm = cp.random.permutation(nlines).astype(cp.uint32)
-        nxt = cp.zeros(nbytes // 4, dtype=cp.uint32)
-        nxt[perm * 32] = cp.roll(perm, -1) * 32
-        start = int(perm[0].get()) * 32
+        perm = cp.random.permutation(nlines).astype(cp.uint64)
+        nxt = cp.zeros(nbytes // 8, dtype=cp.uint64)
+        base = nxt.data.ptr
+        nxt[perm * 16] = cp.uint64(base) + cp.roll(perm, -1) * cp.uint64(128)
+        start = base + int(perm[0].get()) * 128
         return nxt, start, nlines
 
     def chase(self) -> list[dict[str, Any]]:
@@ -224,7 +239,7 @@ class Micro:
             nxt, start, nlines = self._chain(kb)
             warm = nlines if nlines <= (1 << 20) else (1 << 16)
             out = cp.zeros(4, dtype=cp.int64)
-            self.launch("micro_chase", 1, 1, (nxt, i64(warm), i64(steps), u32(start), out))
+            self.launch("micro_chase", 1, 1, (u64(start), i64(warm), i64(steps), out))
             self.sync()
             cyc, _j, ns = (int(v) for v in out[:3].get())
             res.append({"footprint_bytes": kb * 1024, "lines": nlines, "warm_steps": warm, "steps": steps,
@@ -242,8 +257,8 @@ class Micro:
             nxt, start, nlines = self._chain(kb)
             warm = nlines if nlines <= (1 << 20) else (1 << 16)
             lat = cp.zeros(2048, dtype=cp.uint32)
-            jout = cp.zeros(1, dtype=cp.uint32)
-            self.launch("micro_chase_samples", 1, 1, (nxt, i64(warm), u32(start), lat, jout))
+            sink = cp.zeros(1, dtype=cp.uint64)
+            self.launch("micro_chase_samples", 1, 1, (u64(start), i64(warm), lat, sink))
             self.sync()
             v = np.sort(lat.get().astype(np.float64))
             pct = {f"p{p}": float(np.percentile(v, p)) for p in (1, 10, 25, 50, 75, 90, 99)}
@@ -267,8 +282,8 @@ class Micro:
         self.sync()
         cyc = int(out[0].get())
         return {"cycles_per_load": cyc / steps, "steps": steps, "words": n,
-                "how": "one thread, j = s[j] (ld.volatile.shared.u32) over a random cycle of 1024 words, clock64; "
-                       "includes the address arithmetic (shift/add) of each step"}
+                "how": "one thread, j = *j (ld.volatile.shared.u32 of a word holding the next word's shared "
+                       "address) over a random cycle of 1024 words, clock64 / 8192 loads"}
 
     # ---------------------------------------------------------------------------------------------- 4 bandwidth
     def bandwidth(self, clock_mhz: float) -> dict[str, Any]:
@@ -310,10 +325,21 @@ class Micro:
             res[f"l2_read_{mb}MiB"] = {"footprint_bytes": n, "reps": reps, "time_ns": t,
                                        "TBps": tot / t["median"] / 1e3,
                                        "bytes_per_cycle": tot / t["median"] / (clock_mhz / 1e3),
-                                       "bytes_per_cycle_in_kernel_clock": tot / span["cycles"],
                                        "clock_mhz_in_kernel": span["clock_mhz"],
                                        "how": f"micro_read over a {mb} MiB buffer {reps} times in one kernel, "
                                               "ld.global.cg (L1 bypassed); CUDA events, median of 5"}
+            rot = grid * block * 4 * 7 + 16  # vectors; moves every SM onto data it did not read last pass
+
+            def rr(n: int = n, reps: int = reps, rot: int = rot) -> None:
+                self.launch("micro_read_rot", grid, block, (a, i64(n // 16), i32(reps), i64(rot), self.out_u32, rec))
+
+            t = common.summarize(self.event_times(rr, 5))
+            res[f"l2_read_rotating_{mb}MiB"] = {
+                "footprint_bytes": n, "reps": reps, "time_ns": t, "TBps": tot / t["median"] / 1e3,
+                "bytes_per_cycle": tot / t["median"] / (clock_mhz / 1e3),
+                "clock_mhz_in_kernel": rec_span(rec.get())["clock_mhz"],
+                "how": f"micro_read_rot over a {mb} MiB buffer {reps} times, plain 16-B loads (L1-cached), each "
+                       "pass shifted so no SM re-reads its previous data; CUDA events, median of 5"}
         return res
 
     # ---------------------------------------------------------------------------------------------- 5 pipes
@@ -381,7 +407,7 @@ class Micro:
                 self.sync()
                 span = rec_span(rec.get())
                 res.append({"x": x, "swizzle_128B": bool(swz),
-                            "cycles_per_inst_16w": span["cycles"] / (nwarps * iters * UNROLL)})
+                            "cycles_per_inst_16w": span["cycles"] / (nwarps * iters * COPIES)})
         return res
 
 
@@ -436,7 +462,7 @@ def ncu_plan(sms: int) -> list[dict[str, Any]]:
                          "requests": GLD_BYTES // (32 * s * w)})
     for w, s in L1_PATTERNS:
         plan.append({"group": "l1", "kernel": f"micro_l1_ld_w{w}", "width_bytes": w, "stride_elems": s,
-                     "warps_per_sm": 16, "iters": 16, "blocks": sms})
+                     "warps_per_sm": 16, "iters": 64, "blocks": sms})
     for x in (1, 2, 4):
         for swz in (0, 1):
             plan.append({"group": "ldsm", "kernel": f"micro_ldsm_x{x}", "x": x, "swizzle_128B": bool(swz),
@@ -454,7 +480,7 @@ def ncu_child(cp: Any) -> None:
     out_f = cp.zeros(16, dtype=cp.float32)
     rec = cp.zeros(sms * 64 * 5, dtype=cp.int64)
     gbuf = cp.random.randint(0, 2**31 - 1, size=GLD_BYTES // 4, dtype=cp.int32)
-    l1buf = cp.random.randint(0, 2**31 - 1, size=sms * 8192 // 4, dtype=cp.int32)
+    l1buf = cp.random.randint(0, 2**31 - 1, size=sms * L1_REGION // 4, dtype=cp.int32)
     cp.cuda.runtime.deviceSynchronize()
     for p in ncu_plan(sms):
         f = mod.get_function(p["kernel"])
@@ -464,8 +490,8 @@ def ncu_child(cp: Any) -> None:
         elif g == "gld":
             f((sms * 8,), (256,), (gbuf, i64(p["requests"]), i32(p["stride_elems"]), out_u))
         elif g == "l1":
-            f((sms,), (32 * p["warps_per_sm"],), (l1buf, i64(8192), i32(p["stride_elems"]), i32(p["iters"]), out_u,
-                                                  rec))
+            f((sms,), (32 * p["warps_per_sm"],), (l1buf, i64(L1_REGION), i32(p["stride_elems"]), i32(p["iters"]),
+                                                  out_u, rec))
         elif g == "ldsm":
             f((1,), (32 * p["warps"],), (i32(int(p["swizzle_128B"])), i32(p["iters"]), out_u, rec))
         elif p["kernel"] == "micro_ffma_tp":
@@ -649,7 +675,8 @@ def summary(micro: dict[str, Any]) -> list[dict[str, Any]]:
             tag = f"L1 hit LDG.{8 * r['width_bytes']} stride {r['stride_elems']} ({r['lines_per_request_expected']} " \
                   f"lines, {r['sectors_per_request_expected']} sectors / request)"
             add(f"{tag}: requests / cycle / SM", r["requests_per_cycle_per_sm"], "req/clk",
-                "clock64, 16 warps per SM re-reading one pattern with ld.global.ca, median over SMs")
+                "clock64, 16 warps per SM re-reading one pattern (8 copies 4 KB apart) with plain ld.global, "
+                "median over SMs")
             add(f"{tag}: sectors / cycle / SM", r["sectors_per_cycle_per_sm"], "sectors/clk", "as above")
             add(f"{tag}: lines / cycle / SM", r["lines_per_cycle_per_sm"], "lines/clk", "as above")
         for e in nc:
@@ -660,13 +687,13 @@ def summary(micro: dict[str, Any]) -> list[dict[str, Any]]:
     def chase() -> None:
         for r in tm["pointer_chase"]:
             add(f"pointer-chase latency, footprint {r['footprint_bytes'] >> 10} KiB", r["cycles_per_load"], "cycles",
-                "one thread, random cyclic permutation of 128-B lines, ld.global.ca, clock64 / 8192 loads after a "
-                "warm-up lap (TLB misses included at large footprints; ~2-5 cycles of address arithmetic "
-                "included)")
+                "one thread, p = *p over a random cyclic permutation of 128-B lines, ld.global.u64 (LDG.E.64), "
+                "clock64 / 8192 loads after a warm-up lap (TLB misses included at large footprints)")
         for r in tm["pointer_chase_samples"]:
             kb = r["footprint_bytes"] >> 10
             add(f"per-load latency samples, {kb} KiB: median", r["p50"], "cycles",
-                "2048 single-load samples (clock64 before the load and after a dependent shared store)")
+                "2048 single-load samples (clock64 before the load and after a dependent volatile store; "
+                "includes ~10 cycles of clock-read and store overhead)")
             add(f"per-load latency samples, {kb} KiB: low cluster mean (fraction)",
                 f"{r['cluster_low']['mean']:.0f} ({r['cluster_low']['fraction']:.2f})", "cycles", "1-D 2-means")
             add(f"per-load latency samples, {kb} KiB: high cluster mean (fraction)",
