@@ -341,8 +341,9 @@ def main() -> int:
     if ncu and not a.skip_ncu:
         available, qtext = common.ncu_available_metrics(ncu)
         common.log(f"ncu --query-metrics: {len(available)} metric names")
-        keep = [ln for ln in qtext.splitlines() if "stalled" in ln or ln.startswith(("Device", "==")) or
-                any(m.split(".")[0] in ln for m in LADDER_METRICS + run_micro.MICRO_METRICS)]
+        used = {m.split(".")[0] for m in LADDER_METRICS + run_micro.MICRO_METRICS}
+        keep = [ln[:200] for ln in qtext.splitlines() if ln.split()[:1] and (
+            ln.split()[0].split(".")[0] in used or "_per_issue_active" in ln.split()[0])][:400]
         with open(raw / "ncu_log.txt", "a") as f:
             f.write(f"# ncu --query-metrics --query-metrics-mode all: {len(available)} names; lines naming the "
                     "metrics used here:\n" + "\n".join(keep[:3000]) + "\n\n")

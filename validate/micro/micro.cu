@@ -141,11 +141,12 @@ extern "C" __global__ void micro_gld_w16(const char* buf, long long n_access, in
   gld<16>(buf, n_access, stride, out);
 }
 
-// 2b. L1-resident: every warp of a block re-reads one pattern (lane l -> element l*stride) at 8 copies
-// 4 KB apart in the block's own region, with plain ld.global (LDG.E, cached in L1 by default). Copy
-// (it + u) % 8 for unrolled load u of trip `it`: the 8 loads of a trip have distinct addresses and every
-// address depends on the trip, so ptxas can neither merge nor hoist them (it does both with repeated
-// identical loads). After the first trip every load hits in L1.
+// 2b. L1-resident: every warp of a block re-reads one pattern (lane l -> element l*stride) at 16 copies
+// 4 KB apart in the block's own region, with plain ld.global (LDG.E, cached in L1 by default). Trip `it`
+// reads copies (it % 8) + u, u = 0..7, as immediate offsets from one per-trip base: the 8 loads of a trip have
+// distinct addresses and the base depends on the trip, so ptxas can neither merge nor hoist them (it does
+// both with repeated identical loads), and each load costs about one extra instruction (the XOR).
+// After the first 8 trips every load hits in L1.
 #define L1_COPIES 8
 #define L1_COPY_BYTES 4096
 template <int W>
@@ -154,15 +155,16 @@ __device__ __forceinline__ void l1_ld(const char* buf, long long region_bytes, i
   const unsigned int lane = threadIdx.x % 32;
   const char* p = buf + blockIdx.x * region_bytes + (long long)lane * stride * W;
   unsigned int acc = 0;
-#pragma unroll
-  for (int u = 0; u < L1_COPIES; ++u) acc ^= ldg<W, 0>(p + u * L1_COPY_BYTES);
+#pragma unroll 1
+  for (int c = 0; c < 2 * L1_COPIES; ++c) acc ^= ldg<W, 0>(p + c * L1_COPY_BYTES);
   __syncthreads();
   const long long g0 = gtimer();
   const long long t0 = clock64();
 #pragma unroll 1  // no cross-trip unrolling: ptxas could then merge trips it and it+8
   for (int it = 0; it < iters; ++it) {
+    const char* q = p + (it % L1_COPIES) * L1_COPY_BYTES;
 #pragma unroll
-    for (int u = 0; u < L1_COPIES; ++u) acc ^= ldg<W, 0>(p + ((it + u) % L1_COPIES) * L1_COPY_BYTES);
+    for (int u = 0; u < L1_COPIES; ++u) acc ^= ldg<W, 0>(q + u * L1_COPY_BYTES);
   }
   const long long t1 = clock64();
   const long long g1 = gtimer();

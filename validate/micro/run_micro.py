@@ -31,7 +31,7 @@ SAMPLE_KB = (64, 16384, 1048576)
 SYNC_THREADS = (32, 128, 256, 512, 1024)
 UNROLL = 16  # unrolled loads per trip in the shared-memory stride kernels and the pipe kernels
 COPIES = 8  # unrolled loads per trip in the L1 and ldmatrix kernels (distinct addresses, see micro.cu)
-L1_REGION = 40960  # bytes per block: 8 copies 4 KB apart + the widest pattern (4 KB)
+L1_REGION = 69632  # bytes per block: 16 copies 4 KB apart + the widest pattern (4 KB)
 GLD_BYTES = 512 << 20
 THREADS_TP = 1024  # threads per block of the pipe-throughput kernels (one block per SM)
 
@@ -675,7 +675,8 @@ def summary(micro: dict[str, Any]) -> list[dict[str, Any]]:
             tag = f"L1 hit LDG.{8 * r['width_bytes']} stride {r['stride_elems']} ({r['lines_per_request_expected']} " \
                   f"lines, {r['sectors_per_request_expected']} sectors / request)"
             add(f"{tag}: requests / cycle / SM", r["requests_per_cycle_per_sm"], "req/clk",
-                "clock64, 16 warps per SM re-reading one pattern (8 copies 4 KB apart) with plain ld.global, "
+                "clock64, 16 warps per SM re-reading one pattern (16 copies 4 KB apart, 8 per trip) with plain "
+                "ld.global, "
                 "median over SMs")
             add(f"{tag}: sectors / cycle / SM", r["sectors_per_cycle_per_sm"], "sectors/clk", "as above")
             add(f"{tag}: lines / cycle / SM", r["lines_per_cycle_per_sm"], "lines/clk", "as above")
