@@ -151,7 +151,7 @@ def _timings(kernel, cfg, pats, structure, l1, l2, sim_l2_fraction) -> dict[str,
     return out
 
 
-def _params(cfg: HardwareConfig, active_sms: int) -> SmParams:
+def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParams:
     sm = cfg.sm
     return SmParams(
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
@@ -159,7 +159,7 @@ def _params(cfg: HardwareConfig, active_sms: int) -> SmParams:
         pipe_rate={pipe: cfg.pipes.instructions_per_cycle(pipe, sm.subpartitions, sm.warp_size_threads)
                    for pipe in ("fp32", "int32")},
         pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in ("fp32", "int32")},
-        barrier_latency=cfg.pipes.barrier_latency_cycles,
+        barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
         lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
         l2_latency=cfg.l2.hit_latency_cycles,
         hbm_latency=cfg.hbm.load_latency_cycles,
@@ -189,11 +189,11 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simula
     timings = _timings(kernel, cfg, pats, structure, l1, l2, None)
     n = launch.num_ctas
     full_waves, tail_ctas = divmod(n, per_wave)
-    full = SmModel(kernel, timings, _params(cfg, sms), occ.ctas_per_sm, trace).run() if full_waves else None
+    full = SmModel(kernel, timings, _params(cfg, sms, occ.warps_per_cta), occ.ctas_per_sm, trace).run() if full_waves else None
     tail_per_sm = -(-tail_ctas // sms)
     tail = None
     if tail_ctas:
-        tail = SmModel(kernel, timings, _params(cfg, min(tail_ctas, sms)), tail_per_sm,
+        tail = SmModel(kernel, timings, _params(cfg, min(tail_ctas, sms), occ.warps_per_cta), tail_per_sm,
                        trace and not full_waves).run()
     total = full_waves * (full.cycles if full else 0.0) + (tail.cycles if tail else 0.0)
     executions = {name: (trips if structure[name][0] else 1) for name in pats}

@@ -165,10 +165,13 @@ class SmModel:
             self._charge(w, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
             self._span(w, "throttle", "stall", t, backlog_ok)
             t = backlog_ok
-        sp = self.issue[w % p.subpartitions]
-        start, issue_end = sp.serve(t, n_instr / p.issue_per_cycle)
-        self._charge(w, "not_selected", start - t)
-        self._charge(w, "selected", n_instr)
+        if op.async_copy:  # the copy engine writes shared memory; the warp issues nothing here
+            start = issue_end = t
+        else:
+            sp = self.issue[w % p.subpartitions]
+            start, issue_end = sp.serve(t, n_instr / p.issue_per_cycle)
+            self._charge(w, "not_selected", start - t)
+            self._charge(w, "selected", n_instr)
         _, l1_end = self.l1tex.serve(start + 1, float(tm.l1tex_cycles[par, j, lw]))
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global":
@@ -190,6 +193,8 @@ class SmModel:
 
     def _compute(self, w: int, op: Compute):
         env, p = self.env, self.p
+        if op.warps is not None and w % self.warps_per_cta not in op.warps:
+            return
         now = env.now
         t = self._deps(w, op.after, now)
         sub = w % p.subpartitions

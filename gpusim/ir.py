@@ -62,6 +62,10 @@ class Mem:
     tensor: str = ""  # global tensor the addresses index (for the cache footprint)
     repeat: int = 1
     after: tuple[str, ...] = ()  # operations whose results this one waits for
+    warps: tuple[int, ...] | None = None  # warps of the CTA that execute it (None: all)
+    # the shared-memory write of an asynchronous global->shared copy (cp.async / LDGSTS): issued by its
+    # global-load twin, so it takes no issue slot, and ncu counts it under op_ldgsts, not op_st
+    async_copy: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class Compute:
     count: int
     ilp: int = 1
     after: tuple[str, ...] = ()
+    warps: tuple[int, ...] | None = None  # warps of the CTA that execute it (None: all)
 
 
 @dataclass(frozen=True)

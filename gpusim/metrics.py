@@ -25,11 +25,11 @@ HEADLINE = {
 }
 
 
-def _sum_ops(sim: Simulation, space: str, kind: str, field: str) -> float:
+def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False) -> float:
     total = 0.0
     trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
     for name, p in sim.pats.items():
-        if p.op.space == space and p.op.kind == kind:
+        if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy:
             in_loop = sim.executions[name] > 1 or (sim.kernel.loop is not None and _in_loop(sim, name))
             total += float(per_warp_total(p, getattr(p, field), in_loop, trips).sum())
     return total * sim.kernel.launch.num_ctas
@@ -56,8 +56,12 @@ def report(sim: Simulation) -> dict:
     l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
     dram_rd = sum(sim.l2.dram_read_bytes.values())
     dram_wr = sum(sim.l2.dram_write_bytes.values())
+    # ncu counts lookups in both L2 partitions: a sector that misses to DRAM is looked up
+    # ``miss_lookups_per_sector`` times (measured), so lookups and misses both grow with DRAM reads
+    extra = dram_rd / sb * (cfg.l2.miss_lookups_per_sector - 1)
+    l2_req_ld += extra
     l2_total = l2_req_ld + l2_req_st
-    l2_hit = 100.0 * (1 - dram_rd / sb / l2_total) if l2_total else 100.0
+    l2_hit = 100.0 * (1 - dram_rd / sb * cfg.l2.miss_lookups_per_sector / l2_total) if l2_total else 100.0
     waves = [(sim.full_waves, sim.full, cfg.chip.sm_count), (1, sim.tail, min(sim.tail_ctas, cfg.chip.sm_count))]
     warp_cycles = sum(n * r.warp_cycles * sms for n, r, sms in waves if r)
     active_cycles = sum(n * r.cycles * sms for n, r, sms in waves if r)
@@ -83,6 +87,7 @@ def report(sim: Simulation) -> dict:
             round(sts_wf - _sum_ops(sim, "shared", "st", "ideal_wavefronts")),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": round(lds_wf),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": round(sts_wf),
+        "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),
         "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
         "smsp__inst_executed.sum": round(issue),
         "launch__registers_per_thread": k.launch.regs_per_thread,

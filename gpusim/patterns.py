@@ -65,6 +65,8 @@ def eval_addresses(kernel: Kernel, op: Mem, cta: tuple[int, int, int], it: int, 
     except Exception as e:  # an address expression is user code: name it in the error
         raise KernelError(f"{kernel.name}: address expression of '{op.name}' failed: {e}") from None
     a = np.where(tid < threads, a, -1)  # threads beyond the block are not launched
+    if op.warps is not None:  # warps outside the operation's role do not execute it
+        a = np.where(np.isin(warp, op.warps), a, -1)
     if op.space == "global":
         tensor = next((t for t in kernel.tensors if t.name == op.tensor), None)
         if tensor is None:
@@ -88,7 +90,7 @@ def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int) -> np.ndarray:
     out[0] = active > 0
     if op.space == "shared":
         out[1] = shared.wavefronts_batch(rows, op.width_bytes)
-        out[2] = [shared.ideal_wavefronts(op.width_bytes, int(n)) if n else 0 for n in active]
+        out[2] = shared.ideal_wavefronts_batch(rows, op.width_bytes)
     else:
         out[3] = coalescing.sectors_batch(rows, op.width_bytes)
         out[4] = coalescing.lines_batch(rows, op.width_bytes)

@@ -23,7 +23,9 @@ TOLERANCES = REPO / "validate" / "tolerances.toml"
 TIME = "gpu__time_duration.sum"
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 
-# metric -> how its error is measured: "rel" (relative, %) or "pts" (absolute percentage points)
+# metric -> how its error is measured: "rel" (relative, %), "pts" (absolute percentage points), or the name of
+# a reference metric: the difference as a percentage of the measured reference (bank conflicts are compared
+# as a share of the measured wavefronts, since conflict-free kernels measure near-zero counts)
 COMPARED = {
     TIME: "rel",
     "dram__bytes_read.sum": "rel",
@@ -33,8 +35,8 @@ COMPARED = {
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "rel",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "rel",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "rel",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "rel",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "rel",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "rel",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "rel",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "pts",
@@ -57,7 +59,7 @@ class Row:
 
 def latest_measurements(gpu_model: str) -> Path:
     folder = MEASUREMENTS / gpu_model.lower()
-    files = sorted(p for p in folder.glob("*.json") if not p.name.startswith("micro"))
+    files = sorted(folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json"))  # one file per run date
     if not files:
         raise ValidationError(f"no measurements in {folder}")
     return files[-1]
@@ -107,6 +109,10 @@ def compare(cfg: HardwareConfig, data: dict, progress=None) -> list[Row]:
                 continue
             if kind == "pts":
                 row.errors[metric] = p - m
+            elif kind != "rel":
+                ref = meas.get(kind)
+                if isinstance(ref, (int, float)) and ref > 0:
+                    row.errors[metric] = 100.0 * (p - m) / ref
             elif m == 0:
                 row.errors[metric] = 0.0 if p == 0 else math.inf
             else:
@@ -161,7 +167,7 @@ def summarize(rows: list[Row]) -> dict:
         errs = [abs(r.errors[metric]) for r in rows if metric in r.errors and math.isfinite(r.errors[metric])]
         if errs:
             per_metric[metric] = {"mean": sum(errs) / len(errs), "max": max(errs), "n": len(errs),
-                                  "unit": "%" if COMPARED[metric] == "rel" else "pts"}
+                                  "unit": "pts" if COMPARED[metric] == "pts" else "%"}
     stalls = [r for r in rows if r.top_stall[1]]
     return {
         "kernels": len(rows),
@@ -232,7 +238,7 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
         out += ["", "| metric | predicted | measured | error |", "|---|---|---|---|"]
         for metric, kind in COMPARED.items():
             if metric in r.errors:
-                unit = "%" if kind == "rel" else " pts"
+                unit = " pts" if kind == "pts" else "%"
                 out.append(f"| {_short(metric)} | {r.predicted[metric]:,.4g} | {r.measured[metric]:,.4g} | "
                            f"{r.errors[metric]:+.1f}{unit} |")
         out.append("")

@@ -4,7 +4,8 @@ The model follows CTA waves in launch order. Each global operation's data is gro
 grid coordinates its addresses depend on (for a GEMM, A tiles by block row and B tiles by block column)
 and by chunks of the K loop. All CTAs of a wave advance through the chunks together; within a wave and
 chunk a tile is fetched from HBM at most once, and across waves it hits only if it is still in an LRU of
-the L2's capacity. Stores allocate in L2 and are written back to HBM once.
+the L2's capacity. Stores allocate in L2 and are written back to HBM once, when evicted: what is still
+resident at the end of the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class L2Spec:
     hit_latency_near_cycles: int = spec_field(1, 5000, "load latency on a hit in the SM's near partition")
     hit_latency_far_cycles: int = spec_field(1, 5000, "load latency on a hit in the far partition")
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
+    miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
     bandwidth_bytes_per_cycle: float = spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock")
 
     @property
@@ -40,6 +42,10 @@ class TileLRU:
         self.capacity_bytes = capacity_bytes
         self.used_bytes = 0
         self._tiles: OrderedDict[tuple, int] = OrderedDict()
+
+    def resident_bytes(self, keep) -> int:
+        """Bytes of the resident tiles whose key satisfies ``keep``."""
+        return sum(size for key, size in self._tiles.items() if keep(key))
 
     def access(self, key: tuple, size_bytes: int) -> bool:
         """Touch a tile; return True on a hit, else insert it (evicting the least recently used)."""
@@ -135,4 +141,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         for o in ops:
             if o.kind == "st":
                 wr[o.name] *= n / (sim_waves * ctas_per_wave) if sim_waves * ctas_per_wave < n else 1
+    for o in ops:  # dirty data still in L2 when the kernel ends is not written back
+        if o.kind == "st":
+            wr[o.name] = max(wr[o.name] - lru.resident_bytes(lambda key, o=o: key[1] == o.name), 0.0)
     return L2Result(req, rd, wr, sim_waves, waves)

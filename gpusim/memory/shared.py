@@ -88,9 +88,10 @@ def phase_lanes(access_bytes: int, *, banks: int = H100_BANKS, bank_width_bytes:
     """Lanes served together in one phase: as many as fill one wavefront of ``banks * bank_width_bytes``.
 
     On the H100 this gives 32 lanes for 32-bit accesses (one phase), 16 for 64-bit (half warps: lanes
-    0-15, 16-31) and 8 for 128-bit (quarter warps) [GTC19], cutlass#328 (h100.md §3, "Thread grouping";
-    the 64-bit rule is a community claim, unverified on sm_90). This is the one place the phase rule
-    lives.
+    0-15, 16-31) and 8 for 128-bit (quarter warps) [GTC19], cutlass#328 (h100.md §3, "Thread grouping"),
+    confirmed for sm_90 by our strided LDS.64/LDS.128 microbenchmarks. Accesses whose lanes come in
+    uniform-address pairs get phases twice as wide (:func:`uniform_pairs`). These two functions are the
+    only place the phase rule lives.
     """
     return max(1, min(lanes, banks * bank_width_bytes // access_bytes))
 
@@ -102,10 +103,24 @@ def _lane_words(a: np.ndarray, access_bytes: int, bank_width_bytes: int) -> np.n
     return np.where((a >= 0)[..., None], words, -1)
 
 
-def _phase_words(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes: int) -> np.ndarray:
+def uniform_pairs(a: np.ndarray) -> np.ndarray:
+    """Rows whose every lane shares its address with lane ``n ^ 1``, or every lane with lane ``n ^ 2``.
+
+    Such a 64- or 128-bit access needs half as many distinct addresses, and the hardware serves it in
+    phases of twice as many lanes: LDS.128 broadcast costs 2 wavefronts and LDS.64 broadcast 1, measured
+    on our H100 (validate/micro, ``micro-2026-11-22.json``), matching the "uniform-address pairs" rule
+    h100.md §3 quotes for CC 7.x ([F1]).
+    """
+    lanes = np.arange(a.shape[1])
+    return (a == a[:, lanes ^ 1]).all(axis=1) | (a == a[:, lanes ^ 2]).all(axis=1)
+
+
+def _phase_words(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes: int,
+                 per: int | None = None) -> np.ndarray:
     """Words of each phase, lane-major: shape ``(n, phases, lanes_per_phase * k)``, -1 for inactive."""
     n, lanes = a.shape
-    per = phase_lanes(access_bytes, banks=banks, bank_width_bytes=bank_width_bytes, lanes=lanes)
+    if per is None:
+        per = phase_lanes(access_bytes, banks=banks, bank_width_bytes=bank_width_bytes, lanes=lanes)
     phases = -(-lanes // per)
     if phases * per != lanes:  # a bank geometry whose phases do not divide the warp: pad with idle lanes
         a = np.concatenate([a, np.full((n, phases * per - lanes), -1, dtype=np.int64)], axis=1)
@@ -133,8 +148,42 @@ def _phase_costs(words: np.ndarray, banks: int) -> np.ndarray:
     return np.where(bank < banks, run, 0).max(axis=2, initial=0)
 
 
+def _phase_split(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes: int):
+    """Yield (row mask, lanes per phase): uniform-pair rows of a wide access get phases twice as wide."""
+    lanes = a.shape[1]
+    per = phase_lanes(access_bytes, banks=banks, bank_width_bytes=bank_width_bytes, lanes=lanes)
+    paired = uniform_pairs(a) if per < lanes else np.zeros(len(a), dtype=bool)
+    yield ~paired, per
+    yield paired, min(2 * per, lanes)
+
+
+def _per_phase(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes: int, reduce) -> np.ndarray:
+    out = np.zeros(len(a), dtype=np.int64)
+    for mask, per in _phase_split(a, access_bytes, banks, bank_width_bytes):
+        if mask.any():
+            out[mask] = reduce(_phase_words(a[mask], access_bytes, banks, bank_width_bytes, per))
+    return out
+
+
 def _wavefronts_2d(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes: int) -> np.ndarray:
-    return _phase_costs(_phase_words(a, access_bytes, banks, bank_width_bytes), banks).sum(axis=1)
+    return _per_phase(a, access_bytes, banks, bank_width_bytes,
+                      lambda w: _phase_costs(w, banks).sum(axis=1))
+
+
+def _active_phases_2d(a: np.ndarray, access_bytes: int, banks: int, bank_width_bytes: int) -> np.ndarray:
+    return _per_phase(a, access_bytes, banks, bank_width_bytes, lambda w: (w >= 0).any(axis=2).sum(axis=1))
+
+
+def ideal_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int = H100_BANKS,
+                           bank_width_bytes: int = BANK_WIDTH_BYTES) -> np.ndarray:
+    """Conflict-free wavefronts of each row: one per phase with an active lane (what ncu subtracts).
+
+    Matches ncu on our H100: ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld`` equals wavefronts
+    minus this count for the SGEMM ladder (validate/measurements/h100).
+    """
+    _check_banks(banks, bank_width_bytes)
+    a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, batch=True)
+    return in_blocks(lambda block: _active_phases_2d(block, access_bytes, banks, bank_width_bytes), a)
 
 
 def in_blocks(fn: Callable[[np.ndarray], np.ndarray], a: np.ndarray, rows: int = BATCH_ROWS) -> np.ndarray:
@@ -202,12 +251,12 @@ def bank_conflicts(addresses: Addresses, access_bytes: int, *, banks: int = H100
                    bank_width_bytes: int = BANK_WIDTH_BYTES) -> int:
     """Excess wavefronts, ncu's ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}``.
 
-    Wavefronts minus :func:`ideal_wavefronts` for the instruction's number of active lanes (h100.md §3:
-    [F2]).
+    Wavefronts minus one per phase with an active lane (:func:`ideal_wavefronts_batch`; h100.md §3: [F2];
+    checked against ncu on the SGEMM ladder).
     """
-    n_active = int((warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES)[0] >= 0).sum())
+    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES)
     kw = {"banks": banks, "bank_width_bytes": bank_width_bytes}
-    return wavefronts(addresses, access_bytes, **kw) - ideal_wavefronts(access_bytes, n_active, **kw)
+    return wavefronts(addresses, access_bytes, **kw) - int(ideal_wavefronts_batch(a, access_bytes, **kw)[0])
 
 
 def bank_map(addresses: Addresses, access_bytes: int, *, banks: int = H100_BANKS,
@@ -222,7 +271,8 @@ def bank_map(addresses: Addresses, access_bytes: int, *, banks: int = H100_BANKS
     """
     _check_banks(banks, bank_width_bytes)
     a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES)
-    words = _phase_words(a, access_bytes, banks, bank_width_bytes)[0]  # (phases, m)
+    per = next(per for mask, per in _phase_split(a, access_bytes, banks, bank_width_bytes) if mask[0])
+    words = _phase_words(a, access_bytes, banks, bank_width_bytes, per)[0]  # (phases, m)
     m = words.shape[1]
     bank = words % banks
     valid = words >= 0

@@ -19,7 +19,12 @@ class PipesSpec:
     int32_lanes_per_sm: int = spec_field(16, 1024, "INT32 lanes per SM")
     fp32_latency_cycles: int = spec_field(1, 64, "dependent FFMA-to-FFMA latency")
     int32_latency_cycles: int = spec_field(1, 64, "dependent IADD-to-IADD latency")
-    barrier_latency_cycles: int = spec_field(0, 1000, "cycles from the last warp's arrival to release")
+    barrier_base_cycles: int = spec_field(0, 1000, "__syncthreads cost of a one-warp CTA")
+    barrier_per_warp_cycles: int = spec_field(0, 100, "extra __syncthreads cost per warp of the CTA")
+
+    def barrier_cycles(self, warps: int) -> int:
+        """Cycles from the last warp's arrival at ``__syncthreads`` to the release of all ``warps``."""
+        return self.barrier_base_cycles + self.barrier_per_warp_cycles * warps
 
     def instructions_per_cycle(self, pipe: str, subpartitions: int, warp_size: int) -> float:
         """Warp instructions per cycle one sub-partition's ``pipe`` accepts."""

@@ -1,0 +1,63 @@
+"""The accuracy guard: the offline comparison with the committed H100 measurements stays within
+validate/tolerances.toml (CI fails when the model regresses), and bad measurement files are refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpusim import validation as v
+from gpusim.cli import main
+from gpusim.config import load_config
+
+
+@pytest.fixture(scope="module")
+def h100_summary():
+    cfg = load_config()
+    path = v.latest_measurements(cfg.gpu_model)
+    rows = v.compare(cfg, v.load_measurements(path, cfg))
+    return rows, v.summarize(rows)
+
+
+def test_committed_measurements_cover_the_whole_fp32_ladder(h100_summary):
+    import kernels_ir  # noqa: F401
+    from gpusim.ir import REGISTRY
+
+    rows, _ = h100_summary
+    measured = {r.kernel for r in rows}
+    missing = {n for n, d in REGISTRY.items() if d.family == "sgemm"} - measured
+    assert not missing, f"no correct H100 measurement for {sorted(missing)}"
+
+
+def test_accuracy_within_committed_tolerances(h100_summary):
+    _, summary = h100_summary
+    bad = v.check(summary, v.load_tolerances())
+    assert not bad, "accuracy regressed past validate/tolerances.toml:\n" + "\n".join(bad)
+
+
+def test_measurements_from_another_gpu_are_refused(tmp_path, capsys):
+    cfg = load_config()
+    data = json.loads(v.latest_measurements(cfg.gpu_model).read_text())
+    data["gpu"]["name"] = "NVIDIA A100-SXM4-80GB"
+    p = tmp_path / "a100.json"
+    p.write_text(json.dumps(data))
+    assert main(["validate", "--measurements", str(p)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "A100" in err[0] and "H100" in err[0]
+
+
+def test_validate_writes_report_and_figure(tmp_path, capsys):
+    report, fig = tmp_path / "r.md", tmp_path / "f.png"
+    assert main(["validate", "--report", str(report), "--figure", str(fig)]) == 0
+    text = report.read_text()
+    assert "time MAPE" in text and "sgemm_naive" in text
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Spearman" in capsys.readouterr().out
+
+
+def test_spearman_matches_hand_worked_cases():
+    assert v.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert v.spearman([1, 2, 3, 4], [40, 30, 20, 10]) == pytest.approx(-1.0)
+    # one swapped pair among 4: d^2 = 2 -> rho = 1 - 6*2/(4*15) = 0.8
+    assert v.spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
