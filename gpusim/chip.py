@@ -42,7 +42,7 @@ class Simulation:
     tail_ctas: int
     tail_ctas_per_sm: int
     total_cycles: float
-    executions: dict[str, int]  # executions of each memory op per warp over the kernel (loop trips x inner)
+    in_loop: dict[str, bool]  # whether each memory op sits in the outer loop
 
 
 PROLOGUE, LOOP, EPILOGUE = "prologue", "loop", "epilogue"
@@ -121,7 +121,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
     return out
 
 
-def _timings(kernel, cfg, pats, structure, l1, l2, sim_l2_fraction) -> dict[str, MemTiming]:
+def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
     out = {}
     sb = cfg.l2.sector_bytes
     for name, p in pats.items():
@@ -186,16 +186,18 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simula
     fps = _footprints(kernel, pats, structure, l1, trips, chunks, sb)
     per_wave = sms * occ.ctas_per_sm
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES)
-    timings = _timings(kernel, cfg, pats, structure, l1, l2, None)
+    timings = _timings(cfg, pats, l1, l2)
     n = launch.num_ctas
     full_waves, tail_ctas = divmod(n, per_wave)
-    full = SmModel(kernel, timings, _params(cfg, sms, occ.warps_per_cta), occ.ctas_per_sm, trace).run() if full_waves else None
+    full = None
+    if full_waves:
+        full = SmModel(kernel, timings, _params(cfg, sms, occ.warps_per_cta), occ.ctas_per_sm, trace).run()
     tail_per_sm = -(-tail_ctas // sms)
     tail = None
     if tail_ctas:
         tail = SmModel(kernel, timings, _params(cfg, min(tail_ctas, sms), occ.warps_per_cta), tail_per_sm,
                        trace and not full_waves).run()
     total = full_waves * (full.cycles if full else 0.0) + (tail.cycles if tail else 0.0)
-    executions = {name: (trips if structure[name][0] else 1) for name in pats}
+    in_loop = {name: structure[name][0] for name in pats}
     return Simulation(kernel, cfg, occ, pats, l1, l2, full, tail, full_waves, tail_ctas, tail_per_sm, total,
-                      executions)
+                      in_loop)

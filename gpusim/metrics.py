@@ -30,15 +30,8 @@ def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: boo
     trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
     for name, p in sim.pats.items():
         if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy:
-            in_loop = sim.executions[name] > 1 or (sim.kernel.loop is not None and _in_loop(sim, name))
-            total += float(per_warp_total(p, getattr(p, field), in_loop, trips).sum())
+            total += float(per_warp_total(p, getattr(p, field), sim.in_loop[name], trips).sum())
     return total * sim.kernel.launch.num_ctas
-
-
-def _in_loop(sim: Simulation, name: str) -> bool:
-    from gpusim.chip import _structure
-
-    return _structure(sim.kernel)[name][0]
 
 
 def report(sim: Simulation) -> dict:
@@ -116,7 +109,7 @@ def report(sim: Simulation) -> dict:
 def _sum_one(sim: Simulation, name: str) -> float:
     p = sim.pats[name]
     trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
-    return float(per_warp_total(p, p.sectors, _in_loop(sim, name), trips).sum()) * sim.kernel.launch.num_ctas
+    return float(per_warp_total(p, p.sectors, sim.in_loop[name], trips).sum()) * sim.kernel.launch.num_ctas
 
 
 def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: float) -> dict[str, float]:

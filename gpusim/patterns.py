@@ -35,9 +35,6 @@ class MemPattern:
     sectors: np.ndarray  # global: 32-B sectors; shared: 0
     lines: np.ndarray  # global: 128-B lines; shared: 0
 
-    def at(self, it: int, j: int) -> int:
-        return it % self.period
-
     @property
     def l1tex_cycles(self) -> np.ndarray:
         """Cycles of the L1TEX pipe per execution: lines (global) or wavefronts (shared)."""

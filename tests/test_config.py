@@ -109,7 +109,7 @@ BAD = {
     "bool for int": (_edit(r"^subpartitions = \{ value = 4,", "subpartitions = { value = true,"),
                      ["subpartitions", "integer"]),
     "float for int": (_edit(r"^banks = \{ value = 32,", "banks = { value = 32.5,"), ["banks", "integer"]),
-    "string for float": (_edit(r"^kernel_overhead_ns = \{ value = 2000.0,", 'kernel_overhead_ns = { value = "2us",'),
+    "string for float": (_edit(r"^kernel_overhead_ns = \{ value = 2080.0,", 'kernel_overhead_ns = { value = "2us",'),
                          ["kernel_overhead_ns", "number"]),
     "bad choice": (_edit(r'^policy = \{ value = "fcfs",', 'policy = { value = "lottery",'), ["policy", "fcfs"]),
     "bad list": (_edit(r"^carveouts_bytes = \{ value = \[[^\]]*\],", "carveouts_bytes = { value = [],"),
