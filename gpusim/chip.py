@@ -19,6 +19,7 @@ from gpusim.ir import Kernel, Loop, Mem
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
 from gpusim.sm.occupancy import Occupancy, occupancy
+from gpusim.sm.pipes import PIPES
 
 L1_WARM_ITERATIONS = 8
 L1_SAMPLE_ITERATIONS = 24
@@ -157,8 +158,8 @@ def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParam
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
         issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
         pipe_rate={pipe: cfg.pipes.instructions_per_cycle(pipe, sm.subpartitions, sm.warp_size_threads)
-                   for pipe in ("fp32", "int32")},
-        pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in ("fp32", "int32")},
+                   for pipe in PIPES},
+        pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
         lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
         l2_latency=cfg.l2.hit_latency_cycles,

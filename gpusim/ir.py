@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpusim.sm.pipes import PIPES
+
 SPACES = ("global", "shared")
 KINDS = ("ld", "st")
-PIPES = ("fp32", "int32")
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,12 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
             allowed = ", ".join([*params, "regs_per_thread", "smem_bytes"])
             raise KernelError(f"{name}: unknown parameter '{key}' (allowed: {allowed})")
     kernel = kd.build(tuple(shape), **params)
+    for op in kernel.all_ops():
+        if isinstance(op, Compute) and op.pipe not in PIPES:
+            raise KernelError(f"{name}: '{op.name}' names unknown pipe '{op.pipe}' (known: {', '.join(PIPES)})")
+        if isinstance(op, Mem) and (op.space not in SPACES or op.kind not in KINDS):
+            raise KernelError(f"{name}: '{op.name}' has space '{op.space}' and kind '{op.kind}' "
+                              f"(allowed: {', '.join(SPACES)} / {', '.join(KINDS)})")
     if launch_overrides:
         launch = kernel.launch
         kernel = _replace(kernel, launch=Launch(launch.grid, launch.block,

@@ -1,4 +1,5 @@
-"""Execution pipes of one SM: FP32, INT32 and the special-function unit.
+"""Execution pipes of one SM: FP32, INT32, the special-function unit (MUFU: ex2 for softmax) and the
+tensor cores as driven by ``mma.sync.m16n8k16`` (bf16/fp16 in, fp32 accumulate).
 
 Each pipe is a per-sub-partition server whose rate is its lanes per sub-partition over the warp size;
 its fixed latency bounds how fast a chain of dependent instructions can issue (ncu's ``wait`` stall).
@@ -10,6 +11,9 @@ from dataclasses import dataclass
 
 from gpusim.specfield import spec_field
 
+PIPES = ("fp32", "int32", "sfu", "tensor")
+MMA_M16N8K16_FLOPS = 2 * 16 * 8 * 16
+
 
 @dataclass(frozen=True)
 class PipesSpec:
@@ -19,6 +23,10 @@ class PipesSpec:
     int32_lanes_per_sm: int = spec_field(16, 1024, "INT32 lanes per SM")
     fp32_latency_cycles: int = spec_field(1, 64, "dependent FFMA-to-FFMA latency")
     int32_latency_cycles: int = spec_field(1, 64, "dependent IADD-to-IADD latency")
+    sfu_lanes_per_sm: int = spec_field(4, 256, "special-function (MUFU) lanes per SM")
+    sfu_latency_cycles: int = spec_field(1, 200, "dependent MUFU latency")
+    mma_sync_flops_per_cycle_per_sm: float = spec_field(256, 65536, "mma.sync m16n8k16 bf16 FLOP per cycle per SM")
+    mma_sync_latency_cycles: int = spec_field(1, 500, "dependent mma.sync m16n8k16 latency")
     barrier_base_cycles: int = spec_field(0, 1000, "__syncthreads cost of a one-warp CTA")
     barrier_per_warp_cycles: int = spec_field(0, 100, "extra __syncthreads cost per warp of the CTA")
 
@@ -28,8 +36,11 @@ class PipesSpec:
 
     def instructions_per_cycle(self, pipe: str, subpartitions: int, warp_size: int) -> float:
         """Warp instructions per cycle one sub-partition's ``pipe`` accepts."""
-        lanes = {"fp32": self.fp32_lanes_per_sm, "int32": self.int32_lanes_per_sm}[pipe]
+        if pipe == "tensor":  # one mma.sync.m16n8k16 is 2*16*8*16 FLOP
+            return self.mma_sync_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
+        lanes = {"fp32": self.fp32_lanes_per_sm, "int32": self.int32_lanes_per_sm, "sfu": self.sfu_lanes_per_sm}[pipe]
         return lanes / subpartitions / warp_size
 
     def latency_cycles(self, pipe: str) -> int:
-        return {"fp32": self.fp32_latency_cycles, "int32": self.int32_latency_cycles}[pipe]
+        return {"fp32": self.fp32_latency_cycles, "int32": self.int32_latency_cycles,
+                "sfu": self.sfu_latency_cycles, "tensor": self.mma_sync_latency_cycles}[pipe]
