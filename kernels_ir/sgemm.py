@@ -4,11 +4,24 @@ Row-major A (MxK), B (KxN), C (MxN); C = alpha*A@B + beta*C; FLOPs = 2*M*N*K. Ev
 CUDA twin in ``validate/kernels/`` (and the twin names it back); the two must describe the same code.
 
 Address expressions return byte offsets; ``ctx.tid`` is the thread index in the block, ``ctx.r`` the
-repeat index of an unrolled loop, ``ctx.it`` the K-tile index. Integer instructions per iteration are
-the loop and address arithmetic of the compiled loop body (``Compute(pipe="int32")``).
+repeat index of an unrolled loop, ``ctx.it`` the K-tile index and ``ctx.j`` the index of the inner
+(dotIdx) loop.
+
+Instruction order follows the twins' SASS (``nvcc 13.0 -cubin -arch=sm_90``, the code summarised in
+``validate/measurements/h100/sass_summary.json``; ptxas is the one NVRTC uses). The fully unrolled dotIdx loop
+of kernels 3-12 issues, for each dotIdx (or group of dotIdx sharing an LDS.128), that step's shared loads and
+then its FFMAs, so the inner loop is a ``Loop(var="j")`` of (shared loads of step j, FFMA of step j after
+them); ptxas hoists a few loads of step j+1 into the last FFMAs of step j, which the IR does not show.
+Integer instructions (``Compute(pipe="int32")``: address arithmetic, loop counters, branches, uniform-datapath
+ops; everything in the loop body that is not a memory op, an FFMA or a barrier) are counted in the same SASS
+and placed where the SASS has them: ``addr`` before/among the global loads, ``addr_st`` between the global
+loads and the shared stores, ``loop`` among the FFMAs. Registers per thread are the twins' NVRTC counts
+(``registers_per_thread`` in ``validate/measurements/h100/2026-11-22.json``, the build that was measured).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -34,64 +47,124 @@ def _twin(name: str) -> str:
     return f"validate/kernels/{name}.cu"
 
 
+def raise_params(name: str, why: str):
+    from gpusim.ir import KernelError
+
+    raise KernelError(f"{name}: {why}")
+
+
+def _need(name: str, ok: bool, why: str) -> None:
+    if not ok:
+        raise_params(name, why)
+
+
+def _ints(name: str, count: int, warps: tuple[int, ...] | None = None) -> tuple[Compute, ...]:
+    """``count`` independent integer instructions (none when ``count`` is 0)."""
+    return (Compute(name, "int32", count, count, warps=warps),) if count else ()
+
+
+def _when(cond: bool, addr):
+    """Address ``addr`` in the inner-loop steps where ``cond`` holds; no instruction in the others."""
+    return addr if cond else np.full(np.shape(addr), -1)
+
+
+def _c_epilogue(N: int, row, col, repeat: int, width: int, results: int, fma: str | tuple[str, ...] = "fma"):
+    """Read-modify-write of C: ``row(c)``, ``col(c)`` give each lane's element for repeat ``c.r``."""
+    def addr(c):
+        return (row(c) * N + col(c)) * F32
+
+    fmas = (fma,) if isinstance(fma, str) else tuple(fma)
+    return (Mem("ldC", "global", "ld", width, addr, "C", repeat=repeat),
+            Compute("scale", "fp32", 2 * results, results, after=("ldC", *fmas)),
+            Mem("stC", "global", "st", width, addr, "C", repeat=repeat, after=("scale",)))
+
+
+# --- Kernels 1-2: no shared memory; the K loop is unrolled by ptxas ------------------------------------------
+
+def _unrolled_k(name: str, K: int, unroll: int) -> None:
+    _need(name, K % unroll == 0, f"K={K} is not a multiple of {unroll}: the twin's compiled K loop is unrolled "
+          f"x{unroll} (the remainder path is not modelled)")
+
+
 @register("sgemm_naive", "sgemm", SHAPE, {}, _twin("sgemm_naive"))
 def sgemm_naive(shape):
     """Naive: one thread per C element, threadIdx.x walks M (uncoalesced A, broadcast B)."""
-    M, N, K = _check("sgemm_naive", shape, BLOCK_M=("M", 32), BLOCK_N=("N", 32))
+    name = "sgemm_naive"
+    M, N, K = _check(name, shape, BLOCK_M=("M", 32), BLOCK_N=("N", 32))
+    # SASS: the K loop is unrolled x4 (0x220-0x410: 8 LDG.E, 4 dependent FFMA, 20 integer/branch; an x1 loop
+    # handles K % 4): 11 integer instructions (64-bit address IMAD.WIDE) among the loads, 9 after the last one
+    U = 4
+    _unrolled_k(name, K, U)
     row = lambda c: c.bx * 32 + c.tx
     col = lambda c: c.by * 32 + c.ty
     body = (
-        Mem("ldA", "global", "ld", F32, lambda c: (row(c) * K + c.it) * F32, "A"),
-        Mem("ldB", "global", "ld", F32, lambda c: (c.it * N + col(c)) * F32, "B"),
-        Compute("fma", "fp32", 1, 1, after=("ldA", "ldB", "fma")),
-        Compute("addr", "int32", 2, 2),
+        *_ints("addr", 11),
+        Mem("ldA", "global", "ld", F32, lambda c: (row(c) * K + c.it * U + c.r) * F32, "A", repeat=U),
+        Mem("ldB", "global", "ld", F32, lambda c: ((c.it * U + c.r) * N + col(c)) * F32, "B", repeat=U),
+        Compute("fma", "fp32", U, 1, after=("ldA", "ldB", "fma")),
+        *_ints("loop", 9),
     )
     epi = (Mem("ldC", "global", "ld", F32, lambda c: (row(c) * N + col(c)) * F32, "C"),
            Compute("scale", "fp32", 2, 1, after=("ldC", "fma")),
            Mem("stC", "global", "st", F32, lambda c: (row(c) * N + col(c)) * F32, "C", after=("scale",)))
-    return Kernel("sgemm_naive", "sgemm", shape, {}, Launch((M // 32, N // 32, 1), (32, 32, 1), 37, 0),
-                  (), Loop(K, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin("sgemm_naive"))
+    # 32 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    return Kernel(name, "sgemm", shape, {}, Launch((M // 32, N // 32, 1), (32, 32, 1), 32, 0),
+                  (), Loop(K // U, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
 
 @register("sgemm_coalesced", "sgemm", SHAPE, {}, _twin("sgemm_coalesced"))
 def sgemm_coalesced(shape):
     """Global-memory coalescing: consecutive threads take consecutive columns of C."""
-    M, N, K = _check("sgemm_coalesced", shape, BLOCK_M=("M", 32), BLOCK_N=("N", 32))
+    name = "sgemm_coalesced"
+    M, N, K = _check(name, shape, BLOCK_M=("M", 32), BLOCK_N=("N", 32))
+    # SASS: the K loop is unrolled x16 (0x260-0x6e0: 32 LDG.E hoisted ahead of 16 dependent FFMA, 25 integer/
+    # branch; x8 and x4 steps and an x1 loop handle the rest): 18 integer instructions among the loads, 7 after
+    U = 16
+    _unrolled_k(name, K, U)
     row = lambda c: c.bx * 32 + c.tid // 32
     col = lambda c: c.by * 32 + c.tid % 32
     body = (
-        Mem("ldA", "global", "ld", F32, lambda c: (row(c) * K + c.it) * F32, "A"),
-        Mem("ldB", "global", "ld", F32, lambda c: (c.it * N + col(c)) * F32, "B"),
-        Compute("fma", "fp32", 1, 1, after=("ldA", "ldB", "fma")),
-        Compute("addr", "int32", 2, 2),
+        *_ints("addr", 18),
+        Mem("ldA", "global", "ld", F32, lambda c: (row(c) * K + c.it * U + c.r) * F32, "A", repeat=U),
+        Mem("ldB", "global", "ld", F32, lambda c: ((c.it * U + c.r) * N + col(c)) * F32, "B", repeat=U),
+        Compute("fma", "fp32", U, 1, after=("ldA", "ldB", "fma")),
+        *_ints("loop", 7),
     )
     epi = (Mem("ldC", "global", "ld", F32, lambda c: (row(c) * N + col(c)) * F32, "C"),
            Compute("scale", "fp32", 2, 1, after=("ldC", "fma")),
            Mem("stC", "global", "st", F32, lambda c: (row(c) * N + col(c)) * F32, "C", after=("scale",)))
-    return Kernel("sgemm_coalesced", "sgemm", shape, {}, Launch((M // 32, N // 32, 1), (1024, 1, 1), 37, 0),
-                  (), Loop(K, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin("sgemm_coalesced"))
+    # 32 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    return Kernel(name, "sgemm", shape, {}, Launch((M // 32, N // 32, 1), (1024, 1, 1), 32, 0),
+                  (), Loop(K // U, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
+
+# --- Kernels 3-4: shared-memory tiles, scalar accumulators -----------------------------------------------------
 
 @register("sgemm_smem_blocking", "sgemm", SHAPE, {}, _twin("sgemm_smem_blocking"))
 def sgemm_smem_blocking(shape):
     """Shared-memory blocking: 32x32 tiles of A and B staged in shared memory."""
+    name = "sgemm_smem_blocking"
     BS = 32
-    M, N, K = _check("sgemm_smem_blocking", shape, BLOCKSIZE=("M", BS), BLOCKSIZE_N=("N", BS),
-                     BLOCKSIZE_K=("K", BS))
+    M, N, K = _check(name, shape, BLOCKSIZE=("M", BS), BLOCKSIZE_N=("N", BS), BLOCKSIZE_K=("K", BS))
     trow = lambda c: c.tid // BS
     tcol = lambda c: c.tid % BS
     as_base, bs_base = 0, BS * BS * F32
+    # SASS (loop 0x2a0-0x7f0): per group of 4 dotIdx one LDS.128 of the As row (4 contiguous words) and 4 LDS
+    # of Bs, then 4 FFMA of the single accumulator chain; 8 groups = 8 LDS.128 + 32 LDS + 32 FFMA per tile
+    dot = Loop(BS // 4, (
+        Mem("ldAs", "shared", "ld", 4 * F32, lambda c: as_base + (trow(c) * BS + 4 * c.j) * F32),
+        Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + ((4 * c.j + c.r) * BS + tcol(c)) * F32, repeat=4),
+        Compute("fma", "fp32", 4, 1, after=("ldAs", "ldBs", "fma")),
+    ), var="j")
     body = (
+        *_ints("addr", 6),
         Mem("ldA", "global", "ld", F32, lambda c: ((c.bx * BS + trow(c)) * K + c.it * BS + tcol(c)) * F32, "A"),
         Mem("ldB", "global", "ld", F32, lambda c: ((c.it * BS + trow(c)) * N + c.by * BS + tcol(c)) * F32, "B"),
+        *_ints("addr_st", 2),
         Mem("stAs", "shared", "st", F32, lambda c: as_base + (trow(c) * BS + tcol(c)) * F32, after=("ldA",)),
         Mem("stBs", "shared", "st", F32, lambda c: bs_base + (trow(c) * BS + tcol(c)) * F32, after=("ldB",)),
         Barrier(),
-        # nvcc merges the 32 contiguous As reads of the unrolled dotIdx loop into 8 LDS.128 (twin's SASS)
-        Mem("ldAs", "shared", "ld", 4 * F32, lambda c: as_base + (trow(c) * BS + 4 * c.r) * F32, repeat=BS // 4),
-        Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.r * BS + tcol(c)) * F32, repeat=BS),
-        Compute("fma", "fp32", BS, 1, after=("ldAs", "ldBs", "fma")),
-        Compute("addr", "int32", 6, 6),
+        dot,
         Barrier(),
     )
     row = lambda c: c.bx * BS + trow(c)
@@ -99,40 +172,51 @@ def sgemm_smem_blocking(shape):
     epi = (Mem("ldC", "global", "ld", F32, lambda c: (row(c) * N + col(c)) * F32, "C"),
            Compute("scale", "fp32", 2, 1, after=("ldC", "fma")),
            Mem("stC", "global", "st", F32, lambda c: (row(c) * N + col(c)) * F32, "C", after=("scale",)))
-    launch = Launch((M // BS, N // BS, 1), (BS * BS, 1, 1), 37, 2 * BS * BS * F32)
-    return Kernel("sgemm_smem_blocking", "sgemm", shape, {}, launch, (), Loop(K // BS, body), epi,
-                  _tensors(M, N, K), 2 * M * N * K, _twin("sgemm_smem_blocking"))
+    # 32 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    launch = Launch((M // BS, N // BS, 1), (BS * BS, 1, 1), 32, 2 * BS * BS * F32)
+    return Kernel(name, "sgemm", shape, {}, launch, (), Loop(K // BS, body), epi,
+                  _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
 
 @register("sgemm_1d_blocktiling", "sgemm", SHAPE, {"BM": 64, "BN": 64, "BK": 8, "TM": 8},
           _twin("sgemm_1d_blocktiling"))
 def sgemm_1d_blocktiling(shape, BM, BN, BK, TM):
     """1D blocktiling: each thread computes TM results of a column of C."""
-    M, N, K = _check("sgemm_1d_blocktiling", shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
+    name = "sgemm_1d_blocktiling"
+    M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
     threads = BM * BN // TM
     if threads != BM * BK or threads != BN * BK:
-        raise_params("sgemm_1d_blocktiling", "needs BM*BN/TM == BM*BK == BN*BK (one element per thread per load)")
+        raise_params(name, "needs BM*BN/TM == BM*BK == BN*BK (one element per thread per load)")
     if BK % 4:
-        raise_params("sgemm_1d_blocktiling", f"needs BK % 4 == 0 (As rows are read with LDS.128), got BK={BK}")
+        raise_params(name, f"needs BK % 4 == 0 (As rows are read with LDS.128), got BK={BK}")
     as_base, bs_base = 0, BM * BK * F32
     tcol = lambda c: c.tid % BN
     trow = lambda c: c.tid // BN
+    # SASS (loop 0x340-0x970): the dotIdx loop runs in groups of 4 dotIdx (one LDS.128 reads 4 dotIdx of an As
+    # row) x 4 rows: [4 LDS of Bs (first row group only), 4 LDS.128 of As, 16 FFMA (4 accumulators)]; 4 groups
+    # = 8 LDS + 16 LDS.128 + 64 FFMA per tile. (A TM that is not a multiple of 4 takes all TM rows per group.)
+    rows = 4 if TM % 4 == 0 else TM
+    row_groups = TM // rows
+    quad = lambda c: c.j // row_groups
+    dot = Loop(BK // 4 * row_groups, (
+        Mem("ldBs", "shared", "ld", F32,
+            lambda c: _when(c.j % row_groups == 0, bs_base + ((4 * quad(c) + c.r) * BN + tcol(c)) * F32), repeat=4),
+        Mem("ldAs", "shared", "ld", 4 * F32,
+            lambda c: as_base + ((trow(c) * TM + c.j % row_groups * rows + c.r) * BK + 4 * quad(c)) * F32,
+            repeat=rows),
+        Compute("fma", "fp32", 4 * rows, rows, after=("ldAs", "ldBs")),
+    ), var="j")
     body = (
+        *_ints("addr", 1),
         Mem("ldA", "global", "ld", F32,
             lambda c: ((c.by * BM + c.tid // BK) * K + c.it * BK + c.tid % BK) * F32, "A"),
         Mem("ldB", "global", "ld", F32,
             lambda c: ((c.it * BK + c.tid // BN) * N + c.bx * BN + c.tid % BN) * F32, "B"),
+        *_ints("addr_st", 5),
         Mem("stAs", "shared", "st", F32, lambda c: as_base + c.tid * F32, after=("ldA",)),
         Mem("stBs", "shared", "st", F32, lambda c: bs_base + c.tid * F32, after=("ldB",)),
         Barrier(),
-        # dotIdx = r // TM (outer), resIdx = r % TM: Bs read once per dotIdx, As per (dotIdx, resIdx)
-        Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.r * BN + tcol(c)) * F32, repeat=BK),
-        # for each resIdx the BK contiguous As words are read as BK/4 LDS.128 (twin's SASS: 16 LDS.128)
-        Mem("ldAs", "shared", "ld", 4 * F32,
-            lambda c: as_base + ((trow(c) * TM + c.r // (BK // 4)) * BK + 4 * (c.r % (BK // 4))) * F32,
-            repeat=TM * BK // 4),
-        Compute("fma", "fp32", BK * TM, TM, after=("ldAs", "ldBs")),
-        Compute("addr", "int32", 8, 8),
+        dot,
         Barrier(),
     )
     crow = lambda c: c.by * BM + trow(c) * TM + c.r
@@ -141,41 +225,16 @@ def sgemm_1d_blocktiling(shape, BM, BN, BK, TM):
            Compute("scale", "fp32", 2 * TM, TM, after=("ldC", "fma")),
            Mem("stC", "global", "st", F32, lambda c: (crow(c) * N + ccol(c)) * F32, "C", repeat=TM,
                after=("scale",)))
+    # 44 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
     launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 44, (BM + BN) * BK * F32)
-    return Kernel("sgemm_1d_blocktiling", "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM}, launch,
-                  (), Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin("sgemm_1d_blocktiling"))
-
-
-def raise_params(name: str, why: str):
-    from gpusim.ir import KernelError
-
-    raise KernelError(f"{name}: {why}")
+    return Kernel(name, "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM}, launch,
+                  (), Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
 
 # --- Kernels 5-12: 2D blocktiling and beyond -----------------------------------------------------------------
 # Shared-memory widths follow the SASS of the twins (nvcc 13.0 -arch=sm_90, fully unrolled inner loops): nvcc
 # merges the reads of consecutive, provably 16-B aligned shared words into LDS.128 (and LDS.64 where only 8-B
-# alignment holds, kernel 8). Integer instructions per K-tile are counted in the same SASS.
-
-def _vec_reads(r, per_dot: int):
-    """Split an unrolled repeat index into (dotIdx, float4 index within the dotIdx step)."""
-    return r // per_dot, r % per_dot
-
-
-def _c_epilogue(N: int, row, col, repeat: int, width: int, results: int, fma: str = "fma"):
-    """Read-modify-write of C: ``row(c)``, ``col(c)`` give each lane's element for repeat ``c.r``."""
-    def addr(c):
-        return (row(c) * N + col(c)) * F32
-
-    return (Mem("ldC", "global", "ld", width, addr, "C", repeat=repeat),
-            Compute("scale", "fp32", 2 * results, results, after=("ldC", fma)),
-            Mem("stC", "global", "st", width, addr, "C", repeat=repeat, after=("scale",)))
-
-
-def _need(name: str, ok: bool, why: str) -> None:
-    if not ok:
-        raise_params(name, why)
-
+# alignment holds, kernel 8).
 
 def _blocktile_threads(name: str, BM: int, BN: int, TM: int, TN: int) -> int:
     _need(name, BM % TM == 0 and BN % TN == 0, f"needs BM % TM == 0 and BN % TN == 0 (BM={BM}, TM={TM}, "
@@ -202,7 +261,18 @@ def sgemm_2d_blocktiling(shape, BM, BN, BK, TM, TN):
     trow = lambda c: c.tid // (BN // TN)
     a_row = lambda c: c.tid // BK + c.r * stride_a
     b_row = lambda c: c.tid // BN + c.r * stride_b
+    # SASS (loop 0x830-0x2d20: 32 LDS.128, 512 FFMA, 30 integer): As[(threadRow*TM + i)*BK + dotIdx] is read
+    # 4 dotIdx at a time, so every 4th dotIdx starts with TM LDS.128 of As (rows i); every dotIdx reads TN/4
+    # LDS.128 of Bs[dotIdx*BN + threadCol*TN + ...] and issues its TM*TN FFMA
+    dot = Loop(BK, (
+        Mem("ldAs", "shared", "ld", 16,
+            lambda c: _when(c.j % 4 == 0, as_base + ((trow(c) * TM + c.r) * BK + c.j) * F32), repeat=TM),
+        Mem("ldBs", "shared", "ld", 16, lambda c: bs_base + (c.j * BN + tcol(c) * TN + 4 * c.r) * F32,
+            repeat=TN // 4),
+        Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", "ldBs")),
+    ), var="j")
     body = (
+        *_ints("addr", 23),  # 64-bit addresses of the 8 LDG (LEA/LEA.HI.X) and the loop's pointer updates
         Mem("ldA", "global", "ld", F32, lambda c: ((c.by * BM + a_row(c)) * K + c.it * BK + c.tid % BK) * F32, "A",
             repeat=BM // stride_a),
         Mem("ldB", "global", "ld", F32, lambda c: ((c.it * BK + b_row(c)) * N + c.bx * BN + c.tid % BN) * F32, "B",
@@ -212,37 +282,24 @@ def sgemm_2d_blocktiling(shape, BM, BN, BK, TM, TN):
         Mem("stBs", "shared", "st", F32, lambda c: bs_base + (b_row(c) * BN + c.tid % BN) * F32,
             repeat=BK // stride_b, after=("ldB",)),
         Barrier(),
-        # As[(threadRow*TM + i)*BK + dotIdx] over the unrolled dotIdx loop: BK/4 LDS.128 per row i
-        Mem("ldAs", "shared", "ld", 16,
-            lambda c: as_base + ((trow(c) * TM + c.r // (BK // 4)) * BK + c.r % (BK // 4) * 4) * F32,
-            repeat=TM * BK // 4),
-        # Bs[dotIdx*BN + threadCol*TN + i]: TN/4 LDS.128 per dotIdx
-        Mem("ldBs", "shared", "ld", 16,
-            lambda c: bs_base + (_vec_reads(c.r, TN // 4)[0] * BN + tcol(c) * TN
-                                 + _vec_reads(c.r, TN // 4)[1] * 4) * F32, repeat=BK * TN // 4),
-        Compute("fma", "fp32", BK * TM * TN, TM * TN, after=("ldAs", "ldBs")),
-        Compute("addr", "int32", 30, 30),
+        dot,
+        *_ints("loop", 7),  # loop counter and K-offset updates issued among the last FFMA
         Barrier(),
     )
     epi = _c_epilogue(N, lambda c: c.by * BM + trow(c) * TM + c.r // TN, lambda c: c.bx * BN + tcol(c) * TN + c.r % TN,
                       TM * TN, F32, TM * TN)
+    # 128 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
     launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 128, (BM + BN) * BK * F32)
     return Kernel(name, "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN}, launch, (),
                   Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
 
-def _masked(only, addr):
-    """Address function active only where ``only(c)`` holds (an inactive lane has a negative address)."""
-    if only is None:
-        return addr
-    return lambda c: np.where(only(c), addr(c), -1)
-
-
 def _load_a_transposed(K: int, BM: int, BK: int, load_threads: int, tile, as_base, suffix: str = "",
-                       only=None, copy_bytes: int = 16) -> tuple[Mem, Mem]:
+                       warps=None, copy_bytes: int = 16, async_copy: bool = False) -> tuple[Mem, Mem]:
     """A's BM x BK tile -> As[k*BM + m] (transposed): innerRowA = t/(BK/4), innerColA = t%(BK/4), a pass
     every rowStrideA = load_threads*4/BK rows; float4 global loads and 4 scalar STS each
-    (``copy_bytes=4``: one 4-byte global load per element, as 4-byte cp.async copies)."""
+    (``copy_bytes=4``: one 4-byte global load per element, as 4-byte cp.async copies). ``t`` is the thread
+    index modulo ``load_threads``; ``warps`` restricts both operations to the loading warps."""
     stride = load_threads * 4 // BK
     passes = BM // stride
     t = lambda c: c.tid % load_threads
@@ -255,14 +312,14 @@ def _load_a_transposed(K: int, BM: int, BK: int, load_threads: int, tile, as_bas
         ld_addr = lambda c: ((c.by * BM + irow(c) + c.r // 4 * stride) * K
                              + tile(c) * BK + icol(c) * 4 + c.r % 4) * F32
         ld_repeat = 4 * passes
-    ld = Mem("ldA" + suffix, "global", "ld", copy_bytes, _masked(only, ld_addr), "A", repeat=ld_repeat)
+    ld = Mem("ldA" + suffix, "global", "ld", copy_bytes, ld_addr, "A", repeat=ld_repeat, warps=warps)
     st = Mem("stAs" + suffix, "shared", "st", F32,
-             _masked(only, lambda c: as_base(c) + ((icol(c) * 4 + c.r % 4) * BM + irow(c) + c.r // 4 * stride) * F32),
-             repeat=4 * passes, after=(ld.name,))
+             lambda c: as_base(c) + ((icol(c) * 4 + c.r % 4) * BM + irow(c) + c.r // 4 * stride) * F32,
+             repeat=4 * passes, after=(ld.name,), warps=warps, async_copy=async_copy)
     return ld, st
 
 
-def _load_b_rows(N: int, BN: int, BK: int, load_threads: int, tile, suffix: str = "", only=None):
+def _load_b_rows(N: int, BN: int, BK: int, load_threads: int, tile, suffix: str = "", warps=None):
     """B's BK x BN tile, float4 global loads: innerRowB = t/(BN/4), innerColB = t%(BN/4), a pass every
     rowStrideB = load_threads/(BN/4) rows. Returns the load, the passes, ``row(c, pass)`` and ``col(c)`` (the
     float4 starts at element 4*col)."""
@@ -271,17 +328,17 @@ def _load_b_rows(N: int, BN: int, BK: int, load_threads: int, tile, suffix: str 
     row = lambda c, p: t(c) // (BN // 4) + p * stride
     col = lambda c: t(c) % (BN // 4)
     ld = Mem("ldB" + suffix, "global", "ld", 16,
-             _masked(only, lambda c: ((tile(c) * BK + row(c, c.r)) * N + c.bx * BN + col(c) * 4) * F32), "B",
-             repeat=BK // stride)
+             lambda c: ((tile(c) * BK + row(c, c.r)) * N + c.bx * BN + col(c) * 4) * F32, "B",
+             repeat=BK // stride, warps=warps)
     return ld, BK // stride, row, col
 
 
-def _store_b_vec(BN: int, bs_base, load_b, suffix: str = "", only=None) -> Mem:
+def _store_b_vec(BN: int, bs_base, load_b, suffix: str = "", warps=None, async_copy: bool = False) -> Mem:
     """float4 store of each loaded float4 of B to Bs[row*BN + 4*col]."""
     ld, passes, row, col = load_b
     return Mem("stBs" + suffix, "shared", "st", 16,
-               _masked(only, lambda c: bs_base(c) + (row(c, c.r) * BN + col(c) * 4) * F32), repeat=passes,
-               after=(ld.name,))
+               lambda c: bs_base(c) + (row(c, c.r) * BN + col(c) * 4) * F32, repeat=passes,
+               after=(ld.name,), warps=warps, async_copy=async_copy)
 
 
 def _vectorized_checks(name: str, BM: int, BN: int, BK: int, TM: int, TN: int) -> int:
@@ -294,9 +351,10 @@ def _vectorized_checks(name: str, BM: int, BN: int, BK: int, TM: int, TN: int) -
 
 
 def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN: int, b_store, b_reads,
-                       bs_words: int, int_per_tile: int, regs: int, extra: dict | None = None) -> Kernel:
+                       bs_words: int, ints: tuple[int, int], regs: int, extra: dict | None = None) -> Kernel:
     """Kernels 6-8: As transposed from one float4 of A per thread; B's float4 stored by ``b_store`` and read
-    into regN by ``b_reads`` (the three differ only there); LDS.128 reads of As; float4 epilogue."""
+    into regN by ``b_reads`` (the three differ only there); LDS.128 reads of As; float4 epilogue. ``ints``:
+    integer instructions per tile before the global loads and between them and the shared stores (SASS)."""
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
     threads = _vectorized_checks(name, BM, BN, BK, TM, TN)
     as_base, bs_base = 0, BM * BK * F32
@@ -306,16 +364,20 @@ def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN:
     ld_a, st_a = _load_a_transposed(K, BM, BK, threads, tile, lambda c: as_base)
     load_b = _load_b_rows(N, BN, BK, threads, tile)
     reads_b = b_reads(bs_base, tcol)
-    body = (
-        ld_a, load_b[0], st_a, *b_store(bs_base, load_b),
-        Barrier(),
-        # As[dotIdx*BM + threadRow*TM + i]: TM/4 LDS.128 per dotIdx
-        Mem("ldAs", "shared", "ld", 16,
-            lambda c: as_base + (_vec_reads(c.r, TM // 4)[0] * BM + trow(c) * TM + _vec_reads(c.r, TM // 4)[1] * 4)
-            * F32, repeat=BK * TM // 4),
+    # per dotIdx (SASS: 'S4 F64' for kernel 6): TM/4 LDS.128 of As[dotIdx*BM + threadRow*TM + ...], the Bs
+    # reads of regN, then the TM*TN FFMA
+    dot = Loop(BK, (
+        Mem("ldAs", "shared", "ld", 16, lambda c: as_base + (c.j * BM + trow(c) * TM + 4 * c.r) * F32, repeat=TM // 4),
         *reads_b,
-        Compute("fma", "fp32", BK * TM * TN, TM * TN, after=("ldAs", *(op.name for op in reads_b))),
-        Compute("addr", "int32", int_per_tile, int_per_tile),
+        Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", *(op.name for op in reads_b))),
+    ), var="j")
+    body = (
+        *_ints("addr", ints[0]),
+        ld_a, load_b[0],
+        *_ints("addr_st", ints[1]),
+        st_a, *b_store(bs_base, load_b),
+        Barrier(),
+        dot,
         Barrier(),
     )
     q = TN // 4
@@ -336,11 +398,12 @@ def sgemm_vectorized(shape, BM, BN, BK, TM, TN):
 
     def reads(bs_base, tcol):
         # Bs[dotIdx*BN + threadCol*TN + i]: TN/4 LDS.128 per dotIdx
-        return (Mem("ldBs", "shared", "ld", 16,
-                    lambda c: bs_base + (_vec_reads(c.r, TN // 4)[0] * BN + tcol(c) * TN
-                                         + _vec_reads(c.r, TN // 4)[1] * 4) * F32, repeat=BK * TN // 4),)
+        return (Mem("ldBs", "shared", "ld", 16, lambda c: bs_base + (c.j * BN + tcol(c) * TN + 4 * c.r) * F32,
+                    repeat=TN // 4),)
 
-    return _vectorized_kernel("sgemm_vectorized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, 13, 110)
+    # SASS loop 0x6c0-0x2a10: 32 LDS.128, 512 FFMA, 13 integer (4 before the LDG, 8 before the STS, the branch);
+    # 118 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    return _vectorized_kernel("sgemm_vectorized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, (5, 8), 118)
 
 
 @register("sgemm_bank_linearized", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
@@ -361,9 +424,12 @@ def sgemm_bank_linearized(shape, BM, BN, BK, TM, TN):
 
     def reads(bs_base, tcol):
         # regN[i] = Bs[(dotIdx*TN + i)*(BN/TN) + threadCol]: TN scalar LDS per dotIdx
-        return (Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.r * cols + tcol(c)) * F32, repeat=BK * TN),)
+        return (Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + ((c.j * TN + c.r) * cols + tcol(c)) * F32,
+                    repeat=TN),)
 
-    return _vectorized_kernel("sgemm_bank_linearized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, 12, 100)
+    # SASS loop 0x6d0-0x2d40: 16 LDS.128 + 64 LDS, 512 FFMA ('S10 F64' per dotIdx), 12 integer (4 + 7 + branch);
+    # 96 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    return _vectorized_kernel("sgemm_bank_linearized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, (5, 7), 96)
 
 
 def _padded_row_reads(start_word: int, TN: int) -> list[tuple[int, int]]:
@@ -396,21 +462,27 @@ def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
                     repeat=4 * passes, after=(ld.name,)),)
 
     def reads(bs_base, tcol):
-        # regN[i] = Bs[dotIdx*(BN + extraCols) + threadCol*TN + i], split by alignment as nvcc does
-        by_width: dict[int, list[int]] = {4: [], 2: [], 1: []}
-        for d in range(BK):
-            for words, off in _padded_row_reads(d * pitch, TN):
-                by_width[words].append(d * pitch + off)
+        # regN[i] = Bs[dotIdx*(BN + extraCols) + threadCol*TN + i], split by alignment as nvcc does: per dotIdx
+        # and width, a table of word offsets (-1: this dotIdx has fewer reads of that width)
+        per_dot = [_padded_row_reads(d * pitch, TN) for d in range(BK)]
         ops = []
         for words, suffix in ((4, "128"), (2, "64"), (1, "32")):
-            if by_width[words]:
-                table = np.array(by_width[words]).reshape(-1, 1, 1)
-                ops.append(Mem("ldBs" + suffix, "shared", "ld", words * F32,
-                               lambda c, t=table: bs_base + (t[c.r.ravel()] + tcol(c) * TN) * F32,
-                               repeat=len(by_width[words])))
+            offs = [[d * pitch + off for w, off in per_dot[d] if w == words] for d in range(BK)]
+            n = max(len(o) for o in offs)
+            if n == 0:
+                continue
+            table = np.array([o + [-1] * (n - len(o)) for o in offs]).reshape(BK, n, 1, 1)
+
+            def addr(c, t=table):
+                off = t[c.j, c.r.ravel()]
+                return np.where(off >= 0, bs_base + (off + tcol(c) * TN) * F32, -1)
+
+            ops.append(Mem("ldBs" + suffix, "shared", "ld", words * F32, addr, repeat=n))
         return tuple(ops)
 
-    return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, 13, 109,
+    # SASS loop 0x6c0-0x2aa0: 30 LDS.128 + 4 LDS.64 + 4 LDS, 512 FFMA, 13 integer (4 + 8 + branch);
+    # 121 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, (5, 8), 121,
                               {"extraCols": extraCols})
 
 
@@ -438,24 +510,33 @@ def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
     ld_a, st_a = _load_a_transposed(K, BM, BK, threads, tile, lambda c: as_base)
     load_b = _load_b_rows(N, BN, BK, threads, tile)
     qm, qn = TM // 4, TN // 4
-    # unrolled loops wmIdx, wnIdx, dotIdx, then TM/4 (TN/4) LDS.128 of regM (regN)
-    body = (
-        ld_a, load_b[0], st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
-        Barrier(),
+    # unrolled loops wmIdx, wnIdx, dotIdx (j = (wmIdx*WNITER + wnIdx)*BK + dotIdx): TM/4 LDS.128 of regM, TN/4
+    # LDS.128 of regN, TM*TN FFMA (SASS loop 0x680-0x4d40: 64 LDS.128, 1024 FFMA, 29 integer: 8 among the 4
+    # LDG.128, 20 between them and the STS, the branch)
+    dot_idx = lambda c: c.j % BK
+    wn_idx = lambda c: c.j // BK % WNITER
+    wm_idx = lambda c: c.j // (BK * WNITER)
+    dot = Loop(WMITER * WNITER * BK, (
         Mem("ldAs", "shared", "ld", 16,
-            lambda c: as_base + (c.r // qm % BK * BM + c.r // (qm * BK * WNITER) * WM + trow(c) * TM
-                                 + c.r % qm * 4) * F32, repeat=WMITER * WNITER * BK * qm),
+            lambda c: as_base + (dot_idx(c) * BM + wm_idx(c) * WM + trow(c) * TM + 4 * c.r) * F32, repeat=qm),
         Mem("ldBs", "shared", "ld", 16,
-            lambda c: bs_base + (c.r // qn % BK * BN + c.r // (qn * BK) % WNITER * WN + tcol(c) * TN
-                                 + c.r % qn * 4) * F32, repeat=WMITER * WNITER * BK * qn),
-        Compute("fma", "fp32", WMITER * WNITER * BK * TM * TN, WMITER * WNITER * TM * TN, after=("ldAs", "ldBs")),
-        Compute("addr", "int32", 29, 29),
+            lambda c: bs_base + (dot_idx(c) * BN + wn_idx(c) * WN + tcol(c) * TN + 4 * c.r) * F32, repeat=qn),
+        Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", "ldBs")),
+    ), var="j")
+    body = (
+        *_ints("addr", 9),
+        ld_a, load_b[0],
+        *_ints("addr_st", 20),
+        st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        Barrier(),
+        dot,
         Barrier(),
     )
     epi = _c_epilogue(N, lambda c: c.by * BM + c.r // (qn * TM * WNITER) * WM + trow(c) * TM + c.r // qn % TM,
                       lambda c: c.bx * BN + c.r // (qn * TM) % WNITER * WN + tcol(c) * TN + c.r % qn * 4,
                       WMITER * WNITER * TM * qn, 16, WMITER * WNITER * TM * TN)
-    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 122, (BM + BN) * BK * F32)
+    # 128 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 128, (BM + BN) * BK * F32)
     return Kernel(name, "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN}, launch, (),
                   Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
@@ -500,32 +581,29 @@ class _Warptile:
     def lane_col(self, c):
         return c.lane % (self.WSUBN // self.TN)
 
-    def reads(self, as_base, bs_base, suffix: str = "", only=None) -> tuple[Mem, Mem]:
-        """Per dotIdx: WMITER*TM/4 LDS.128 of As (regM), then WNITER*TN/4 LDS.128 of Bs (regN)."""
+    def compute_tile(self, as_base, bs_base, suffix: str = "", warps=None) -> Loop:
+        """compute_tile of the twins: for each dotIdx j, WMITER*TM/4 LDS.128 of As (regM), WNITER*TN/4 LDS.128
+        of Bs (regN), then the WMITER*WNITER*TM*TN FFMA of that dotIdx after them (SASS of kernel 10: 'S4 F64
+        S2 F64' per dotIdx, i.e. 6 LDS.128 and 128 FFMA). ``warps``: the warps that compute this tile."""
         qm, qn = self.TM // 4, self.TN // 4
-        BM, BN, BK = self.BM, self.BN, self.BK
+        BM, BN = self.BM, self.BN
 
         def a(c):
-            d, rest = c.r // (qm * self.WMITER), c.r % (qm * self.WMITER)
-            return as_base(c) + (d * BM + self.warp_row(c) * self.WM + rest // qm * self.WSUBM
-                                 + self.lane_row(c) * self.TM + rest % qm * 4) * F32
+            return as_base(c) + (c.j * BM + self.warp_row(c) * self.WM + c.r // qm * self.WSUBM
+                                 + self.lane_row(c) * self.TM + c.r % qm * 4) * F32
 
         def b(c):
-            d, rest = c.r // (qn * self.WNITER), c.r % (qn * self.WNITER)
-            return bs_base(c) + (d * BN + self.warp_col(c) * self.WN + rest // qn * self.WSUBN
-                                 + self.lane_col(c) * self.TN + rest % qn * 4) * F32
+            return bs_base(c) + (c.j * BN + self.warp_col(c) * self.WN + c.r // qn * self.WSUBN
+                                 + self.lane_col(c) * self.TN + c.r % qn * 4) * F32
 
-        return (Mem("ldAs" + suffix, "shared", "ld", 16, _masked(only, a), repeat=BK * self.WMITER * qm),
-                Mem("ldBs" + suffix, "shared", "ld", 16, _masked(only, b), repeat=BK * self.WNITER * qn))
-
-    def fma(self, suffix: str = "", share: int = 1, loads: str | None = None) -> Compute:
-        """The BK*WMITER*WNITER*TM*TN FFMA of one K-tile (``1/share`` of them), after its shared reads (and,
-        with ``loads``, after the global loads ``ldA``/``ldB`` + ``loads`` of the same warp)."""
         acc = self.WMITER * self.WNITER * self.TM * self.TN
-        after = ("ldAs" + suffix, "ldBs" + suffix) + (("ldA" + loads, "ldB" + loads) if loads is not None else ())
-        return Compute("fma" + suffix, "fp32", self.BK * acc // share, acc, after=after)
+        return Loop(self.BK, (
+            Mem("ldAs" + suffix, "shared", "ld", 16, a, repeat=self.WMITER * qm, warps=warps),
+            Mem("ldBs" + suffix, "shared", "ld", 16, b, repeat=self.WNITER * qn, warps=warps),
+            Compute("fma" + suffix, "fp32", acc, acc, after=("ldAs" + suffix, "ldBs" + suffix), warps=warps),
+        ), var="j")
 
-    def epilogue(self, N: int, fma: str = "fma"):
+    def epilogue(self, N: int, fma: str | tuple[str, ...] = "fma"):
         """float4 read-modify-write of C, sub-tile by sub-tile."""
         qn, TM = self.TN // 4, self.TM
         BM, BN = self.BM, self.BN
@@ -557,15 +635,20 @@ def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     tile = lambda c: c.it
     ld_a, st_a = _load_a_transposed(K, BM, BK, w.threads, tile, lambda c: as_base)
     load_b = _load_b_rows(N, BN, BK, w.threads, tile)
+    # SASS loop 0xb80-0x9550: 8 LDG.128, 20 STS, 96 LDS.128, 2048 FFMA, 32 integer: 22 among the LDG, 3 after
+    # them (among the STS), 7 among the last FFMA (loop counter, pointer updates)
     body = (
-        ld_a, load_b[0], st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        *_ints("addr", 22),
+        ld_a, load_b[0],
+        *_ints("addr_st", 3),
+        st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
         Barrier(),
-        *w.reads(lambda c: as_base, lambda c: bs_base),
-        w.fma(),
-        Compute("addr", "int32", 32, 32),
+        w.compute_tile(lambda c: as_base, lambda c: bs_base),
+        *_ints("loop", 7),
         Barrier(),
     )
-    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 182, (BM + BN) * BK * F32)
+    # 180 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 180, (BM + BN) * BK * F32)
     return Kernel(name, "sgemm", shape, w.params(), launch, (), Loop(K // BK, body), w.epilogue(N),
                   _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
@@ -575,91 +658,119 @@ def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
           _twin("sgemm_double_buffered"))
 def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Double buffering: two smem buffers; threads 0-127 and 128-255 take turns loading while the others compute."""
-    # Per pair of K-tiles (buffers B0, B1), in three sections between __syncthreads:
-    #   group 0 (warps 0..3): compute B0 | compute B1 | load tile+2 -> B0
-    #   group 1 (warps 4..7): load tile+1 -> B1 | compute B0 | compute B1
-    # Each group loads as if the block had half its threads. The IR's compute bundles cannot differ between
-    # warps, so the sections where only one group computes give every warp half a tile of FFMA; each
-    # sub-partition holds one warp of each group, so the FP32 work per sub-partition and section is the same.
-    # The loading group's half waits for its global loads, as that group is busy with them in the twin.
+    # The twin, per pair of K-tiles (buffers B0, B1) in three sections between __syncthreads:
+    #   group 0 (tid < 128, warps 0..3):   compute B0        | compute B1 | load tile+2 -> B0 (not in the last pair)
+    #   group 1 (tid >= 128, warps 4..7):  load tile+1 -> B1 | compute B0 | compute B1
+    # Each group loads with ltid = tid % 128 as if the block had 128 threads. The IR gives every operation the
+    # warps of the group that executes it. The last pair (no tile+2 load) is the epilogue, so the loop runs
+    # K/(2*BK) - 1 full pairs.
+    # Integer instructions per section and group, counted in the SASS (loop 0xfa0-0x236e0; each group's path
+    # is a separate copy of the code): group 0: 18 | 3 | 62 (load); group 1: 69 (load) | 11 | 3; then 5 for
+    # both after the third barrier (loop counter, branch).
     name = "sgemm_double_buffered"
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), **{"2*BK": ("K", 2 * BK)})
     w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
     _need(name, w.threads >= 64, "needs at least 2 warps (two load groups)")
     half = w.threads // 2
     w.check_loads(name, half)
-    warps = w.threads // 32
-    g0 = lambda c: c.warp < warps // 2
-    g1 = lambda c: c.warp >= warps // 2
+    nw = w.threads // 32
+    g0, g1 = tuple(range(nw // 2)), tuple(range(nw // 2, nw))
     as_words, bs_words = BM * BK, BK * BN
     a_buf = lambda b: (lambda c: b * as_words * F32)
     b_buf = lambda b: (lambda c: (2 * as_words + b * bs_words) * F32)
     tiles = K // BK
+    pairs = tiles // 2
 
-    def load(tile, buf, suffix, only):
-        ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, only)
-        load_b = _load_b_rows(N, BN, BK, half, tile, suffix, only)
-        return (ld_a, load_b[0]), (st_a, _store_b_vec(BN, b_buf(buf), load_b, suffix, only))
+    def load(tile, buf, suffix, warps, ints):
+        ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, warps)
+        load_b = _load_b_rows(N, BN, BK, half, tile, suffix, warps)
+        return (*_ints("addr" + suffix, ints, warps), ld_a, load_b[0], st_a,
+                _store_b_vec(BN, b_buf(buf), load_b, suffix, warps))
 
-    first_ld, first_st = load(lambda c: 0, 0, "_first", g0)
-    odd_ld, odd_st = load(lambda c: 2 * c.it + 1, 1, "_odd", g1)
-    # the last pair loads no tile+2 (an `if` in the twin); the IR reloads the last tile there instead
-    even_ld, even_st = load(lambda c: min(2 * c.it + 2, tiles - 1), 0, "_even", g0)
-    mid_as = lambda c: np.where(g0(c), 1, 0) * as_words * F32
-    mid_bs = lambda c: (2 * as_words + np.where(g0(c), 1, 0) * bs_words) * F32
-    body = (
-        *odd_ld, *w.reads(a_buf(0), b_buf(0), "_s1", g0), *odd_st, w.fma("_s1", 2, loads="_odd"),
-        Compute("addr_s1", "int32", 28, 28),
-        Barrier(),
-        *w.reads(mid_as, mid_bs, "_s2"), w.fma("_s2"),
-        Compute("addr_s2", "int32", 28, 28),
-        Barrier(),
-        *even_ld, *w.reads(a_buf(1), b_buf(1), "_s3", g1), *even_st, w.fma("_s3", 2, loads="_even"),
-        Compute("addr_s3", "int32", 28, 28),
-        Barrier(),
-    )
-    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 183, 2 * (as_words + bs_words) * F32)
-    return Kernel(name, "sgemm", shape, w.params(), launch, (*first_ld, *first_st, Barrier()),
-                  Loop(tiles // 2, body), w.epilogue(N, "fma_s3"), _tensors(M, N, K), 2 * M * N * K, _twin(name),
-                  notes="compute split between the two load groups approximated per sub-partition; "
-                        "the last pair's tile+2 load is a reload of the last tile")
+    # section 2: group 0 computes B1, group 1 computes B0 (one operation, the buffer depends on the warp)
+    s2_as = lambda c: np.where(c.warp < nw // 2, 1, 0) * as_words * F32
+    s2_bs = lambda c: (2 * as_words + np.where(c.warp < nw // 2, 1, 0) * bs_words) * F32
+
+    def pair(suffix, odd_tile, even_load):
+        """The three sections of one pair of tiles: group 1 loads ``odd_tile`` -> B1 in section 1, group 0 runs
+        ``even_load`` (its load of tile+2 -> B0) in section 3."""
+        return (
+            *_ints("int_s1" + suffix, 18, g0), w.compute_tile(a_buf(0), b_buf(0), "_s1" + suffix, g0),
+            *load(odd_tile, 1, "_odd" + suffix, g1, 69),
+            Barrier(),
+            *_ints("int_s2a" + suffix, 3, g0), *_ints("int_s2b" + suffix, 11, g1),
+            w.compute_tile(s2_as, s2_bs, "_s2" + suffix),
+            Barrier(),
+            *even_load,
+            *_ints("int_s3b" + suffix, 3, g1), w.compute_tile(a_buf(1), b_buf(1), "_s3" + suffix, g1),
+            Barrier(),
+            *_ints("loop" + suffix, 5),
+        )
+
+    body = pair("", lambda c: 2 * c.it + 1, load(lambda c: 2 * c.it + 2, 0, "_even", g0, 62))
+    prologue = load(lambda c: 0, 0, "_first", g0, 0) + (Barrier(),)
+    last = pair("_last", lambda c: tiles - 1, _ints("int_s3a_last", 2, g0))  # no tile+2 to load
+    fmas = ("fma_s2_last", "fma_s3_last")  # group 0 finishes in section 2, group 1 in section 3
+    # 212 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 212, 2 * (as_words + bs_words) * F32)
+    return Kernel(name, "sgemm", shape, w.params(), launch, prologue,
+                  Loop(pairs - 1, body) if pairs > 1 else None, (*last, *w.epilogue(N, fmas)),
+                  _tensors(M, N, K), 2 * M * N * K, _twin(name),
+                  notes="the twin's loop body is 8821 instructions (two copies of two unrolled compute tiles per "
+                        "group): instruction-cache misses (ncu: no_instruction) are not modelled")
 
 
 @register("sgemm_memcpy_async", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_memcpy_async"))
 def sgemm_memcpy_async(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Async copies: warptiling double-buffered with cp.async (4-B copies of A, 16-B of B) overlapping the FFMA."""
-    # Twin: copy tile 0 -> buffer 0; per tile t < last: copy tile t+1 -> buffer 1-b, wait for tile t,
-    # __syncthreads, compute buffer b, __syncthreads; then the last tile. Each cp.async is modelled as a
-    # global load plus a shared store of the other buffer placed after this tile's FFMA, so the FFMA never
-    # wait for it (the hardware writes shared memory when the data arrives; LDGSTS is one instruction).
+    # Twin: copy tile 0 -> buffer 0; per tile t < last: copy tile t+1 -> buffer 1-b (LDGSTS), commit,
+    # cp.async.wait_group 1 (tile t has landed), __syncthreads, compute buffer b, __syncthreads; then
+    # wait_group 0, __syncthreads and the last tile. Each copy is a global load (the LDGSTS: one issue slot) and
+    # an async shared store (no issue slot) after it. The store of tile t is placed where the warp waits for it:
+    # at the top of iteration t, before the copies of tile t+1, so ``after=`` names the global loads of the
+    # previous iteration (ldA/ldB) or, for t = 0, of the prologue (ldA_first/ldB_first).
+    # SASS loop 0x13a0-0xa040: 16 LDGSTS.E + 4 LDGSTS.E.BYPASS.128, 96 LDS.128, 2048 FFMA, 81 integer (70 among
+    # the copies: 64-bit source and shared destination addresses; 11 from the last copy to the barrier).
     name = "sgemm_memcpy_async"
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
     w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
     w.check_loads(name, w.threads)
     as_words, bs_words = BM * BK, BK * BN
     tiles = K // BK
-    as_base = lambda c, b: b * as_words * F32
-    bs_base = lambda c, b: (2 * as_words + b * bs_words) * F32
+    as_base = lambda b: (lambda c: b(c) * as_words * F32)
+    bs_base = lambda b: (lambda c: (2 * as_words + b(c) * bs_words) * F32)
 
     def copy(tile, buf, suffix):
-        ld_a, st_a = _load_a_transposed(K, BM, BK, w.threads, tile, lambda c: as_base(c, buf(c)), suffix,
-                                        copy_bytes=4)
+        """The copies of one tile: (global loads, async shared stores)."""
+        ld_a, st_a = _load_a_transposed(K, BM, BK, w.threads, tile, as_base(buf), suffix, copy_bytes=4,
+                                        async_copy=True)
         load_b = _load_b_rows(N, BN, BK, w.threads, tile, suffix)
-        return (ld_a, load_b[0]), (st_a, _store_b_vec(BN, lambda c: bs_base(c, buf(c)), load_b, suffix))
+        return (ld_a, load_b[0]), (st_a, _store_b_vec(BN, bs_base(buf), load_b, suffix, async_copy=True))
 
-    first_ld, first_st = copy(lambda c: 0, lambda c: 0, "_first")
-    next_ld, next_st = copy(lambda c: c.it + 1, lambda c: (c.it + 1) % 2, "")
+    def landed(stores):
+        """The async stores of a tile wait for its copies: the loads of the previous loop iteration (or, before
+        the loop has run, of the prologue)."""
+        st_a, st_b = stores
+        return (dataclasses.replace(st_a, after=("ldA", "ldA_first")),
+                dataclasses.replace(st_b, after=("ldB", "ldB_first")))
+
+    first_ld, _ = copy(lambda c: 0, lambda c: 0, "_first")
+    next_ld, _ = copy(lambda c: c.it + 1, lambda c: (c.it + 1) % 2, "")
+    _, this_st = copy(lambda c: c.it, lambda c: c.it % 2, "")
     body = (
+        *_ints("addr", 70),
+        *landed(this_st),  # cp.async.wait_group: tile it (copied in the previous iteration) has landed
         *next_ld,
-        Barrier("wait"),  # cp.async.wait_group 1 + __syncthreads: tile it has landed everywhere
-        *w.reads(lambda c: as_base(c, c.it % 2), lambda c: bs_base(c, c.it % 2)), w.fma(),
-        Compute("addr", "int32", 82, 82),
-        *next_st,
+        *_ints("wait", 11),
+        Barrier("wait"),  # __syncthreads: ... in every warp
+        w.compute_tile(as_base(lambda c: c.it % 2), bs_base(lambda c: c.it % 2)),
         Barrier(),
     )
     last = (tiles - 1) % 2
-    epi = (Barrier("wait_last"), *w.reads(lambda c: as_base(c, last), lambda c: bs_base(c, last), "_last"),
-           w.fma("_last"), *w.epilogue(N, "fma_last"))
+    _, last_st = copy(lambda c: tiles - 1, lambda c: last, "_last")
+    epi = (*landed(last_st), Barrier("wait_last"),
+           w.compute_tile(as_base(lambda c: last), bs_base(lambda c: last), "_last"), *w.epilogue(N, "fma_last"))
+    # 255 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
     launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 255, 2 * (as_words + bs_words) * F32)
-    return Kernel(name, "sgemm", shape, w.params(), launch, (*first_ld, *first_st),
+    return Kernel(name, "sgemm", shape, w.params(), launch, first_ld,
                   Loop(tiles - 1, body) if tiles > 1 else None, epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
