@@ -251,11 +251,19 @@ def figure(rows: list[Row], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 6))
+    fig, ax = plt.subplots(figsize=(8.5, 6))
+    kernels = list(dict.fromkeys(r.kernel for r in rows))
+    shapes = list(dict.fromkeys(r.shape for r in rows))
+    colors = plt.get_cmap("tab20")
+    markers = "osD^v<>p*h"
     for r in rows:
-        ax.scatter(r.measured[TIME] / 1e6, r.predicted[TIME] / 1e6, s=22)
-        ax.annotate(r.kernel.replace("sgemm_", ""), (r.measured[TIME] / 1e6, r.predicted[TIME] / 1e6),
-                    fontsize=6, xytext=(3, 2), textcoords="offset points")
+        ax.scatter(r.measured[TIME] / 1e6, r.predicted[TIME] / 1e6, s=30,
+                   color=colors(kernels.index(r.kernel) % 20), marker=markers[shapes.index(r.shape) % len(markers)],
+                   edgecolors="black", linewidths=0.3)
+    for i, k in enumerate(kernels):
+        ax.scatter([], [], color=colors(i % 20), marker="o", label=k)
+    for i, s in enumerate(shapes):
+        ax.scatter([], [], color="grey", marker=markers[i % len(markers)], label=",".join(map(str, s)))
     lo = min(min(r.measured[TIME], r.predicted[TIME]) for r in rows) / 1e6 / 1.5
     hi = max(max(r.measured[TIME], r.predicted[TIME]) for r in rows) / 1e6 * 1.5
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="exact")
@@ -266,7 +274,7 @@ def figure(rows: list[Row], path: Path) -> None:
     ax.set_xlabel("measured time (ms, CUDA events)")
     ax.set_ylabel("predicted time (ms, gpusim)")
     ax.set_title("gpusim vs H100: one point per kernel and shape")
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=130, metadata={"Software": None})
     plt.close(fig)

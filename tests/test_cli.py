@@ -121,7 +121,7 @@ def test_run_json_has_the_ncu_metrics(capsys):
         assert isinstance(m[k], (int, float)) and not isinstance(m[k], bool), k
         assert m[k] >= 0, k
     assert m["gpu__time_duration.sum"] > 0
-    assert m["launch__registers_per_thread"] == 37  # the default of sgemm_naive
+    assert m["launch__registers_per_thread"] == 32  # the default of sgemm_naive: its twin's NVRTC count
     assert m["gpusim__kernel"] == "sgemm_naive"
     assert m["gpusim__shape"] == [256, 256, 256]
 

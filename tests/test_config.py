@@ -35,8 +35,8 @@ def test_every_config_loads_and_runs(path):
     assert cfg.sources and all(s.strip() for s in cfg.sources.values())
     m, _ = predict("sgemm_naive", (256, 256, 256), None, cfg)
     assert m["gpu__time_duration.sum"] > cfg.chip.kernel_overhead_ns
-    # C is 256 x 256 floats and is written back once
-    assert m["dram__bytes_write.sum"] == 256 * 256 * 4
+    # C (256 x 256 floats) is still dirty in L2 when the kernel ends: no DRAM write yet (as measured at 512^3)
+    assert m["dram__bytes_write.sum"] == 0
 
 
 def test_default_config_is_the_h100():
@@ -72,7 +72,10 @@ def test_h200_predicts_a_memory_bound_kernel_faster(h100, h200):
     assert t100 / t200 <= bw_ratio
     # same die: the same instructions are issued and the same bytes must come from DRAM at least once
     assert m200["smsp__inst_executed.sum"] == m100["smsp__inst_executed.sum"]
-    assert m200["dram__bytes_write.sum"] == m100["dram__bytes_write.sum"] == 8192 * 8192 * 4
+    # C (256 MB) is written back except what is still dirty in each L2 at the end: the H200's larger L2 keeps more
+    c = 8192 * 8192 * 4
+    assert c - h100.l2.size_bytes <= m100["dram__bytes_write.sum"] <= c
+    assert c - h200.l2.size_bytes <= m200["dram__bytes_write.sum"] <= m100["dram__bytes_write.sum"]
 
 
 # ----------------------------------------------------------------------------------------------------------

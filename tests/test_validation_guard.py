@@ -61,3 +61,18 @@ def test_spearman_matches_hand_worked_cases():
     assert v.spearman([1, 2, 3, 4], [40, 30, 20, 10]) == pytest.approx(-1.0)
     # one swapped pair among 4: d^2 = 2 -> rho = 1 - 6*2/(4*15) = 0.8
     assert v.spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
+
+
+def test_check_flags_every_exceeded_tolerance():
+    summary = {"time_mape_pct": 30.0, "time_max_err_pct": 80.0, "time_worst": "sgemm_x 1,1,1",
+               "spearman": {"sgemm 1,1,1": 0.2},
+               "per_metric": {"dram__bytes_read.sum": {"mean": 5.0, "max": 20.0, "n": 3, "unit": "%"}},
+               "top_stall_match_pct": 10.0}
+    tol = {"time": {"mape_pct": 22.0, "max_err_pct": 70.0, "min_spearman": 0.55},
+           "metrics_max": {"dram__bytes_read.sum": 15.0}, "stalls": {"min_top_match_pct": 20.0}}
+    bad = v.check(summary, tol)
+    assert len(bad) == 5
+    assert any("MAPE 30.0%" in b for b in bad) and any("sgemm_x" in b for b in bad)
+    ok = {**summary, "time_mape_pct": 10.0, "time_max_err_pct": 20.0, "spearman": {"s": 0.9},
+          "per_metric": {}, "top_stall_match_pct": 90.0}
+    assert v.check(ok, tol) == []
