@@ -1,0 +1,35 @@
+"""Every IR kernel has a CUDA twin in validate/kernels/ and the two name each other, so nobody can change one
+and forget the other."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import kernels_ir  # noqa: F401
+from gpusim.ir import REGISTRY
+
+REPO = Path(__file__).resolve().parent.parent
+TWIN_LINE = re.compile(r"^// gpusim-twin: (kernels_ir/\w+\.py)::(\w+)$")
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_ir_kernel_names_an_existing_twin_that_names_it_back(name):
+    kd = REGISTRY[name]
+    twin = REPO / kd.cuda_twin
+    assert twin.is_file(), f"{name}: CUDA twin {kd.cuda_twin} is missing"
+    first = twin.read_text().splitlines()[0]
+    m = TWIN_LINE.match(first)
+    assert m, f"{kd.cuda_twin}: first line must be '// gpusim-twin: kernels_ir/<file>.py::<name>', got {first!r}"
+    assert m.group(2) == name, f"{kd.cuda_twin} names {m.group(2)}, not {name}"
+    module = REPO / m.group(1)
+    assert module.is_file() and f'"{name}"' in module.read_text(), f"{m.group(1)} does not register {name}"
+    assert f"void {name}(" in twin.read_text(), f"{kd.cuda_twin} has no kernel function named {name}"
+
+
+def test_every_cuda_kernel_has_an_ir_twin():
+    for cu in sorted((REPO / "validate" / "kernels").glob("*.cu")):
+        m = TWIN_LINE.match(cu.read_text().splitlines()[0])
+        assert m and m.group(2) in REGISTRY, f"{cu.name} names no registered IR kernel"
