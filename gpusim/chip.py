@@ -18,7 +18,7 @@ from gpusim.engine import MemTiming, SmModel, SmParams, SmResult
 from gpusim.ir import Kernel, Loop, Mem
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
-from gpusim.sm.occupancy import Occupancy, occupancy
+from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
 from gpusim.sm.pipes import PIPES
 
 L1_WARM_ITERATIONS = 8
@@ -172,8 +172,11 @@ def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParam
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simulation:
     """Run the whole model for one kernel launch."""
     launch = kernel.launch
-    occ = occupancy(cfg.sm, launch.threads_per_block, launch.regs_per_thread, launch.smem_bytes,
-                    cfg.shared_memory.carveouts_bytes)
+    try:
+        occ = occupancy(cfg.sm, launch.threads_per_block, launch.regs_per_thread, launch.smem_bytes,
+                        cfg.shared_memory.carveouts_bytes)
+    except LaunchError as e:
+        raise LaunchError(f"{kernel.name}: {e}") from None
     pats = patterns.analyze(kernel)
     structure = _structure(kernel)
     trips = patterns.loop_trips(kernel)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -59,6 +60,7 @@ def cmd_run(a) -> int:
         print(json.dumps(m, indent=1, sort_keys=False))
         return 0
     print(f"{a.kernel} {sim.kernel.shape} on {sim.config.name}")
+    print(f"  {m['gpu__time_duration.sum'] / 1e6:.3f} ms, {m['gpusim__gflops']:,.0f} GFLOP/s; {m['gpusim__verdict']}")
     width = max(len(k) for k in m)
     for k, v in m.items():
         if k.startswith("smsp__average_warps_issue_stalled") or k == "gpusim__utilization_pct":
@@ -270,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     except (*USER_ERRORS, _validation_error()) as e:
         print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`, which closed early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         print(f"gpusim: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
         return 2
