@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
-from gpusim.ir import Barrier, Compute, Kernel, Loop, Mem
+from gpusim.ir import LOADS, Barrier, Compute, Kernel, Loop, Mem
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "not_selected", "selected")
@@ -116,7 +116,7 @@ class SmModel:
         self.iter_marks: list[list[tuple[float, np.ndarray]]] = [[] for _ in range(nw)]
         self.ready = [{} for _ in range(nw)]
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
-                        for op in kernel.all_ops() if isinstance(op, Mem) and op.kind == "ld"}
+                        for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         self.exec_count = [{} for _ in range(nw)]
         self.barrier_count = [0] * ctas
         self.barrier_event = [self.env.event() for _ in range(ctas)]
@@ -184,9 +184,9 @@ class SmModel:
                     done = l2_end + p.l2_latency
                     if self._bresenham(w, op.name + "/l2", tm.l2_miss_fraction):
                         done = max(done, hbm_end + p.hbm_latency)
-        if op.kind == "ld":
+        if op.kind in LOADS:
             self.ready[w][op.name] = done
-        self._span(w, op.name, f"{op.space}_{op.kind}", start, done if op.kind == "ld" else l1_end)
+        self._span(w, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)

@@ -21,7 +21,8 @@ import numpy as np
 from gpusim.sm.pipes import PIPES
 
 SPACES = ("global", "shared")
-KINDS = ("ld", "st")
+KINDS = ("ld", "st", "ldsm", "stsm")  # ldsm/stsm: ldmatrix/stmatrix (shared only, 16-B rows)
+LOADS = ("ld", "ldsm")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class Mem:
     # the shared-memory write of an asynchronous global->shared copy (cp.async / LDGSTS): issued by its
     # global-load twin, so it takes no issue slot, and ncu counts it under op_ldgsts, not op_st
     async_copy: bool = False
+    # ldmatrix / stmatrix .x1/.x2/.x4: 8 rows of 16 B per matrix, row addresses from lanes 0..8*matrices-1
+    matrices: int = 0
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,10 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
         if isinstance(op, Mem) and (op.space not in SPACES or op.kind not in KINDS):
             raise KernelError(f"{name}: '{op.name}' has space '{op.space}' and kind '{op.kind}' "
                               f"(allowed: {', '.join(SPACES)} / {', '.join(KINDS)})")
+        if isinstance(op, Mem) and op.kind in ("ldsm", "stsm") and (
+                op.space != "shared" or op.matrices not in (1, 2, 4) or op.width_bytes != 16):
+            raise KernelError(f"{name}: '{op.name}' ({op.kind}) needs space 'shared', width_bytes=16 and "
+                              f"matrices in 1, 2, 4 (got {op.space}, {op.width_bytes}, {op.matrices})")
     if launch_overrides:
         launch = kernel.launch
         kernel = _replace(kernel, launch=Launch(launch.grid, launch.block,

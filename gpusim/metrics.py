@@ -80,6 +80,12 @@ def report(sim: Simulation) -> dict:
             round(sts_wf - _sum_ops(sim, "shared", "st", "ideal_wavefronts")),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": round(lds_wf),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": round(sts_wf),
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum":
+            round(_sum_ops(sim, "shared", "ldsm", "wavefronts")),
+        "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum":
+            round(_sum_ops(sim, "shared", "ldsm", "wavefronts") - _sum_ops(sim, "shared", "ldsm", "ideal_wavefronts")),
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum":
+            round(_sum_ops(sim, "shared", "stsm", "wavefronts")),
         "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),
         "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
         "smsp__inst_executed.sum": round(issue),

@@ -85,7 +85,12 @@ def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int) -> np.ndarray:
     active = (rows >= 0).sum(axis=1)
     out = np.zeros((5, rows.shape[0]), dtype=np.int64)
     out[0] = active > 0
-    if op.space == "shared":
+    if op.kind in ("ldsm", "stsm"):  # one 128-B phase per 8x8 matrix, row addresses from the first lanes
+        n_rows = 8 * op.matrices
+        fn = shared.ldmatrix_wavefronts if op.kind == "ldsm" else shared.stmatrix_wavefronts
+        out[1] = [fn(r[:n_rows], op.matrices) if (r[:n_rows] >= 0).all() else 0 for r in rows]
+        out[2] = np.where(out[1] > 0, op.matrices, 0)
+    elif op.space == "shared":
         out[1] = shared.wavefronts_batch(rows, op.width_bytes)
         out[2] = shared.ideal_wavefronts_batch(rows, op.width_bytes)
     else:
