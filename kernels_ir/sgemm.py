@@ -86,56 +86,43 @@ def _unrolled_k(name: str, K: int, unroll: int) -> None:
           f"x{unroll} (the remainder path is not modelled)")
 
 
-@register("sgemm_naive", "sgemm", SHAPE, {}, _twin("sgemm_naive"))
-def sgemm_naive(shape):
-    """Naive: one thread per C element, threadIdx.x walks M (uncoalesced A, broadcast B)."""
-    name = "sgemm_naive"
+def _one_thread_per_c(name, shape, row, col, block, unroll, ints_among, ints_after) -> Kernel:
+    """Kernels 1-2: each thread computes one C element over a K loop unrolled ``unroll`` times (as compiled)."""
     M, N, K = _check(name, shape, BLOCK_M=("M", 32), BLOCK_N=("N", 32))
-    # SASS: the K loop is unrolled x4 (0x220-0x410: 8 LDG.E, 4 dependent FFMA, 20 integer/branch; an x1 loop
-    # handles K % 4): 11 integer instructions (64-bit address IMAD.WIDE) among the loads, 9 after the last one
-    U = 4
+    U = unroll
     _unrolled_k(name, K, U)
-    row = lambda c: c.bx * 32 + c.tx
-    col = lambda c: c.by * 32 + c.ty
     body = (
-        *_ints("addr", 11),
+        *_ints("addr", ints_among),
         Mem("ldA", "global", "ld", F32, lambda c: (row(c) * K + c.it * U + c.r) * F32, "A", repeat=U),
         Mem("ldB", "global", "ld", F32, lambda c: ((c.it * U + c.r) * N + col(c)) * F32, "B", repeat=U),
         Compute("fma", "fp32", U, 1, after=("ldA", "ldB", "fma")),
-        *_ints("loop", 9),
+        *_ints("loop", ints_after),
     )
     epi = (Mem("ldC", "global", "ld", F32, lambda c: (row(c) * N + col(c)) * F32, "C"),
            Compute("scale", "fp32", 2, 1, after=("ldC", "fma")),
            Mem("stC", "global", "st", F32, lambda c: (row(c) * N + col(c)) * F32, "C", after=("scale",)))
     # 32 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    return Kernel(name, "sgemm", shape, {}, Launch((M // 32, N // 32, 1), (32, 32, 1), 32, 0),
+    return Kernel(name, "sgemm", shape, {}, Launch((M // 32, N // 32, 1), block, 32, 0),
                   (), Loop(K // U, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
+
+
+@register("sgemm_naive", "sgemm", SHAPE, {}, _twin("sgemm_naive"))
+def sgemm_naive(shape):
+    """Naive: one thread per C element, threadIdx.x walks M (uncoalesced A, broadcast B)."""
+    # SASS: the K loop is unrolled x4 (0x220-0x410: 8 LDG.E, 4 dependent FFMA, 20 integer/branch; an x1 loop
+    # handles K % 4): 11 integer instructions (64-bit address IMAD.WIDE) among the loads, 9 after the last one
+    return _one_thread_per_c("sgemm_naive", shape, row=lambda c: c.bx * 32 + c.tx, col=lambda c: c.by * 32 + c.ty,
+                             block=(32, 32, 1), unroll=4, ints_among=11, ints_after=9)
 
 
 @register("sgemm_coalesced", "sgemm", SHAPE, {}, _twin("sgemm_coalesced"))
 def sgemm_coalesced(shape):
     """Global-memory coalescing: consecutive threads take consecutive columns of C."""
-    name = "sgemm_coalesced"
-    M, N, K = _check(name, shape, BLOCK_M=("M", 32), BLOCK_N=("N", 32))
     # SASS: the K loop is unrolled x16 (0x260-0x6e0: 32 LDG.E hoisted ahead of 16 dependent FFMA, 25 integer/
     # branch; x8 and x4 steps and an x1 loop handle the rest): 18 integer instructions among the loads, 7 after
-    U = 16
-    _unrolled_k(name, K, U)
-    row = lambda c: c.bx * 32 + c.tid // 32
-    col = lambda c: c.by * 32 + c.tid % 32
-    body = (
-        *_ints("addr", 18),
-        Mem("ldA", "global", "ld", F32, lambda c: (row(c) * K + c.it * U + c.r) * F32, "A", repeat=U),
-        Mem("ldB", "global", "ld", F32, lambda c: ((c.it * U + c.r) * N + col(c)) * F32, "B", repeat=U),
-        Compute("fma", "fp32", U, 1, after=("ldA", "ldB", "fma")),
-        *_ints("loop", 7),
-    )
-    epi = (Mem("ldC", "global", "ld", F32, lambda c: (row(c) * N + col(c)) * F32, "C"),
-           Compute("scale", "fp32", 2, 1, after=("ldC", "fma")),
-           Mem("stC", "global", "st", F32, lambda c: (row(c) * N + col(c)) * F32, "C", after=("scale",)))
-    # 32 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    return Kernel(name, "sgemm", shape, {}, Launch((M // 32, N // 32, 1), (1024, 1, 1), 32, 0),
-                  (), Loop(K // U, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
+    return _one_thread_per_c("sgemm_coalesced", shape, row=lambda c: c.bx * 32 + c.tid // 32,
+                             col=lambda c: c.by * 32 + c.tid % 32, block=(1024, 1, 1), unroll=16,
+                             ints_among=18, ints_after=7)
 
 
 # --- Kernels 3-4: shared-memory tiles, scalar accumulators -----------------------------------------------------
