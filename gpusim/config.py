@@ -20,6 +20,7 @@ from gpusim.memory.hbm import HbmSpec
 from gpusim.memory.l1 import L1Spec
 from gpusim.memory.l2 import L2Spec
 from gpusim.memory.shared import SharedMemorySpec
+from gpusim.memory.tma import TmaSpec
 from gpusim.sm.occupancy import SmSpec
 from gpusim.sm.pipes import PipesSpec
 from gpusim.sm.scheduler import SchedulerSpec
@@ -36,6 +37,7 @@ SECTIONS: dict[str, type] = {
     "l1": L1Spec,
     "l2": L2Spec,
     "hbm": HbmSpec,
+    "tma": TmaSpec,
 }
 
 
@@ -58,6 +60,7 @@ class HardwareConfig:
     l1: L1Spec
     l2: L2Spec
     hbm: HbmSpec
+    tma: TmaSpec
     sources: dict[str, str]
 
     def cycles_to_ns(self, cycles: float) -> float:

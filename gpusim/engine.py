@@ -7,6 +7,11 @@ shares of L2 and HBM bandwidth (chip bandwidth over the active SMs). A warp comp
 and sleeps until then, so one operation costs one event. Every cycle a warp spends not issuing is
 charged to one of Nsight Compute's stall reasons.
 
+Asynchronous work (Hopper and Ampere pipelines): ``cp.async`` copies and ``wgmma`` join the warp's open
+group of their queue and the warp goes on; ``WaitGroup`` waits for all but the newest groups. TMA copies
+run on the SM's copy engine and arrive on an mbarrier phase; ``MbarWait`` sleeps until the phase has all
+its arrivals. A wait that can never be satisfied ends the simulation with a :class:`DeadlockError`.
+
 The outer loop runs for a warm-up and a measurement window; when it has more trips, the rest is
 extrapolated from the measured steady-state period (the fast-forward; ``SmResult.fast_forward``).
 """
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
-from gpusim.ir import LOADS, Barrier, Compute, Kernel, Loop, Mem
+from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "not_selected", "selected")
@@ -42,6 +47,10 @@ class Server:
         self.next_free = start + work
         self.busy += work
         return start, self.next_free
+
+
+class DeadlockError(KernelError):
+    """A barrier or mbarrier wait that no remaining work can complete."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,8 @@ class SmParams:
     l2_bytes_per_cycle: float  # this SM's share
     hbm_bytes_per_cycle: float  # this SM's share
     cta_launch_cycles: int
+    tma: object = None  # TmaSpec
+    ldsm_latency: int = 0
 
 
 @dataclass
@@ -87,6 +98,7 @@ class SmResult:
     hbm_bytes: float
     fast_forward: bool
     simulated_iterations: int
+    period: float = 0.0  # cycles per outer-loop iteration in the measured window (0: not measured)
     trace: list = field(default_factory=list)
 
 
@@ -94,7 +106,7 @@ class SmModel:
     """One SM with ``ctas`` resident CTAs of ``kernel`` starting together."""
 
     def __init__(self, kernel: Kernel, timings: dict[str, MemTiming], params: SmParams, ctas: int,
-                 trace: bool = False) -> None:
+                 trace: bool = False, trips: int | None = None) -> None:
         self.k = kernel
         self.t = timings
         self.p = params
@@ -107,7 +119,8 @@ class SmModel:
         self.l1tex = Server()
         self.l2 = Server()
         self.hbm = Server()
-        self.trips = kernel.loop.trips if kernel.loop is not None else 0
+        self.trips = (trips if trips is not None else kernel.loop.trips) if kernel.loop is not None else 0
+        self.tma = Server()
         self.sim_trips = min(self.trips, WARM_ITERATIONS + MEASURE_ITERATIONS)
         self.tracing = trace
         self.trace: list = []
@@ -117,9 +130,15 @@ class SmModel:
         self.ready = [{} for _ in range(nw)]
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
+        self.kernel_warps = self.warps_per_cta
         self.exec_count = [{} for _ in range(nw)]
-        self.barrier_count = [0] * ctas
-        self.barrier_event = [self.env.event() for _ in range(ctas)]
+        self.barrier_count: dict = {}
+        self.barrier_event: dict = {}
+        self.open_group = [{} for _ in range(nw)]  # queue -> completion time of the open group
+        self.groups = [{} for _ in range(nw)]  # queue -> completion times of committed groups
+        self.mbar: dict = {}  # (cta, bar, seq) -> [arrivals, latest arrival time, event]
+        self.waiting: dict[int, str] = {}
+        self.finished = [False] * nw
         self.start = [0.0] * nw
         self.end = [0.0] * nw
 
@@ -150,7 +169,50 @@ class SmModel:
         return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
 
     # --- operations ------------------------------------------------------------------------------
-    def _mem(self, w: int, op: Mem, it: int, j: int):
+    def _join(self, w: int, queue: str, done: float) -> None:
+        if queue:
+            og = self.open_group[w]
+            og[queue] = max(og.get(queue, 0.0), done)
+
+    def _async_store(self, w: int, op: Mem, tm: MemTiming, par: int, j: int, lw: int):
+        """The shared-memory write of a cp.async: done when its global load has landed; takes no issue slot."""
+        t = self.env.now
+        for d in op.after:
+            r = self.ready[w].get(d)
+            if r is not None:
+                t = max(t, r)
+        cyc = float(tm.l1tex_cycles[par, j, lw])
+        self.l1tex.busy += cyc  # bandwidth accounted; the write does not hold up the warp's own queue
+        self._join(w, op.group, t + cyc)
+        self._span(w, op.name, "shared_st_async", t, t + cyc)
+        return
+        yield  # a generator like the other operations
+
+    def _tma(self, w: int, cta: int, op: Mem, tm: MemTiming, par: int, j: int, lw: int, it: int):
+        """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory."""
+        env, p = self.env, self.p
+        now = env.now
+        t = self._deps(w, op.after, now)
+        sp = self.issue[w % p.subpartitions]
+        start, _ = sp.serve(t, 1 / p.issue_per_cycle)
+        self._charge(w, "not_selected", start - t)
+        self._charge(w, "selected", 1)
+        issue_end = start + p.tma.issue_cycles
+        self._charge(w, "wait", p.tma.issue_cycles - 1)
+        eng_start, _ = self.tma.serve(start, p.tma.copy_interval_cycles)
+        l2b = float(tm.l2_bytes[par, j, lw])
+        hb = float(tm.hbm_bytes[par, j, lw])
+        _, l2_end = self.l2.serve(eng_start, l2b / p.l2_bytes_per_cycle)
+        hbm_end = self.hbm.serve(l2_end, hb / p.hbm_bytes_per_cycle)[1] if hb > 0 else l2_end
+        from_hbm = self._bresenham(w, op.name + "/l2", tm.l2_miss_fraction)
+        done = max(eng_start + p.tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
+        self._span(w, op.name, "tma", start, done)
+        self._mbar_arrive(cta, op.arrive, op.seq(it, j), done)
+        end = math.ceil(issue_end)
+        if end > now:
+            yield env.timeout(end - now)
+
+    def _mem(self, w: int, op: Mem, it: int, j: int, cta: int = 0):
         env, p = self.env, self.p
         now = env.now
         tm = self.t[op.name]
@@ -159,13 +221,19 @@ class SmModel:
         n_instr = int(tm.instructions[par, j, lw])
         if n_instr == 0:
             return
+        if op.kind == "tma":
+            yield from self._tma(w, cta, op, tm, par, j, lw, it)
+            return
+        if op.async_copy and op.group:
+            yield from self._async_store(w, op, tm, par, j, lw)
+            return
         t = self._deps(w, op.after, now)
         backlog_ok = self.l1tex.next_free - p.lsu_queue_cycles
         if backlog_ok > t:
             self._charge(w, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
             self._span(w, "throttle", "stall", t, backlog_ok)
             t = backlog_ok
-        if op.async_copy:  # the copy engine writes shared memory; the warp issues nothing here
+        if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:
             sp = self.issue[w % p.subpartitions]
@@ -186,6 +254,7 @@ class SmModel:
                         done = max(done, hbm_end + p.hbm_latency)
         if op.kind in LOADS:
             self.ready[w][op.name] = done
+        self._join(w, op.group, done if op.kind in LOADS else l1_end)
         self._span(w, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
         end = math.ceil(issue_end)
         if end > now:
@@ -200,6 +269,21 @@ class SmModel:
         sub = w % p.subpartitions
         rate = p.pipe_rate[op.pipe]
         lat = p.pipe_latency[op.pipe]
+        if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
+            n = op.count // op.units
+            slot = self.issue[sub]
+            start, issue_end = slot.serve(t, n / p.issue_per_cycle)
+            self._charge(w, "not_selected", start - t)
+            self._charge(w, "selected", n)
+            _, pipe_end = self.pipes[op.pipe][sub].serve(start, op.count / rate)
+            done = pipe_end + lat
+            self._join(w, op.group, done)
+            self.ready[w][op.name] = done
+            self._span(w, op.name, op.pipe, start, done)
+            end = math.ceil(issue_end)
+            if end > env.now:
+                yield env.timeout(end - env.now)
+            return
         remaining = op.count
         while remaining > 0:
             n = min(remaining, ISSUE_QUANTUM_INSTRUCTIONS)
@@ -224,19 +308,78 @@ class SmModel:
                 yield env.timeout(end - env.now)
         self.ready[w][op.name] = t + lat
 
-    def _barrier(self, w: int, cta: int):
+    def _barrier(self, w: int, cta: int, op: Barrier):
         env = self.env
         now = env.now
-        self.barrier_count[cta] += 1
-        ev = self.barrier_event[cta]
-        if self.barrier_count[cta] == self.warps_per_cta:
-            self.barrier_count[cta] = 0
-            self.barrier_event[cta] = env.event()
-            delay = self.p.barrier_latency
-            env.process(self._release(ev, delay))
+        members = self.warps_per_cta if op.warps is None else len(op.warps)
+        key = (cta, "__syncthreads" if op.warps is None else op.name)
+        count = self.barrier_count.get(key, 0) + 1
+        ev = self.barrier_event.setdefault(key, env.event())
+        if count == members:
+            self.barrier_count[key] = 0
+            self.barrier_event[key] = env.event()
+            env.process(self._release(ev, self.p.barrier_latency))
+        else:
+            self.barrier_count[key] = count
+        self.waiting[w] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev
+        self.waiting.pop(w, None)
         self._charge(w, "barrier", env.now - now)
         self._span(w, "barrier", "barrier", now, env.now)
+
+    def _commit(self, w: int, op: Commit):
+        og = self.open_group[w]
+        self.groups[w].setdefault(op.queue, []).append(og.pop(op.queue, self.env.now))
+        return
+        yield
+
+    def _wait_group(self, w: int, op: WaitGroup):
+        env = self.env
+        done = self.groups[w].get(op.queue, [])
+        settled = done[:len(done) - op.pending] if op.pending else done
+        t = max(settled, default=0.0)
+        if t > env.now:
+            reason = "long_scoreboard" if op.queue == "cp.async" else "wait"
+            self._charge(w, reason, math.ceil(t) - env.now)
+            self._span(w, f"wait:{op.queue}", "stall", env.now, math.ceil(t))
+            yield env.timeout(math.ceil(t) - env.now)
+        # groups older than the ones still allowed in flight are retired
+        self.groups[w][op.queue] = done[len(settled):]
+
+    def _mbar_state(self, cta: int, bar: str, seq: int) -> list:
+        key = (cta, bar, seq)
+        st = self.mbar.get(key)
+        if st is None:
+            st = self.mbar[key] = [0, 0.0, self.env.event()]
+        return st
+
+    def _mbar_arrive(self, cta: int, bar: str, seq: int, at: float) -> None:
+        st = self._mbar_state(cta, bar, seq)
+        st[0] += 1
+        st[1] = max(st[1], at)
+        if st[0] == self.k.mbarriers[bar]:
+            self.env.process(self._release(st[2], max(math.ceil(st[1]) - self.env.now, 0)))
+
+    def _arrive(self, w: int, cta: int, op: Arrive, it: int, j: int):
+        self._mbar_arrive(cta, op.bar, op.seq(it, j), self.env.now)
+        return
+        yield
+
+    def _mbar_wait(self, w: int, cta: int, op: MbarWait, it: int, j: int):
+        seq = op.seq(it, j)
+        if seq < 0:
+            return
+        env = self.env
+        now = env.now
+        st = self._mbar_state(cta, op.bar, seq)
+        if not st[2].triggered:
+            self.waiting[w] = (f"mbarrier '{op.bar}' phase {seq} ({st[0]} of {self.k.mbarriers[op.bar]} "
+                               "arrivals)")
+            yield st[2]
+            self.waiting.pop(w, None)
+        if env.now > now:
+            self._charge(w, "barrier", env.now - now)
+            self._span(w, f"wait:{op.bar}", "stall", now, env.now)
 
     def _release(self, ev, delay: int):
         if delay:
@@ -244,13 +387,24 @@ class SmModel:
         ev.succeed()
 
     def _run(self, w: int, cta: int, ops, it: int, j: int):
+        lw = w % self.warps_per_cta
         for op in ops:
             if isinstance(op, Mem):
-                yield from self._mem(w, op, it, j)
+                yield from self._mem(w, op, it, j, cta)
             elif isinstance(op, Compute):
                 yield from self._compute(w, op)
+            elif getattr(op, "warps", None) is not None and lw not in op.warps:
+                continue
             elif isinstance(op, Barrier):
-                yield from self._barrier(w, cta)
+                yield from self._barrier(w, cta, op)
+            elif isinstance(op, Commit):
+                yield from self._commit(w, op)
+            elif isinstance(op, WaitGroup):
+                yield from self._wait_group(w, op)
+            elif isinstance(op, Arrive):
+                yield from self._arrive(w, cta, op, it, j)
+            elif isinstance(op, MbarWait):
+                yield from self._mbar_wait(w, cta, op, it, j)
             elif isinstance(op, Loop):
                 for jj in range(op.trips):
                     yield from self._run(w, cta, op.body, it, jj)
@@ -266,6 +420,7 @@ class SmModel:
                 self.iter_marks[w].append((self.env.now, self.stats[w].copy(), self._busy()))
         yield from self._run(w, cta, self.k.epilogue, 0, 0)
         self.end[w] = self.env.now
+        self.finished[w] = True
 
     def _busy(self) -> np.ndarray:
         return np.array([self.l1tex.busy, self.l2.busy, self.hbm.busy])
@@ -276,12 +431,24 @@ class SmModel:
             for lw in range(self.warps_per_cta):
                 self.env.process(self._warp(cta * self.warps_per_cta + lw, cta))
         self.env.run()
+        stuck = [w for w, f in enumerate(self.finished) if not f]
+        if stuck:
+            w = stuck[0]
+            raise DeadlockError(
+                f"{self.k.name}: deadlock: warp {w % self.warps_per_cta} of CTA {w // self.warps_per_cta} waits "
+                f"forever on {self.waiting.get(w, 'an unfinished operation')} ({len(stuck)} warps stuck)")
         nw = len(self.end)
         extra_trips = self.trips - self.sim_trips
         stats = self.stats.copy()
         end = np.array(self.end)
         ff = extra_trips > 0
         busy = self._busy()
+        period = 0.0
+        if self.sim_trips >= 2:
+            a0 = min(WARM_ITERATIONS - 1, self.sim_trips // 2)
+            b0 = self.sim_trips - 1
+            if b0 > a0:
+                period = (max(m[b0][0] for m in self.iter_marks) - max(m[a0][0] for m in self.iter_marks)) / (b0 - a0)
         if ff:
             a, b = WARM_ITERATIONS - 1, self.sim_trips - 1
             t_a = max(m[a][0] for m in self.iter_marks)
@@ -300,4 +467,4 @@ class SmModel:
         return SmResult(cycles=cycles, warp_cycles=float((end - np.array(self.start)).sum()), stalls=totals,
                         issue_cycles=totals["selected"], l1tex_busy=l1b,
                         l2_bytes=l2b * self.p.l2_bytes_per_cycle, hbm_bytes=hbmb * self.p.hbm_bytes_per_cycle,
-                        fast_forward=ff, simulated_iterations=self.sim_trips, trace=self.trace)
+                        fast_forward=ff, simulated_iterations=self.sim_trips, period=period, trace=self.trace)

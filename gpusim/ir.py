@@ -21,8 +21,12 @@ import numpy as np
 from gpusim.sm.pipes import PIPES
 
 SPACES = ("global", "shared")
-KINDS = ("ld", "st", "ldsm", "stsm")  # ldsm/stsm: ldmatrix/stmatrix (shared only, 16-B rows)
+# ldsm/stsm: ldmatrix/stmatrix (shared only, 16-B rows); tma: a TMA tile copy global -> shared (one thread
+# issues it; its addresses are the 16-B chunks of the box, listed over ``repeat`` x 32 lanes of one warp)
+KINDS = ("ld", "st", "ldsm", "stsm", "tma")
 LOADS = ("ld", "ldsm")
+QUEUES = ("cp.async", "wgmma")  # asynchronous-operation queues with commit/wait groups
+SeqFn = Callable[[int, int], int]  # (outer iteration, inner iteration) -> mbarrier phase sequence number
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,12 @@ class Mem:
     async_copy: bool = False
     # ldmatrix / stmatrix .x1/.x2/.x4: 8 rows of 16 B per matrix, row addresses from lanes 0..8*matrices-1
     matrices: int = 0
+    # asynchronous queue the operation joins (``cp.async``): the warp does not wait for it; a later
+    # ``WaitGroup`` does
+    group: str = ""
+    # tma: the mbarrier its completion arrives on, and the phase sequence number of that arrival
+    arrive: str = ""
+    seq: SeqFn | None = None
 
 
 @dataclass(frozen=True)
@@ -82,13 +92,55 @@ class Compute:
     ilp: int = 1
     after: tuple[str, ...] = ()
     warps: tuple[int, ...] | None = None  # warps of the CTA that execute it (None: all)
+    # asynchronous queue (``wgmma``): the warp issues ``count // units`` instructions and goes on; the pipe
+    # works ``count`` units; a later ``WaitGroup`` waits for completion
+    group: str = ""
+    units: int = 1  # pipe units per issued instruction (wgmma m64nNk16: N/8)
 
 
 @dataclass(frozen=True)
 class Barrier:
-    """``__syncthreads()``: every warp of the CTA waits until all have arrived."""
+    """``__syncthreads()`` (``warps=None``) or a named barrier (``bar.sync id, n``) among ``warps``."""
 
     name: str = "bar"
+    warps: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """``cp.async.commit_group`` / ``wgmma.commit_group``: close the warp's open group of ``queue``."""
+
+    queue: str
+    warps: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class WaitGroup:
+    """``cp.async.wait_group n`` / ``wgmma.wait_group n``: wait until at most ``pending`` groups of ``queue``
+    are still in flight."""
+
+    queue: str
+    pending: int = 0
+    warps: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Arrive:
+    """``mbarrier.arrive`` by each executing warp on phase ``seq(it, j)`` of mbarrier ``bar``."""
+
+    bar: str
+    seq: SeqFn
+    warps: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class MbarWait:
+    """``mbarrier.try_wait.parity`` loop: wait until phase ``seq(it, j)`` of ``bar`` has completed (a negative
+    sequence number is a phase completed before the kernel's loop began)."""
+
+    bar: str
+    seq: SeqFn
+    warps: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +152,7 @@ class Loop:
     var: str = "it"
 
 
-Op = Mem | Compute | Barrier | Loop
+Op = Mem | Compute | Barrier | Commit | WaitGroup | Arrive | MbarWait | Loop
 
 
 @dataclass(frozen=True)
@@ -141,6 +193,18 @@ class Kernel:
     flops: int
     cuda_twin: str  # path of the CUDA implementation in validate/kernels/
     notes: str = ""
+    # mbarrier -> arrivals that complete one phase (warps executing Arrive, TMA copies completing)
+    mbarriers: dict = field(default_factory=dict)
+    # persistent kernels: the order in which the tiles (the grid's CTAs, by linear index) are processed;
+    # ``launch`` then describes the tile grid, ``persistent_ctas`` the CTAs really launched
+    tile_order: tuple[int, ...] | None = None
+    persistent_ctas: int = 0
+    # outer-loop trips of each CTA (linear index) when they differ (causal attention); None: all equal
+    trips_of: Callable[[int], int] | None = None
+    # setmaxnreg: registers per thread of each warpgroup after reallocation (None: the launch's count)
+    warpgroup_regs: tuple[int, ...] | None = None
+    # thread-block cluster size (TMA multicast partners); 1: no cluster
+    cluster: int = 1
 
     def tensor_base(self, name: str) -> int:
         """Byte address of a global tensor: tensors are laid out one after another, 1 MiB aligned."""
@@ -238,12 +302,48 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
                 op.space != "shared" or op.matrices not in (1, 2, 4) or op.width_bytes != 16):
             raise KernelError(f"{name}: '{op.name}' ({op.kind}) needs space 'shared', width_bytes=16 and "
                               f"matrices in 1, 2, 4 (got {op.space}, {op.width_bytes}, {op.matrices})")
+    _check_async(kernel)
     if launch_overrides:
         launch = kernel.launch
         kernel = _replace(kernel, launch=Launch(launch.grid, launch.block,
                                                 launch_overrides.get("regs_per_thread", launch.regs_per_thread),
                                                 launch_overrides.get("smem_bytes", launch.smem_bytes)))
     return kernel
+
+
+def _check_async(kernel: Kernel) -> None:
+    """Asynchronous operations name known queues and declared mbarriers; setmaxnreg fits the launch."""
+    name = kernel.name
+    for op in kernel.all_ops():
+        queue = getattr(op, "queue", None) or getattr(op, "group", "")
+        if queue and queue not in QUEUES:
+            raise KernelError(f"{name}: unknown asynchronous queue '{queue}' (known: {', '.join(QUEUES)})")
+        bar = getattr(op, "bar", None) or getattr(op, "arrive", "")
+        if bar and bar not in kernel.mbarriers:
+            raise KernelError(f"{name}: mbarrier '{bar}' is used but not declared "
+                              f"(declared: {', '.join(kernel.mbarriers) or 'none'})")
+        if isinstance(op, Mem) and op.kind == "tma" and (op.space != "global" or not op.arrive or op.seq is None
+                                                           or op.width_bytes != 16):
+            raise KernelError(f"{name}: TMA copy '{op.name}' needs space 'global', width_bytes=16 and an mbarrier "
+                              "to arrive on (arrive=, seq=)")
+        if isinstance(op, Compute) and (op.units < 1 or op.count % op.units):
+            raise KernelError(f"{name}: '{op.name}' count {op.count} is not a multiple of units={op.units}")
+    for bar, count in kernel.mbarriers.items():
+        if not isinstance(count, int) or count < 1:
+            raise KernelError(f"{name}: mbarrier '{bar}' needs a positive arrival count, got {count!r}")
+    if kernel.warpgroup_regs is not None:
+        threads = kernel.launch.threads_per_block
+        groups = -(-threads // 128)
+        regs = kernel.warpgroup_regs
+        if len(regs) != groups:
+            raise KernelError(f"{name}: setmaxnreg lists {len(regs)} warpgroups, the block has {groups}")
+        for r in regs:
+            if r % 8 or not 24 <= r <= 256:
+                raise KernelError(f"{name}: setmaxnreg {r} must be a multiple of 8 in 24..256")
+        if 128 * sum(regs) > kernel.launch.regs_per_thread * threads:
+            raise KernelError(f"{name}: setmaxnreg {'/'.join(map(str, regs))} per warpgroup needs "
+                              f"{128 * sum(regs)} registers, more than the {kernel.launch.regs_per_thread} x "
+                              f"{threads} the launch allocates")
 
 
 def require_divisible(kernel: str, shape_name: str, value: int, tile_name: str, tile: int) -> None:

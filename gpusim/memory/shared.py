@@ -353,4 +353,5 @@ class SharedMemorySpec:
     bank_width_bytes: int = spec_field(4, 8, "bytes per bank per cycle")
     wavefronts_per_cycle: int = spec_field(1, 4, "wavefronts the shared-memory pipe serves per cycle")
     load_latency_cycles: int = spec_field(1, 500, "ld.shared latency")
+    ldmatrix_latency_cycles: int = spec_field(1, 500, "ldmatrix.x4 latency")
     carveouts_bytes: tuple[int, ...] = spec_field(0, 1 << 22, "shared-memory carve-outs the driver may pick")

@@ -1,5 +1,10 @@
 """Execution pipes of one SM: FP32, INT32, the special-function unit (MUFU: ex2 for softmax) and the
-tensor cores as driven by ``mma.sync.m16n8k16`` (bf16/fp16 in, fp32 accumulate).
+tensor cores, as driven by ``mma.sync.m16n8k16`` (pipe ``tensor``) and by Hopper's asynchronous
+``wgmma.mma_async.m64nNk16`` (pipe ``wgmma``), bf16/fp16 in, fp32 accumulate.
+
+Tensor work is counted in units of 4096 FLOP (``2*16*8*16``): one ``mma.sync.m16n8k16``, or one warp's
+share of an ``m64n8k16`` slice of a wgmma (a warpgroup's ``m64nNk16`` is ``N/8`` units on each of its four
+warps, one warp per sub-partition).
 
 Each pipe is a per-sub-partition server whose rate is its lanes per sub-partition over the warp size;
 its fixed latency bounds how fast a chain of dependent instructions can issue (ncu's ``wait`` stall).
@@ -11,7 +16,7 @@ from dataclasses import dataclass
 
 from gpusim.specfield import spec_field
 
-PIPES = ("fp32", "int32", "sfu", "tensor")
+PIPES = ("fp32", "int32", "sfu", "tensor", "wgmma")
 MMA_M16N8K16_FLOPS = 2 * 16 * 8 * 16
 
 
@@ -27,6 +32,8 @@ class PipesSpec:
     sfu_latency_cycles: int = spec_field(1, 200, "dependent MUFU latency")
     mma_sync_flops_per_cycle_per_sm: float = spec_field(256, 65536, "mma.sync m16n8k16 bf16 FLOP per cycle per SM")
     mma_sync_latency_cycles: int = spec_field(1, 500, "dependent mma.sync m16n8k16 latency")
+    wgmma_flops_per_cycle_per_sm: float = spec_field(256, 65536, "wgmma m64nNk16 bf16 FLOP per cycle per SM")
+    wgmma_latency_cycles: int = spec_field(1, 2000, "wgmma completion latency beyond its issue-rate time")
     barrier_base_cycles: int = spec_field(0, 1000, "__syncthreads cost of a one-warp CTA")
     barrier_per_warp_cycles: int = spec_field(0, 100, "extra __syncthreads cost per warp of the CTA")
 
@@ -38,9 +45,12 @@ class PipesSpec:
         """Warp instructions per cycle one sub-partition's ``pipe`` accepts."""
         if pipe == "tensor":  # one mma.sync.m16n8k16 is 2*16*8*16 FLOP
             return self.mma_sync_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
+        if pipe == "wgmma":  # units of one warp's m64n8k16 share (same FLOP as one mma.sync)
+            return self.wgmma_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
         lanes = {"fp32": self.fp32_lanes_per_sm, "int32": self.int32_lanes_per_sm, "sfu": self.sfu_lanes_per_sm}[pipe]
         return lanes / subpartitions / warp_size
 
     def latency_cycles(self, pipe: str) -> int:
         return {"fp32": self.fp32_latency_cycles, "int32": self.int32_latency_cycles,
-                "sfu": self.sfu_latency_cycles, "tensor": self.mma_sync_latency_cycles}[pipe]
+                "sfu": self.sfu_latency_cycles, "tensor": self.mma_sync_latency_cycles,
+                "wgmma": self.wgmma_latency_cycles}[pipe]

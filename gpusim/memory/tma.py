@@ -1,0 +1,28 @@
+"""The Tensor Memory Accelerator (TMA): one per SM, copying tiles between global and shared memory.
+
+A TMA copy is issued by one thread (``issue_cycles`` of that warp's time), queued on the SM's copy engine,
+which starts one copy per ``copy_interval_cycles``; its bytes travel through the L2 (and HBM on a miss) like
+any global load, bypassing L1, and it completes ``latency + bytes / bytes_per_cycle`` after it started by
+arriving on an mbarrier. All numbers are from ``validate/micro/hopper.cu`` (bulk copies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpusim.specfield import spec_field
+
+
+@dataclass(frozen=True)
+class TmaSpec:
+    """The SM's TMA unit (``[tma]`` in the hardware config)."""
+
+    issue_cycles: int = spec_field(1, 2000, "issuing thread's cost per copy instruction")
+    copy_interval_cycles: int = spec_field(1, 5000, "cycles between the starts of successive copies of one SM")
+    l2_latency_cycles: int = spec_field(1, 5000, "issue to mbarrier completion of a small L2-resident copy")
+    hbm_latency_cycles: int = spec_field(1, 10000, "issue to mbarrier completion of a small copy from HBM")
+    bytes_per_cycle: float = spec_field(1, 4096, "one copy's data rate (latency growth with size)")
+
+    def latency_cycles(self, nbytes: float, from_hbm: bool) -> float:
+        base = self.hbm_latency_cycles if from_hbm else self.l2_latency_cycles
+        return base + nbytes / self.bytes_per_cycle
