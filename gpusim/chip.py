@@ -44,6 +44,7 @@ class Simulation:
     tail_ctas_per_sm: int
     total_cycles: float
     in_loop: dict[str, bool]  # whether each memory op sits in the outer loop
+    trip_scale: float = 1.0  # mean over CTAs of their outer-loop trips / the kernel's loop trips
 
 
 PROLOGUE, LOOP, EPILOGUE = "prologue", "loop", "epilogue"
@@ -129,8 +130,16 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
         op = p.op
         if op.space == "shared":
             z = np.zeros_like(p.wavefronts, dtype=float)
+            lat = cfg.shared_memory.ldmatrix_latency_cycles if op.kind == "ldsm" else \
+                cfg.shared_memory.load_latency_cycles
             out[name] = MemTiming(p.wavefronts / cfg.shared_memory.wavefronts_per_cycle, p.instructions,
-                                  p.period, z, z, 0.0, 0.0, cfg.shared_memory.load_latency_cycles)
+                                  p.period, z, z, 0.0, 0.0, lat)
+            continue
+        if op.kind == "tma":  # one instruction; bypasses L1; bytes to L2, misses to HBM
+            h2 = l2.hit_fraction(name, sb)
+            l2b = p.sectors * sb * 1.0
+            out[name] = MemTiming(np.zeros_like(l2b), (p.instructions > 0).astype(np.int64), p.period, l2b,
+                                  l2b * (1 - h2), 1.0, 1 - h2, cfg.tma.l2_latency_cycles)
             continue
         l1cyc = p.lines / cfg.l1.lines_per_cycle
         l1cyc = np.maximum(l1cyc, p.sectors * sb / cfg.l1.data_bytes_per_cycle)
@@ -166,7 +175,32 @@ def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParam
         hbm_latency=cfg.hbm.load_latency_cycles,
         l2_bytes_per_cycle=cfg.l2.bandwidth_bytes_per_cycle / active_sms,
         hbm_bytes_per_cycle=cfg.hbm.achievable_bandwidth_bytes_per_second / cfg.chip.sm_clock_hz / active_sms,
-        cta_launch_cycles=cfg.chip.cta_launch_cycles)
+        cta_launch_cycles=cfg.chip.cta_launch_cycles, tma=cfg.tma,
+        ldsm_latency=cfg.shared_memory.ldmatrix_latency_cycles)
+
+
+def _simulate_uneven(kernel, cfg, occ, pats, l1, l2, timings, structure, trace) -> Simulation:
+    """CTAs with different loop trips (causal attention): the SM model gives the time of a CTA as a function of
+    its trips (``t(n) = t(max) - (max - n) * period``, with ``ctas_per_sm`` CTAs sharing the SM); CTAs then go,
+    in launch order, to whichever SM slot frees first (greedy list scheduling)."""
+    import heapq
+
+    sms = cfg.chip.sm_count
+    n = kernel.launch.num_ctas
+    trips = [kernel.trips_of(i) for i in range(n)]
+    top = max(trips)
+    slots = min(sms * occ.ctas_per_sm, n)
+    per_sm = -(-slots // sms)
+    res = SmModel(kernel, timings, _params(cfg, min(slots, sms), occ.warps_per_cta), per_sm, trace, trips=top).run()
+    per_iter = res.period if res.period > 0 else res.cycles / max(top, 1)
+    free = [0.0] * slots
+    for t in trips:
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + max(res.cycles - (top - t) * per_iter, 1.0))
+    total = max(free)
+    in_loop = {name: structure[name][0] for name in pats}
+    return Simulation(kernel, cfg, occ, pats, l1, l2, res, None, total / res.cycles, 0, 0, total, in_loop,
+                      trip_scale=sum(trips) / (n * top))
 
 
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simulation:
@@ -189,9 +223,13 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simula
     chunks = min(trips, L2_CHUNKS)
     fps = _footprints(kernel, pats, structure, l1, trips, chunks, sb)
     per_wave = sms * occ.ctas_per_sm
-    l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES)
+    if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
+        per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
+    l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order)
     timings = _timings(cfg, pats, l1, l2)
     n = launch.num_ctas
+    if kernel.trips_of is not None:
+        return _simulate_uneven(kernel, cfg, occ, pats, l1, l2, timings, structure, trace)
     full_waves, tail_ctas = divmod(n, per_wave)
     full = None
     if full_waves:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from gpusim.chip import Simulation, per_warp_total
 from gpusim.engine import STALLS
+from gpusim.ir import Compute, Loop
+from gpusim.sm.pipes import MMA_M16N8K16_FLOPS
 
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 TIME = "gpu__time_duration.sum"
@@ -25,13 +27,41 @@ HEADLINE = {
 }
 
 
-def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False) -> float:
-    total = 0.0
+def _op_total(sim: Simulation, name: str, field: str) -> float:
+    """One memory operation's count over the whole launch (every warp of every CTA)."""
+    p = sim.pats[name]
     trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
-    for name, p in sim.pats.items():
-        if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy:
-            total += float(per_warp_total(p, getattr(p, field), sim.in_loop[name], trips).sum())
-    return total * sim.kernel.launch.num_ctas
+    scale = sim.trip_scale if sim.in_loop[name] else 1.0
+    return float(per_warp_total(p, getattr(p, field), sim.in_loop[name], trips).sum()) * scale * \
+        sim.kernel.launch.num_ctas
+
+
+def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False) -> float:
+    return sum(_op_total(sim, name, field) for name, p in sim.pats.items()
+               if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy)
+
+
+def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
+    """Per pipe: (warp instructions issued, pipe units worked) over the whole launch."""
+    k = sim.kernel
+    warps = -(-k.launch.threads_per_block // sim.config.sm.warp_size_threads)
+    out: dict[str, list[float]] = {}
+
+    def walk(ops, mult):
+        for op in ops:
+            if isinstance(op, Loop):
+                walk(op.body, mult * op.trips)
+            elif isinstance(op, Compute):
+                n = warps if op.warps is None else len([w for w in op.warps if w < warps])
+                acc = out.setdefault(op.pipe, [0.0, 0.0])
+                acc[0] += mult * n * op.count / op.units
+                acc[1] += mult * n * op.count
+
+    walk(k.prologue, 1.0)
+    if k.loop is not None:
+        walk(k.loop.body, float(k.loop.trips) * sim.trip_scale)
+    walk(k.epilogue, 1.0)
+    return {pipe: (a * k.launch.num_ctas, b * k.launch.num_ctas) for pipe, (a, b) in out.items()}
 
 
 def report(sim: Simulation) -> dict:
@@ -45,7 +75,7 @@ def report(sim: Simulation) -> dict:
     lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts")
     sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
     l1_hits = sum(s.sector_hits / s.sectors * _sum_one(sim, n) for n, s in sim.l1.items() if s.sectors)
-    l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "ld")
+    l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in ("ld", "tma"))
     l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
     dram_rd = sum(sim.l2.dram_read_bytes.values())
     dram_wr = sum(sim.l2.dram_write_bytes.values())
@@ -98,31 +128,44 @@ def report(sim: Simulation) -> dict:
         "launch__occupancy_limit_warps": sim.occ.limits["warps"],
         "launch__occupancy_limit_blocks": sim.occ.limits["blocks"],
     }
+    pipes = compute_totals(sim)
+    m["sm__inst_executed_pipe_tensor_op_hmma.sum"] = round(pipes.get("tensor", (0, 0))[0])
+    m["sm__inst_executed_pipe_tensor_op_gmma.sum"] = round(pipes.get("wgmma", (0, 0))[0])
+    m["smsp__inst_executed_op_ldsm.sum"] = round(_sum_ops(sim, "shared", "ldsm", "instructions"))
+    tma_bytes = sum(_op_total(sim, n, "sectors") for n, p in sim.pats.items() if p.op.kind == "tma") * sb
+    m["gpusim__tma_load_bytes"] = round(tma_bytes)
+    m["gpusim__tma_copies"] = round(sum(_op_total(sim, n, "instructions") / max(p.op.repeat, 1)
+                                        for n, p in sim.pats.items() if p.op.kind == "tma"))
+    if k.warpgroup_regs:
+        m["gpusim__setmaxnreg"] = "/".join(map(str, k.warpgroup_regs))
     for s in STALLS:
         m[STALL_METRIC.format(s)] = round(stalls[s] / issue, 3) if issue else 0.0
     flops_per_s = k.flops / (time_ns * 1e-9)
     m["gpusim__gflops"] = round(flops_per_s / 1e9, 1)
+    m["gpusim__tflops"] = round(flops_per_s / 1e12, 2)
     m["gpusim__ctas_per_sm"] = sim.occ.ctas_per_sm
     m["gpusim__occupancy_limiter"] = sim.occ.limiter
     m["gpusim__waves"] = round(sim.full_waves + (sim.tail_ctas / (cfg.chip.sm_count * sim.occ.ctas_per_sm)), 3)
     ff = [r.fast_forward for r in (sim.full, sim.tail) if r]
     m["gpusim__fast_forward"] = bool(any(ff)) or sim.l2.waves_simulated < sim.l2.waves_total
-    m["gpusim__utilization_pct"] = utilization(sim, time_ns, dram_rd + dram_wr, l2_total * sb)
+    m["gpusim__utilization_pct"] = utilization(sim, time_ns, dram_rd + dram_wr, l2_total * sb, pipes)
     m["gpusim__verdict"] = verdict(m)
     return m
 
 
 def _sum_one(sim: Simulation, name: str) -> float:
-    p = sim.pats[name]
-    trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
-    return float(per_warp_total(p, p.sectors, sim.in_loop[name], trips).sum()) * sim.kernel.launch.num_ctas
+    return _op_total(sim, name, "sectors")
 
 
-def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: float) -> dict[str, float]:
-    """Share of each resource's peak used over the kernel, in percent."""
+def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: float,
+                pipes: dict | None = None) -> dict[str, float]:
+    """Share of each resource's peak used over the kernel, in percent. A kernel that feeds the tensor cores
+    is measured against the dense bf16 tensor peak (wgmma rate), others against the FP32 peak."""
     cfg = sim.config
     t = time_ns * 1e-9
+    pipes = pipes if pipes is not None else compute_totals(sim)
     fp32_peak = cfg.pipes.fp32_lanes_per_sm * 2 * cfg.chip.sm_count * cfg.chip.sm_clock_hz
+    tensor_units = sum(pipes.get(p, (0, 0))[1] for p in ("tensor", "wgmma"))
     l2_peak = cfg.l2.bandwidth_bytes_per_cycle * cfg.chip.sm_clock_hz
     waves = [(sim.full_waves, sim.full), (1, sim.tail)]
     l1tex = sum(n * r.l1tex_busy for n, r in waves if r)
@@ -133,12 +176,16 @@ def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: fl
         "L2 bandwidth": round(100 * l2_bytes / t / l2_peak, 1),
         "L1/shared pipe": round(100 * l1tex / cyc, 1),
         "issue slots": round(100 * issue / cyc / cfg.sm.subpartitions, 1),
-        "FP32 peak": round(100 * sim.kernel.flops / t / fp32_peak, 1),
-    }
+    } | ({"tensor peak": round(100 * tensor_units * MMA_M16N8K16_FLOPS / t / (
+        cfg.pipes.wgmma_flops_per_cycle_per_sm * cfg.chip.sm_count * cfg.chip.sm_clock_hz), 1),
+          "SFU pipe": round(100 * pipes.get("sfu", (0, 0))[0] * cfg.sm.warp_size_threads / t / (
+              cfg.pipes.sfu_lanes_per_sm * cfg.chip.sm_count * cfg.chip.sm_clock_hz), 1)}
+         if tensor_units else {"FP32 peak": round(100 * sim.kernel.flops / t / fp32_peak, 1)})
 
 
 BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L1/shared pipe": "L1/shared-bound",
-               "issue slots": "issue-bound", "FP32 peak": "compute-bound"}
+               "issue slots": "issue-bound", "FP32 peak": "compute-bound", "tensor peak": "tensor-bound",
+               "SFU pipe": "SFU-bound"}
 BOUND_THRESHOLD_PCT = 60.0
 
 
@@ -146,12 +193,13 @@ def verdict(m: dict) -> str:
     """One sentence: the busiest resource, or the dominant stall when nothing is busy."""
     u = m["gpusim__utilization_pct"]
     top = max(u, key=u.get)
-    fp = u["FP32 peak"]
+    peak = "tensor peak" if "tensor peak" in u else "FP32 peak"
+    fp = u[peak]
     if u[top] >= BOUND_THRESHOLD_PCT:
-        tail = f", {fp:.0f}% of FP32 peak" if top != "FP32 peak" else f", {u['HBM bandwidth']:.0f}% of HBM bandwidth"
+        tail = f", {fp:.0f}% of {peak}" if top != peak else f", {u['HBM bandwidth']:.0f}% of HBM bandwidth"
         return f"{BOUND_NAMES[top]}: {u[top]:.0f}% of {top}{tail}"
     stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in m.items()
               if k.startswith("smsp__average_warps_issue_stalled_") and "selected" not in k}
     worst = max(stalls, key=stalls.get)
     return (f"latency-bound: warps mostly stalled on {worst} ({stalls[worst]:.1f} warps per issue); "
-            f"busiest is {top} at {u[top]:.0f}%, {fp:.0f}% of FP32 peak")
+            f"busiest is {top} at {u[top]:.0f}%, {fp:.0f}% of {peak}")

@@ -89,8 +89,9 @@ class L2Result:
 
 
 def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
-             spec: L2Spec, max_waves: int) -> L2Result:
-    """Follow CTA waves in launch order through an LRU of tiles; see the module docstring.
+             spec: L2Spec, max_waves: int, order=None) -> L2Result:
+    """Follow CTA waves in launch order (or the tile ``order`` of a persistent kernel's scheduler: linear CTA
+    indices) through an LRU of tiles; see the module docstring.
 
     Beyond ``max_waves`` waves the per-wave traffic of the second half of the simulated waves is
     extrapolated (a steady-state fast-forward, reported by the caller).
@@ -108,6 +109,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     per_wave_req = []
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
+        if order is not None:
+            lin = np.asarray(order, dtype=np.int64)[lin]
         coords = (lin % grid[0], (lin // grid[0]) % grid[1], lin // (grid[0] * grid[1]))
         keys = {}
         for o in ops:
