@@ -123,6 +123,23 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
     return out
 
 
+def _data_keys(kernel, pats, sector_bytes):
+    """Per global op, a function from linear CTA indices to the first sector each CTA's tile starts at."""
+    out = {}
+    for name, p in pats.items():
+        if p.op.space != "global":
+            continue
+
+        def key(lin, op=p.op):
+            firsts = []
+            for i in np.asarray(lin).tolist():
+                a = patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, i), 0, 0)
+                firsts.append(int(a[a >= 0].min()) // sector_bytes if (a >= 0).any() else -1)
+            return np.array(firsts, dtype=np.int64)
+        out[name] = key
+    return out
+
+
 def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
     out = {}
     sb = cfg.l2.sector_bytes
@@ -225,7 +242,8 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simula
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
-    l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order)
+    keys_of = _data_keys(kernel, pats, sb) if kernel.cluster > 1 else None
+    l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of)
     timings = _timings(cfg, pats, l1, l2)
     n = launch.num_ctas
     if kernel.trips_of is not None:

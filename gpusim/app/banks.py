@@ -196,6 +196,9 @@ def analyse(tile: Tile, layout: Layout, access: str, access_bytes: int = 4) -> A
     fn = offset_fn(tile, layout)
     acc = lane_elements(tile, access, access_bytes)
     eb = tile.element_bytes
+    if access == "wgmma operand" and kernel_swizzle_mode(layout, eb) is None:
+        raise ValueError(f"wgmma reads shared memory through a matrix descriptor, which knows only the canonical "
+                         f"layouts (no swizzle, 32B, 64B, 128B); {layout.describe()} is not one of them")
     addr = np.asarray(fn(acc.rows, acc.cols), dtype=np.int64)
     # every element of a lane's vector must sit right after the previous one, or the access is not one load
     step = np.arange(acc.vector)
@@ -257,8 +260,7 @@ def tile_banks(tile: Tile, layout: Layout, access: Access | None = None, max_row
     """The tile's 4-byte words (rows x words, clipped) with the bank each lands in under the layout, and
     whether the access reads it: the picture of what a swizzle does to a tile."""
     fn = offset_fn(tile, layout)
-    eb = tile.element_bytes
-    per_word = max(1, WORD_BYTES // eb)  # elements in one 4-byte word
+    per_word = WORD_BYTES // tile.element_bytes  # elements in one 4-byte word (DTYPES are at most 4 bytes)
     rows = min(tile.rows, max_rows)
     words = min(-(-tile.cols // per_word), max_words)
     touched = set()
@@ -266,12 +268,9 @@ def tile_banks(tile: Tile, layout: Layout, access: Access | None = None, max_row
         for r, c in zip(access.rows, access.cols, strict=True):
             for i in range(0, access.vector, per_word):
                 touched.add((int(r), (int(c) + i) // per_word))
-            if eb > WORD_BYTES:  # an 8-byte element spans two words
-                touched.add((int(r), int(c) * eb // WORD_BYTES + 1))
     out = []
     for r in range(rows):
-        cols = np.arange(words) * per_word if eb <= WORD_BYTES else np.arange(words) * WORD_BYTES // eb
-        addr = np.asarray(fn(np.full(words, r), cols))
+        addr = np.asarray(fn(np.full(words, r), np.arange(words) * per_word))
         for w in range(words):
             out.append({"row": r, "word": w, "bank": int(addr[w] // WORD_BYTES % BANKS),
                         "read": (r, w) in touched})

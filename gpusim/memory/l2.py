@@ -89,9 +89,11 @@ class L2Result:
 
 
 def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
-             spec: L2Spec, max_waves: int, order=None) -> L2Result:
+             spec: L2Spec, max_waves: int, order=None, keys_of=None) -> L2Result:
     """Follow CTA waves in launch order (or the tile ``order`` of a persistent kernel's scheduler: linear CTA
-    indices) through an LRU of tiles; see the module docstring.
+    indices) through an LRU of tiles; see the module docstring. ``keys_of[name](linear CTA indices)``, where
+    given, names each CTA's tile by its data (its first sector) instead of by the CTA coordinates the data
+    depends on (cluster members that share a multicast tile).
 
     Beyond ``max_waves`` waves the per-wave traffic of the second half of the simulated waves is
     extrapolated (a steady-state fast-forward, reported by the caller).
@@ -114,6 +116,9 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         coords = (lin % grid[0], (lin // grid[0]) % grid[1], lin // (grid[0] * grid[1]))
         keys = {}
         for o in ops:
+            if keys_of and o.name in keys_of:
+                keys[o.name] = np.unique(np.asarray(keys_of[o.name](lin)).reshape(-1, 1), axis=0)
+                continue
             cols = [c if d else np.zeros_like(c) for c, d in zip(coords, o.depends, strict=True)]
             keys[o.name] = np.unique(np.stack(cols, axis=1), axis=0)
         w_rd = {o.name: 0.0 for o in ops}

@@ -1,0 +1,229 @@
+"""The ladder page's logic: measurements beside predictions, the roofline, and why a rung beats the one below.
+
+Measurements are every schema-1 file with a ``kernels`` list in ``validate/measurements/<gpu>/`` (the
+format ``validate/run_h100.py`` writes); a later file (by name) overrides an earlier one for the same
+kernel and shape. Only runs marked correct are used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpusim.config import HardwareConfig
+from gpusim.validation import MEASUREMENTS, TIME
+
+
+@dataclass(frozen=True)
+class Measured:
+    kernel: str
+    shape: tuple[int, ...]
+    time_ns: float
+    ncu: dict
+    source: str  # file name
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A library baseline measured beside the ladder (cuBLAS)."""
+
+    name: str
+    shape: tuple[int, ...]
+    time_ns: float
+    how: str
+
+
+def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict, list[Reference]]:
+    """``{(kernel, shape): Measured}`` and the library references measured on the config's GPU model."""
+    folder = folder or MEASUREMENTS / cfg.gpu_model.lower()
+    out: dict[tuple[str, tuple[int, ...]], Measured] = {}
+    refs: dict[tuple[str, tuple[int, ...]], Reference] = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not isinstance(data, dict) or data.get("schema") != 1 or not isinstance(data.get("kernels"), list):
+            continue
+        if cfg.gpu_model.lower() not in str(data.get("gpu", {}).get("name", "")).lower():
+            continue
+        for e in data["kernels"]:
+            try:
+                if not e.get("correct"):
+                    continue
+                key = (str(e["kernel"]), tuple(int(x) for x in e["shape"]))
+                out[key] = Measured(*key, float(e["time_ns"]["median"]), dict(e.get("ncu") or {}), path.name)
+            except (KeyError, TypeError, ValueError):
+                continue  # an entry without a usable time is not a measurement
+        for r in data.get("reference") or []:
+            try:
+                key = (str(r["name"]), tuple(int(x) for x in r["shape"]))
+                refs[key] = Reference(*key, float(r["time_ns"]["median"]), str(r.get("how", "")))
+            except (KeyError, TypeError, ValueError):
+                continue
+    return out, list(refs.values())
+
+
+def measured_shapes(measured: dict, names: list[str]) -> list[tuple[int, ...]]:
+    """Shapes at which any of ``names`` was measured, the most-measured (then largest) first."""
+    count: dict[tuple[int, ...], int] = {}
+    for kernel, shape in measured:
+        if kernel in names:
+            count[shape] = count.get(shape, 0) + 1
+    return sorted(count, key=lambda s: (-count[s], -math.prod(s)))
+
+
+def roofs(cfg: HardwareConfig) -> dict[str, float]:
+    """Peak FLOP/s of each pipe the ladders use, and HBM bytes/s, from the config."""
+    sms, clock, p = cfg.chip.sm_count, cfg.chip.sm_clock_hz, cfg.pipes
+    return {
+        "FP32 FFMA peak": p.fp32_lanes_per_sm * 2 * sms * clock,
+        "tensor (wgmma) peak": p.wgmma_flops_per_cycle_per_sm * sms * clock,
+        "tensor (mma.sync) measured": p.mma_sync_flops_per_cycle_per_sm * sms * clock,
+        "HBM": cfg.hbm.peak_bandwidth_bytes_per_second,
+    }
+
+
+def dram_bytes(m: dict) -> float:
+    return float(m.get("dram__bytes_read.sum", 0) or 0) + float(m.get("dram__bytes_write.sum", 0) or 0)
+
+
+# ---- why one rung is faster than the one below ---------------------------------------------------------
+
+def _ratio(a: str, b: str) -> Callable[[dict], float | None]:
+    def f(m):
+        x, y = m.get(a), m.get(b)
+        return x / y if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y else None
+    return f
+
+
+def _get(*keys: str) -> Callable[[dict], float | None]:
+    def f(m):
+        vals = [m.get(k) for k in keys]
+        vals = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return float(sum(vals)) if vals else None
+    return f
+
+
+def _wavefronts_per_ideal(m: dict) -> float | None:
+    wf = _get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+              "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum")(m)
+    conf = _get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum")(m)
+    if not wf or conf is None or wf - conf <= 0:
+        return None
+    return wf / (wf - conf)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    label: str
+    value: Callable[[dict], float | None]
+    better: str  # "lower" or "higher"
+    kind: str  # "count" (ratio of values) or "hit" (a hit rate in %: compare the miss rates)
+    why: str  # what a learner should take from a move in the good direction
+
+
+CANDIDATES = (
+    Candidate("DRAM traffic (bytes)", dram_bytes, "lower", "count",
+              "each byte fetched from HBM is reused more often from on-chip memory (bigger tiles)"),
+    Candidate("global-load sectors per request", _ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                                                        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+              "lower", "count", "a warp's loads are coalesced: neighbouring lanes read neighbouring addresses, so "
+                                "one request needs few 32-byte sectors"),
+    Candidate("global-load instructions", _get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), "lower", "count",
+              "fewer, wider loads (vectorized float4, or data staged once in shared memory)"),
+    Candidate("L1 hit rate (%)", _get("l1tex__t_sector_hit_rate.pct"), "higher", "hit",
+              "more global loads are served by L1"),
+    Candidate("L2 hit rate (%)", _get("lts__t_sector_hit_rate.pct"), "higher", "hit",
+              "more of the traffic that leaves the SM is served by L2 instead of HBM"),
+    Candidate("shared-memory wavefronts per conflict-free wavefront", _wavefronts_per_ideal, "lower", "count",
+              "fewer bank conflicts: a shared-memory instruction needs fewer passes (wavefronts)"),
+    Candidate("shared-memory wavefronts", _get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                                               "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
+              "lower", "count", "fewer shared-memory reads: each value read from shared memory feeds more math "
+                                "(register tiling)"),
+    Candidate("warp instructions executed", _get("smsp__inst_executed.sum"), "lower", "count",
+              "less bookkeeping per FLOP: more math per load, address and loop instruction"),
+    Candidate("achieved occupancy (%)", _get("sm__warps_active.avg.pct_of_peak_sustained_active"), "higher", "count",
+              "more warps resident to hide latency"),
+)
+
+
+@dataclass(frozen=True)
+class Move:
+    label: str
+    before: float
+    after: float
+    score: float  # |log2| of the change (of the miss rate for hit rates)
+    improved: bool
+    why: str
+
+    @property
+    def factor(self) -> float:
+        return self.after / self.before if self.before else math.inf
+
+
+def moves(lower: dict, upper: dict) -> list[Move]:
+    """Every candidate metric's change from ``lower`` (the rung below) to ``upper``, biggest first."""
+    out = []
+    for c in CANDIDATES:
+        a, b = c.value(lower), c.value(upper)
+        if a is None or b is None:
+            continue
+        if c.kind == "hit":
+            ma, mb = max(100.0 - a, 0.1), max(100.0 - b, 0.1)
+            score = abs(math.log2(mb / ma))
+            improved = b > a
+        else:
+            if a <= 0 and b <= 0:
+                continue
+            score = abs(math.log2(max(b, 1e-9) / max(a, 1e-9)))
+            improved = (b < a) if c.better == "lower" else (b > a)
+        if score < 0.05:  # under ~3.5%: did not move
+            continue
+        out.append(Move(c.label, a, b, score, improved, c.why))
+    return sorted(out, key=lambda m: -m.score)
+
+
+@dataclass(frozen=True)
+class Why:
+    speedup: float  # time below / time here (> 1: faster)
+    headline: str
+    moves: list[Move]
+
+
+def why_faster(lower_name: str, lower: dict, upper_name: str, upper: dict) -> Why:
+    """Why ``upper_name`` beats (or loses to) ``lower_name``: the metric that moved most in the direction that
+    explains the change of time."""
+    speedup = lower[TIME] / upper[TIME] if upper.get(TIME) else math.nan
+    ms = moves(lower, upper)
+    faster = speedup >= 1
+    cause = next((m for m in ms if m.improved == faster), None)
+    verb = f"{speedup:.2f}x faster than" if faster else f"{1 / speedup:.2f}x slower than"
+    head = f"{upper_name} is {verb} {lower_name}."
+    if cause is None:
+        head += " None of the memory or instruction metrics moved much; the difference is in scheduling."
+    else:
+        change = _change(cause)
+        head += f" The metric that moved most: {cause.label}, {_fmt(cause.before)} -> {_fmt(cause.after)} ({change})"
+        head += f": {cause.why}." if faster else "."
+    return Why(speedup, head, ms)
+
+
+def _change(m: Move) -> str:
+    if m.before == 0:
+        return "from zero"
+    f = m.after / m.before
+    return f"{f:.2f}x" if f >= 1 else f"{1 / f:.2f}x less"
+
+
+def _fmt(v: float) -> str:
+    if abs(v) >= 1e6:
+        return f"{v:.3g}"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.2f}"

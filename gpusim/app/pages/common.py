@@ -1,0 +1,111 @@
+"""What every page shares: the selected config, cached predictions, progress for sweeps, knob widgets."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from gpusim.app import catalog, timeline
+
+Overrides = tuple[tuple[str, object], ...]  # hashable knob overrides, sorted by name
+
+
+def config_path() -> str:
+    return st.session_state.get("config_path") or str(catalog.DEFAULT_CONFIG)
+
+
+def frozen(overrides: dict) -> Overrides:
+    return tuple(sorted(overrides.items()))
+
+
+@st.cache_data(max_entries=2048, show_spinner=False)
+def metrics_of(name: str, shape: tuple[int, ...], overrides: Overrides, cfg_path: str) -> tuple[dict | None, str]:
+    """(ncu-named metrics, "") or (None, the one-line reason there is no prediction)."""
+    o = catalog.predict(name, shape, dict(overrides), cfg_path)
+    return o.metrics, o.error
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def timeline_of(name: str, shape: tuple[int, ...], overrides: Overrides, cfg_path: str) -> dict:
+    """A traced prediction reduced to what the pipeline lab draws: metrics, Gantt bars per warp and per
+    warpgroup, and the share of time in each activity."""
+    o = catalog.predict(name, shape, dict(overrides), cfg_path, trace=True)
+    if not o.ok:
+        return {"metrics": None, "error": o.error}
+    sim = o.sim
+    res = sim.full or sim.tail
+    wpc = -(-sim.kernel.launch.threads_per_block // sim.config.sm.warp_size_threads)
+    views = {}
+    for wg in (False, True):
+        bars, shown, end = timeline.bars(res.trace, wpc, warpgroups=wg)
+        views[wg] = {"bars": [b.__dict__ for b in bars], "shown": shown, "end": end}
+    return {"metrics": o.metrics, "error": "", "views": views, "warps_per_cta": wpc,
+            "busy": timeline.busy_share(res.trace, wpc), "ctas_per_sm": sim.occ.ctas_per_sm,
+            "iterations": res.simulated_iterations, "fast_forward": bool(res.fast_forward)}
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def trace_json(name: str, shape: tuple[int, ...], overrides: Overrides, cfg_path: str) -> bytes:
+    """The Perfetto / chrome://tracing file of one SM, as ``gpusim trace`` writes it."""
+    from gpusim.trace import chrome_trace
+
+    o = catalog.predict(name, shape, dict(overrides), cfg_path, trace=True)
+    if not o.ok:
+        return json.dumps({"error": o.error}).encode()
+    return json.dumps(chrome_trace(o.sim), separators=(",", ":")).encode()
+
+
+def sweep(jobs: list[tuple[str, tuple[int, ...], dict]], what: str, traced: bool = False) -> list:
+    """Run several cached predictions with a progress bar (cached ones return at once)."""
+    slot = st.empty()
+    bar = slot.progress(0.0, text=f"simulating {what}...")
+    out = []
+    for i, (name, shape, overrides) in enumerate(jobs):
+        bar.progress(i / max(len(jobs), 1), text=f"simulating {what}: {name} {overrides or ''} ({i + 1}/{len(jobs)})")
+        fn = timeline_of if traced else metrics_of
+        out.append(fn(name, tuple(shape), frozen(overrides), config_path()))
+    slot.empty()
+    return out
+
+
+def knob_widgets(name: str, prefix: str, skip: tuple[str, ...] = ()) -> dict:
+    """One widget per knob of the kernel (keys unique per kernel); returns the knobs that differ from the
+    defaults."""
+    out = {}
+    specs = [k for k in catalog.knobs(name) if k.name not in skip]
+    if not specs:
+        return out
+    cols = st.columns(min(len(specs), 4))
+    for i, k in enumerate(specs):
+        key = f"{prefix}_{name}_{k.name}"
+        with cols[i % len(cols)]:
+            if k.kind == "bool":
+                v = st.checkbox(k.name, value=bool(k.default), key=key)
+            elif k.kind == "choice":
+                v = st.selectbox(k.name, list(k.choices), index=list(k.choices).index(k.default), key=key)
+            elif k.kind == "int":
+                v = int(st.number_input(k.name, value=int(k.default), step=1, key=key))
+            else:
+                v = st.text_input(k.name, value=str(k.default), key=key)
+        if v != k.default:
+            out[k.name] = v
+    return out
+
+
+def shape_input(name: str, prefix: str) -> tuple[int, ...] | None:
+    """A text box for the shape; shows the problem and returns None when it cannot be parsed."""
+    kd = catalog.registry()[name]
+    default = ",".join(map(str, catalog.default_shape(name)))
+    text = st.text_input(f"shape ({','.join(kd.shape_names)})", value=default, key=f"{prefix}_{name}_shape")
+    try:
+        return catalog.parse_shape(text, name)
+    except ValueError as e:
+        st.error(str(e))
+        return None
+
+
+def fmt_time(ns: float) -> str:
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    return f"{ns / 1e3:.1f} µs"

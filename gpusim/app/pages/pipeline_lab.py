@@ -1,0 +1,163 @@
+"""Pipeline lab: a kernel with stages; its simulated SM timeline, time against stages, shared memory."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from gpusim.app import catalog, pipeline, timeline
+from gpusim.app.pages import common
+
+TIME = "gpu__time_duration.sum"
+COLORS = {"global memory": "#4c78a8", "TMA": "#72b7b2", "shared memory": "#9ecae9", "MMA (tensor cores)": "#e45756",
+          "softmax (SFU)": "#f58518", "FP32 / INT32": "#eeca3b", "barrier / async wait": "#b279a2",
+          "stall": "#d3d3d3"}
+
+st.title("Pipeline lab")
+st.markdown(
+    "A GEMM or attention kernel loads a tile of its inputs into shared memory, computes on it, and moves on. "
+    "With **one stage** the math waits for every load. With **S stages** the kernel keeps S-1 tiles in flight "
+    "(cp.async on Ampere, TMA on Hopper) while it computes on the oldest one, so memory latency hides behind "
+    "math. Each stage costs a tile's worth of shared memory, and an SM has only 227 KB for one block: more "
+    "stages can mean fewer resident CTAs, or no launch at all.")
+
+
+def gantt(view: dict) -> alt.Chart:
+    df = pd.DataFrame(view["bars"])
+    order = list(dict.fromkeys(df.sort_values("order")["row"]))
+    acts = [a for a in timeline.ACTIVITIES if a in set(df["activity"])] + sorted(
+        set(df["activity"]) - set(timeline.ACTIVITIES))
+    return alt.Chart(df).mark_bar(clip=True).encode(
+        x=alt.X("start:Q", title="cycle (one SM, first wave)"), x2="end:Q",
+        y=alt.Y("row:N", sort=order, title=None),
+        yOffset=alt.YOffset("activity:N", sort=acts),
+        color=alt.Color("activity:N", sort=acts, legend=alt.Legend(orient="bottom", columns=4),
+                        scale=alt.Scale(domain=acts, range=[COLORS.get(a, "#888888") for a in acts])),
+        tooltip=["row", "activity", "ops", alt.Tooltip("start:Q", format=",.0f"), alt.Tooltip("end:Q", format=",.0f"),
+                 alt.Tooltip("count:Q", title="spans merged")],
+    ).properties(height=max(160, 34 * len(order)))
+
+
+def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], chosen: int, limit_kb: float):
+    df = pd.DataFrame([{"stages": p.stages, "smem (KB)": (p.smem_bytes or 0) / 1024, "fits": p.fits,
+                        "CTAs/SM": p.ctas_per_sm, "label": f"{p.ctas_per_sm} CTA/SM" if p.fits else "no fit",
+                        "chosen": p.stages == chosen, "time (ms)": times.get(p.stages)} for p in points])
+    t = df.dropna(subset=["time (ms)"])
+    line = alt.Chart(t).mark_line(point=False, color="#4c78a8").encode(
+        x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points])), y=alt.Y("time (ms):Q", title="predicted time (ms)"))
+    dots = alt.Chart(t).mark_circle(size=120).encode(
+        x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points])), y="time (ms):Q",
+        color=alt.condition("datum.chosen", alt.value("#e4572e"), alt.value("#4c78a8")),
+        tooltip=["stages", alt.Tooltip("time (ms):Q", format=".4f"), "CTAs/SM"])
+    time_chart = (line + dots).properties(height=260)
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("stages:O"), y=alt.Y("smem (KB):Q", title="shared memory per CTA (KB)"),
+        color=alt.condition("datum.fits", alt.value("#54a24b"), alt.value("#e45756")),
+        opacity=alt.condition("datum.chosen", alt.value(1.0), alt.value(0.6)),
+        tooltip=["stages", alt.Tooltip("smem (KB):Q", format=".1f"), "CTAs/SM"])
+    labels = alt.Chart(df).mark_text(dy=-6).encode(x="stages:O", y="smem (KB):Q", text="label")
+    rule = alt.Chart(pd.DataFrame({"y": [limit_kb], "t": [f"{limit_kb:.0f} KB per block"]}))
+    limit = rule.mark_rule(color="#e45756", strokeDash=[6, 3]).encode(y="y:Q") + rule.mark_text(
+        align="left", dx=4, dy=-6, color="#e45756").encode(y="y:Q", text="t:N", x=alt.value(0))
+    return time_chart, (bars + labels + limit).properties(height=260)
+
+
+def main() -> None:
+    names = catalog.kernels_with("stages")
+    if not names:
+        st.info("No registered kernel has a `stages` knob yet. The cp.async GEMM (`hgemm_mma_pipelined`), the "
+                "warp-specialized Hopper GEMM (`hgemm_ws`) and FlashAttention (`fa2`, `fa3`) bring one; this page "
+                "lists every kernel that declares it.")
+        return
+    top = st.columns([2, 2, 3])
+    with top[0]:
+        name = st.selectbox("kernel", names, key="pl_kernel")
+        st.caption(catalog.registry()[name].doc)
+    with top[1]:
+        shape = common.shape_input(name, "pl")
+    values = pipeline.stage_values(name)
+    default = int(catalog.registry()[name].defaults["stages"])
+    with top[2]:
+        stages = st.slider("stages", min(values), max(values), value=default, key=f"pl_{name}_stages",
+                           help="tiles in the shared-memory ring: S-1 in flight while one is computed on")
+    with st.expander("other knobs"):
+        overrides = common.knob_widgets(name, "pl", skip=("stages",))
+    if shape is None:
+        return
+    cfg = catalog.config(common.config_path())
+    points = pipeline.smem_sweep(name, shape, overrides, cfg)
+    if not any(p.smem_bytes is not None for p in points):
+        st.error(f"**{name} cannot run this input:** {points[0].error}")
+        return
+    fitting = [p for p in points if p.fits]
+    results = dict(zip([p.stages for p in fitting],
+                       common.sweep([(name, shape, {**overrides, "stages": p.stages}) for p in fitting],
+                                    f"{name} at stages {fitting[0].stages}..{fitting[-1].stages}" if fitting else name,
+                                    traced=True), strict=True))
+    times = {s: r["metrics"][TIME] / 1e6 for s, r in results.items() if r["metrics"]}
+    chosen = next(p for p in points if p.stages == stages)
+    res = results.get(stages)
+    m1, m2, m3, m4 = st.columns(4)
+    if not chosen.fits or res is None or not res["metrics"]:
+        why = chosen.error or (res or {}).get("error", "")
+        most = pipeline.max_stages(points)
+        m1.metric("predicted time", "does not fit")
+        st.error(f"**{stages} stages do not fit:** {why}. "
+                 + (f"The most that fits is {most} stages." if most else "No stage count fits."))
+    else:
+        t = res["metrics"][TIME]
+        first = times.get(min(times)) if times else None
+        delta = f"{(t / 1e6 / first - 1) * 100:+.0f}% vs {min(times)} stage(s)" if first and stages != min(times) else None
+        m1.metric("predicted time", common.fmt_time(t), delta=delta, delta_color="inverse")
+    m2.metric("shared memory per CTA", f"{(chosen.smem_bytes or 0) / 1024:.1f} KB",
+              help=f"limit per block: {cfg.sm.smem_per_block_max_bytes / 1024:.0f} KB")
+    m3.metric("CTAs per SM", chosen.ctas_per_sm, help=f"limited by {chosen.limiter}" if chosen.limiter else None)
+    m4.metric("warps per SM", chosen.warps_per_sm, help=f"of {cfg.sm.max_warps_per_sm}")
+
+    if res is not None and res["metrics"]:
+        st.subheader(f"One SM's timeline at {stages} stages", divider="gray")
+        left, right = st.columns([3, 1])
+        with right:
+            per_wg = st.radio("rows", ["per warp", "per warpgroup"], key="pl_rows",
+                              index=1 if res["warps_per_cta"] >= 8 else 0,
+                              help="per warpgroup: the first warp of each group of four (a warpgroup runs wgmma "
+                                   "together; producer and consumer roles are per warpgroup)") == "per warpgroup"
+            view = res["views"][per_wg]
+            st.markdown(
+                "Each row is a warp (or warpgroup); each colour an activity. Loads and TMA copies are drawn from "
+                "issue to arrival, so they overlap the math when the pipeline works. **Barrier / async wait** is "
+                "time a warp waits for a stage to fill (or to be freed); **stall** is waiting on a dependency.")
+            if res["busy"]:
+                st.caption("Share of warp time: " + ", ".join(f"{k} {v:.0f}%" for k, v in list(res["busy"].items())[:5]))
+            if view["shown"] < view["end"]:
+                st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} simulated cycles.")
+            if res["fast_forward"]:
+                st.caption(f"The simulator ran {res['iterations']} loop iterations and extrapolated the rest "
+                           "(steady state).")
+        with left:
+            if view["bars"]:
+                st.altair_chart(gantt(view), width="stretch")
+            else:
+                st.info("The simulation recorded no timeline for this launch.")
+
+    st.subheader("Stages: time and shared memory", divider="gray")
+    limit_kb = cfg.sm.smem_per_block_max_bytes / 1024
+    time_chart, smem_chart = stage_charts(points, times, stages, limit_kb)
+    left, right = st.columns(2)
+    with left:
+        st.altair_chart(time_chart, width="stretch")
+        st.caption("Predicted time against stages (red: the chosen one). The first extra stage hides most of the "
+                   "load latency; after that the curve flattens, or rises when occupancy drops.")
+    with right:
+        st.altair_chart(smem_chart, width="stretch")
+        st.caption(f"Shared memory per CTA grows linearly with stages; the dashed line is the {limit_kb:.0f} KB one "
+                   "block may use. Labels give the CTAs that fit on one SM: fewer CTAs mean fewer warps to hide "
+                   "latency.")
+    no_fit = [p for p in points if not p.fits]
+    if no_fit:
+        st.caption("Not launchable: " + "; ".join(f"{p.stages} stages ({p.error})" for p in no_fit[:3])
+                   + (" ..." if len(no_fit) > 3 else ""))
+
+
+main()
