@@ -216,8 +216,13 @@ def _simulate_uneven(kernel, cfg, occ, pats, l1, l2, timings, structure, trace) 
         heapq.heappush(free, start + max(res.cycles - (top - t) * per_iter, 1.0))
     total = max(free)
     in_loop = {name: structure[name][0] for name in pats}
+    scale = sum(trips) / (n * top)
+    for d in (l2.request_sectors, l2.dram_read_bytes, l2.dram_write_bytes):  # the loop runs `scale` as often
+        for name in d:
+            if in_loop.get(name):
+                d[name] *= scale
     return Simulation(kernel, cfg, occ, pats, l1, l2, res, None, total / res.cycles, 0, 0, total, in_loop,
-                      trip_scale=sum(trips) / (n * top))
+                      trip_scale=scale)
 
 
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simulation:

@@ -12,7 +12,9 @@ from gpusim.config import ConfigError
 from gpusim.ir import KernelError
 from gpusim.sm.occupancy import LaunchError
 
-DEFAULT_SHAPES = {"sgemm": "4096,4096,4096"}
+DEFAULT_SHAPES = {"sgemm": "4096,4096,4096", "hgemm": "4096,4096,4096", "attention": "4,16,4096,128"}
+# extra rows a family's ladder shows: (label suffix, overrides) per kernel
+LADDER_VARIANTS = {"attention": (("", {}), (" causal", {"causal": "1"}))}
 USER_ERRORS = (ConfigError, KernelError, LaunchError)
 
 
@@ -93,15 +95,16 @@ def ladder_rows(family: str, shape, config, progress=None) -> list[tuple[str, di
     from gpusim.ir import REGISTRY
 
     cfg = load_config(config)
-    names = [n for n, d in REGISTRY.items() if d.family == family]
+    cases = [(n + label, n, o) for n, d in REGISTRY.items() if d.family == family
+             for label, o in LADDER_VARIANTS.get(family, (("", {}),))]
     rows = []
-    for i, name in enumerate(names):
+    for i, (label, name, overrides) in enumerate(cases):
         if progress:
-            progress(i, len(names), name)
-        m, _ = predict(name, shape, None, cfg)
-        rows.append((name, m))
+            progress(i, len(cases), label)
+        m, _ = predict(name, shape, overrides or None, cfg)
+        rows.append((label, m))
     if progress:
-        progress(len(names), len(names), "")
+        progress(len(cases), len(cases), "")
     return rows
 
 
@@ -122,7 +125,8 @@ def cmd_ladder(a) -> int:
         print(json.dumps(dict(rows), indent=1))
         return 0
     cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"),
-            ("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}"),
+            ("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}") if a.family == "sgemm" else
+            ("TFLOP/s", lambda m: f"{m['gpusim__tflops']:.0f}"),
             ("DRAM rd MB", lambda m: f"{m['dram__bytes_read.sum'] / 1e6:.0f}"),
             ("L2 hit%", lambda m: f"{m['lts__t_sector_hit_rate.pct']:.1f}"),
             ("L1 hit%", lambda m: f"{m['l1tex__t_sector_hit_rate.pct']:.1f}"),
@@ -130,9 +134,13 @@ def cmd_ladder(a) -> int:
                                           "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")),
             ("lds confl", lambda m: f"{m['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum']:.3g}"),
             ("sts confl", lambda m: f"{m['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum']:.3g}"),
+            ("ldsm confl", lambda m: f"{m['sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum']:.3g}"),
+            ("tensor%", lambda m: f"{m['gpusim__utilization_pct'].get('tensor peak', 0):.0f}"),
             ("occ%", lambda m: f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f}"),
             ("regs", lambda m: str(m["launch__registers_per_thread"])),
             ("top stall", _top_stall)]
+    drop = {"sgemm": ("ldsm confl", "tensor%")}.get(a.family, ("L1 hit%", "sect/req", "lds confl", "sts confl"))
+    cols = [c for c in cols if c[0] not in drop]
     table = [["kernel"] + [c for c, _ in cols]] + [[n] + [f(m) for _, f in cols] for n, m in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     print(f"{a.family} ladder at {','.join(map(str, shape))}")
@@ -230,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.set_defaults(fn=cmd_list)
     lad = sub.add_parser("ladder", help="predict a whole ladder as a table")
     common(lad, shape_required=False)
-    lad.add_argument("--family", default="sgemm", help="sgemm (default)")
+    lad.add_argument("--family", default="sgemm", help="sgemm (default), hgemm or attention")
     lad.add_argument("--json", action="store_true")
     lad.set_defaults(fn=cmd_ladder)
     t = sub.add_parser("trace", help="write the simulated timeline of one SM (Chrome trace JSON)")

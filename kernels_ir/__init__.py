@@ -2,3 +2,4 @@
 
 from kernels_ir import sgemm  # noqa: F401
 from kernels_ir import hgemm  # noqa: F401
+from kernels_ir import attention  # noqa: F401

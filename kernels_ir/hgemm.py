@@ -139,11 +139,13 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int) -> Kernel:
     fmas = ("mma",) if loop is not None or stages == 1 else ()
     epilogue = (*drain, Compute("cvt", "fp32", 32, 32, after=(*fmas, *(f"mma_d{d}" for d in range(stages - 1)))),
                 Mem("stC", "global", "st", 4, c_addr, "C", repeat=32, after=("cvt",)))
-    launch = Launch((N // MMA_BN, M // MMA_BM, 1), (MMA_THREADS, 1, 1), 128, smem)
+    launch = Launch((N // MMA_BN, M // MMA_BM, 1), (MMA_THREADS, 1, 1), MMA_REGS[name], smem)
     return Kernel(name, "hgemm", shape, {"swizzle": swizzle, "stages": stages}, launch, prologue, loop, epilogue,
                   _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
 
+# registers per thread of the twins at their defaults (ptxas -v, nvcc 13.0 -arch=sm_90a)
+MMA_REGS = {"hgemm_mma": 105, "hgemm_mma_swizzled": 128, "hgemm_mma_pipelined": 124}
 MMA_CHOICES = {"swizzle": SWIZZLES, "stages": STAGES}
 
 
@@ -217,7 +219,7 @@ def hgemm_tma_wgmma(shape, stages, swizzle):
             Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
     epi = (_hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
            _hopper_c_store(N, BN, lambda c: c.by * BM + 64, lambda c: c.bx * BN, None, 0, "stC1"))
-    launch = Launch((N // BN, M // BM, 1), (128, 1, 1), 168, smem)
+    launch = Launch((N // BN, M // BM, 1), (128, 1, 1), 154, smem)  # ptxas -v of the twin
     return Kernel(name, "hgemm", shape, {"stages": stages, "swizzle": swizzle}, launch, prologue,
                   Loop(tiles, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name),
                   mbarriers={"full": len(ring)},
@@ -261,7 +263,7 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, cluster: in
     if order:
         tile_order = tile_sequence(order, mt, nt)
         persistent = 132
-    launch = Launch(grid, (384, 1, 1), 168, smem)
+    launch = Launch(grid, (384, 1, 1), 168, smem)  # __launch_bounds__(384, 1): 65536 / 384 rounded to 8
     return Kernel(name, "hgemm", shape, params, launch, (), Loop(tiles, body), epi, _tensors(M, N, K),
                   2 * M * N * K, _twin(name), mbarriers={"full": len(a) + len(b), "empty": len(consumers)},
                   warpgroup_regs=(40, 232, 232), cluster=cluster, tile_order=tile_order, persistent_ctas=persistent,

@@ -1,0 +1,216 @@
+"""FlashAttention forward (bf16 in and out, fp32 softmax and accumulation): FA2 (mma.sync + cp.async, 4 warps)
+and FA3 (TMA + wgmma, a producer warpgroup and two consumer warpgroups taking turns). Shape ``B,H,N,d``;
+Q, K, V, O are [B, H, N, d] contiguous; FLOPs = 4*B*H*N^2*d, halved for causal. Designs:
+``validate/kernels/TC_DESIGNS.md``.
+
+Softmax cost per S element and thread, counted from the designs (not tuned): FP32 max, scale-and-subtract,
+row-sum add and half a bf16 pack (3.5 FP32 instructions) and one ``ex2`` on the SFU; the accumulator rescale
+is one FP32 multiply per O element each iteration. Causal masking adds two FP32 instructions per element of
+each block that crosses the diagonal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
+                       WaitGroup, register, require_divisible)
+from kernels_ir.tc_common import BF16, CHUNK, STAGES, SWIZZLES, cp_async_tile, panel_offset, tma_boxes
+
+SHAPE = ("B", "H", "N", "d")
+SMEM_LIMIT_BYTES = 232448
+SOFTMAX_FP32_PER_ELEMENT = 3.5
+MASK_FP32_PER_ELEMENT = 2
+
+
+def _twin(name: str) -> str:
+    return f"validate/kernels/{name}.cu"
+
+
+def _tensors(B, H, N, d):
+    size = B * H * N * d * BF16
+    return tuple(Tensor(t, size) for t in ("Q", "K", "V", "O"))
+
+
+def _flops(B, H, N, d, causal):
+    f = 4 * B * H * N * N * d
+    return f // 2 if causal else f
+
+
+def _check(name, shape, br, bc):
+    B, H, N, d = shape
+    if d not in (64, 128):
+        raise KernelError(f"{name}: head dimension d={d} is not supported (64 or 128)")
+    require_divisible(name, "N", N, "br", br)
+    require_divisible(name, "N", N, "bc", bc)
+    return B, H, N, d
+
+
+def _causal_trips(br, bc, blocks_x):
+    """KV blocks visited by the CTA with linear index i (its Q block is i % blocks_x)."""
+    return lambda i: ((i % blocks_x) + 1) * br // bc if br >= bc else -(-((i % blocks_x) + 1) * br // bc)
+
+
+def _row_addr(B, H, N, d, row_of):
+    """Global byte address of chunk c16 of row ``row_of(c) + row`` of (batch bz, head by)."""
+    def f(c, row, c16):
+        return (((c.bz * H + c.by) * N + row_of(c) + row) * d + c16 * 8) * BF16
+    return f
+
+
+def _limit(name, smem, why):
+    if smem > SMEM_LIMIT_BYTES:
+        raise KernelError(f"{name}: {why} asks for {smem} B ({smem / 1024:.0f} KB) of shared memory per block, "
+                          f"more than the {SMEM_LIMIT_BYTES} B (227 KB) an H100 block may have")
+
+
+@register("fa2", "attention", SHAPE, {"br": 0, "bc": 0, "causal": False, "swizzle": "128B"}, _twin("fa2"),
+          {"swizzle": SWIZZLES, "br": (0, 64, 128), "bc": (0, 32, 64, 128)})
+def fa2(shape, br, bc, causal, swizzle):
+    """FlashAttention-2 forward: 4 warps, mma.sync + ldmatrix, cp.async K/V, online softmax (br/bc 0: FA2's defaults)."""
+    name = "fa2"
+    d = shape[3]
+    br = br or 128
+    bc = bc or (128 if d == 64 else 64)
+    B, H, N, d = _check(name, shape, br, bc)
+    threads, warps = 128, 4
+    rows_w = br // warps  # Q rows per warp
+    mi = rows_w // 16
+    if mi < 1:
+        raise KernelError(f"{name}: br={br} gives each of the 4 warps fewer than 16 rows")
+    c16 = d // 8  # 16-byte chunks per row
+    q_off, k_off, v_off = 0, br * d * BF16, (br + bc) * d * BF16
+    smem = (br + 2 * bc) * d * BF16
+    _limit(name, smem, f"br={br}, bc={bc}, d={d}")
+    nblk = N // bc
+
+    def s_addr(base, rows):
+        return lambda c, row, cc: base + panel_offset(rows, row, cc, swizzle)
+
+    q_ld = cp_async_tile("cpQ", "Q", br, d * BF16, threads, _row_addr(B, H, N, d, lambda c: c.bx * br),
+                         s_addr(q_off, br))
+    k0 = cp_async_tile("cpK0", "K", bc, d * BF16, threads, _row_addr(B, H, N, d, lambda c: 0), s_addr(k_off, bc))
+    v_ld = cp_async_tile("cpV", "V", bc, d * BF16, threads, _row_addr(B, H, N, d, lambda c: c.it * bc),
+                         s_addr(v_off, bc))
+    k_next = cp_async_tile("cpK", "K", bc, d * BF16, threads,
+                           _row_addr(B, H, N, d, lambda c: np.minimum(c.it + 1, nblk - 1) * bc), s_addr(k_off, bc))
+
+    def ldsm_q(c):
+        row = c.warp * rows_w + c.r * 16 + c.lane % 16
+        return q_off + panel_offset(br, row, 2 * c.j + c.lane // 16, swizzle)
+
+    def ldsm_k(c):
+        row = c.r * 16 + c.lane % 8 + 8 * (c.lane // 16)
+        return k_off + panel_offset(bc, row, 2 * c.j + (c.lane // 8) % 2, swizzle)
+
+    def ldsm_v(c):  # .trans: rows of V are the k index of P V
+        row = c.j * 16 + c.lane % 8 + 8 * ((c.lane // 8) % 2)
+        return v_off + panel_offset(bc, row, 2 * c.r + c.lane // 16, swizzle)
+
+    e = rows_w * bc // 32  # S elements per thread per iteration
+    o_elems = rows_w * d // 32
+    body = (
+        WaitGroup("cp.async", 0), Barrier("kready"), *v_ld, Commit("cp.async"),
+        Loop(d // 16, (Mem("ldsmQ", "shared", "ldsm", CHUNK, ldsm_q, repeat=mi, matrices=4),
+                       Mem("ldsmK", "shared", "ldsm", CHUNK, ldsm_k, repeat=bc // 16, matrices=4),
+                       Compute("mmaS", "tensor", mi * bc // 8, ilp=mi * bc // 8, after=("ldsmQ", "ldsmK"))), var="j"),
+        Compute("softmax", "fp32", int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems, ilp=8, after=("mmaS",)),
+        Compute("exp2", "sfu", e, ilp=8, after=("softmax",)),
+        WaitGroup("cp.async", 0), Barrier("vready"), *k_next, Commit("cp.async"),
+        Loop(bc // 16, (Mem("ldsmV", "shared", "ldsm", CHUNK, ldsm_v, repeat=d // 16, matrices=4),
+                        Compute("mmaO", "tensor", mi * d // 8, ilp=mi * d // 8, after=("ldsmV", "exp2"))), var="j"),
+    )
+    diag = max(br // bc, 1) if causal else 0
+
+    def o_addr(c):
+        m, rest = c.r // (d // 4), c.r % (d // 4)
+        ni, h = rest // 2, rest % 2
+        row = c.bx * br + c.warp * rows_w + m * 16 + c.lane // 4 + 8 * h
+        return (((c.bz * H + c.by) * N + row) * d + ni * 8 + 2 * (c.lane % 4)) * BF16
+
+    epi = ((Compute("mask", "fp32", MASK_FP32_PER_ELEMENT * e * diag, ilp=8),) if diag else ()) + (
+        Compute("normalize", "fp32", o_elems, ilp=8, after=("mmaO",)),
+        Mem("stO", "global", "st", 4, o_addr, "O", repeat=mi * d // 4, after=("normalize",)))
+    grid = (N // br, H, B)
+    trips = nblk
+    trips_of = None
+    if causal:
+        trips_of = _causal_trips(br, bc, grid[0])
+        trips = max(trips_of(i) for i in range(grid[0]))
+    launch = Launch(grid, (threads, 1, 1), 255 if d == 128 else 254, smem)  # ptxas -v of the twin
+    return Kernel(name, "attention", shape, {"br": br, "bc": bc, "causal": causal, "swizzle": swizzle}, launch,
+                  (*q_ld, *k0, Commit("cp.async")), Loop(trips, body), epi, _tensors(B, H, N, d),
+                  _flops(B, H, N, d, causal), _twin(name), trips_of=trips_of)
+
+
+@register("fa3", "attention", SHAPE, {"bc": 128, "causal": False, "stages": 2, "swizzle": "128B"}, _twin("fa3"),
+          {"bc": (64, 128, 176), "stages": STAGES, "swizzle": SWIZZLES[1:]})
+def fa3(shape, bc, causal, stages, swizzle):
+    """FlashAttention-3 forward: TMA K/V ring, wgmma, producer + 2 consumer warpgroups in ping-pong (br=128)."""
+    name = "fa3"
+    br = 128
+    B, H, N, d = _check(name, shape, br, bc)
+    q_bytes = br * d * BF16
+    kv_bytes = bc * d * BF16
+    smem = q_bytes + stages * 2 * kv_bytes + 1024
+    _limit(name, smem, f"stages={stages}, bc={bc}, d={d}")
+    nblk = N // bc
+    producer = (0,)
+    wg1, wg2 = (4, 5, 6, 7), (8, 9, 10, 11)
+    consumers = wg1 + wg2
+    panels = d // 64
+
+    def boxes(prefix, tensor, rows, row_of, bar, seq):
+        return tma_boxes(prefix, tensor, rows, 8 * panels, swizzle, _row_addr(B, H, N, d, row_of), bar, seq)
+
+    q = boxes("tmaQ", "Q", br, lambda c: c.bx * br, "q", lambda it, j: 0)
+    kv = (*boxes("tmaK", "K", bc, lambda c: c.it * bc, "full", lambda it, j: it),
+          *boxes("tmaV", "V", bc, lambda c: c.it * bc, "full", lambda it, j: it))
+    e = 64 * bc // 128  # S elements per consumer thread per iteration
+    o_elems = 64 * d // 128
+
+    def consumer(wg, other, turn_wait, turn_arrive, tag):
+        n_s = d // 16  # wgmma m64n{bc}k16 for S
+        n_o = bc // 16  # wgmma m64n{d}k16 for O
+        return (
+            MbarWait("full", lambda it, j: it, wg),
+            MbarWait(turn_wait, lambda it, j, t=tag: it - 1 if t == 1 else it, wg),  # ping-pong: take turns
+            Compute("wgmmaS" + str(tag), "wgmma", n_s * bc // 8, warps=wg, group="wgmma", units=bc // 8),
+            Commit("wgmma", wg), WaitGroup("wgmma", 0, wg),
+            Arrive(turn_arrive, lambda it, j: it, wg),
+            Compute("softmax" + str(tag), "fp32", int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems, ilp=8, warps=wg),
+            Compute("exp2" + str(tag), "sfu", e, ilp=8, after=("softmax" + str(tag),), warps=wg),
+            Compute("wgmmaO" + str(tag), "wgmma", n_o * d // 8, warps=wg, group="wgmma", units=d // 8,
+                    after=("exp2" + str(tag),)),
+            Commit("wgmma", wg), WaitGroup("wgmma", 0, wg),
+            Arrive("empty", lambda it, j: it, wg),
+        )
+
+    body = (
+        MbarWait("empty", lambda it, j: it - stages, producer), *kv,
+        *consumer(wg1, wg2, "turn1", "turn2", 1),
+        *consumer(wg2, wg1, "turn2", "turn1", 2),
+    )
+    diag = max(br // bc, 1) if causal else 0
+
+    def o_addr(c):
+        w = np.maximum(c.warp - 4, 0)
+        ni, h = c.r // 2, c.r % 2
+        row = c.bx * br + w * 16 + c.lane // 4 + 8 * h
+        return (((c.bz * H + c.by) * N + row) * d + ni * 8 + 2 * (c.lane % 4)) * BF16
+
+    epi = ((Compute("mask", "fp32", MASK_FP32_PER_ELEMENT * e * diag, ilp=8, warps=consumers),) if diag else ()) + (
+        Compute("normalize", "fp32", o_elems, ilp=8, warps=consumers),
+        Mem("stO", "global", "st", 4, o_addr, "O", repeat=d // 8 * 2, warps=consumers, after=("normalize",)))
+    grid = (N // br, H, B)
+    trips, trips_of = nblk, None
+    if causal:
+        trips_of = _causal_trips(br, bc, grid[0])
+        trips = max(trips_of(i) for i in range(grid[0]))
+    launch = Launch(grid, (384, 1, 1), 168, smem)
+    prologue = (*q, MbarWait("q", lambda it, j: 0, consumers))
+    return Kernel(name, "attention", shape, {"bc": bc, "causal": causal, "stages": stages, "swizzle": swizzle},
+                  launch, prologue, Loop(trips, body), epi, _tensors(B, H, N, d), _flops(B, H, N, d, causal),
+                  _twin(name), mbarriers={"q": len(q), "full": len(kv), "empty": len(consumers), "turn1": 4,
+                                          "turn2": 4},
+                  warpgroup_regs=(24, 240, 240), trips_of=trips_of)
