@@ -137,7 +137,7 @@ class SmModel:
         self.open_group = [{} for _ in range(nw)]  # queue -> completion time of the open group
         self.groups = [{} for _ in range(nw)]  # queue -> completion times of committed groups
         self.mbar: dict = {}  # (cta, bar, seq) -> [arrivals, latest arrival time, event]
-        self.waiting: dict[int, str] = {}
+        self.waiting: dict = {}  # warp -> what it waits on (text, or an mbarrier phase key)
         self.finished = [False] * nw
         self.start = [0.0] * nw
         self.end = [0.0] * nw
@@ -373,8 +373,7 @@ class SmModel:
         now = env.now
         st = self._mbar_state(cta, op.bar, seq)
         if not st[2].triggered:
-            self.waiting[w] = (f"mbarrier '{op.bar}' phase {seq} ({st[0]} of {self.k.mbarriers[op.bar]} "
-                               "arrivals)")
+            self.waiting[w] = (cta, op.bar, seq)
             yield st[2]
             self.waiting.pop(w, None)
         if env.now > now:
@@ -433,10 +432,16 @@ class SmModel:
         self.env.run()
         stuck = [w for w, f in enumerate(self.finished) if not f]
         if stuck:
-            w = stuck[0]
-            raise DeadlockError(
-                f"{self.k.name}: deadlock: warp {w % self.warps_per_cta} of CTA {w // self.warps_per_cta} waits "
-                f"forever on {self.waiting.get(w, 'an unfinished operation')} ({len(stuck)} warps stuck)")
+            seen: dict[str, int] = {}
+            for w in stuck:  # the first warp stuck on each distinct wait
+                what = self.waiting.get(w, "an unfinished operation")
+                if isinstance(what, tuple):
+                    cta, bar, seq = what
+                    what = f"mbarrier '{bar}' phase {seq} ({self.mbar[what][0]} of {self.k.mbarriers[bar]} arrivals)"
+                seen.setdefault(what, w)
+            waits = "; ".join(f"warp {w % self.warps_per_cta} of CTA {w // self.warps_per_cta} on {what}"
+                              for what, w in list(seen.items())[:3])
+            raise DeadlockError(f"{self.k.name}: deadlock, {len(stuck)} warps wait forever: {waits}")
         nw = len(self.end)
         extra_trips = self.trips - self.sim_trips
         stats = self.stats.copy()

@@ -67,7 +67,7 @@ def _limit(name, smem, why):
 @register("fa2", "attention", SHAPE, {"br": 0, "bc": 0, "causal": False, "swizzle": "128B"}, _twin("fa2"),
           {"swizzle": SWIZZLES, "br": (0, 64, 128), "bc": (0, 32, 64, 128)})
 def fa2(shape, br, bc, causal, swizzle):
-    """FlashAttention-2 forward: 4 warps, mma.sync + ldmatrix, cp.async K/V, online softmax (br/bc 0: FA2's defaults)."""
+    """FlashAttention-2 forward: 4 warps, mma.sync + ldmatrix, cp.async K/V, online softmax (br/bc 0: defaults)."""
     name = "fa2"
     d = shape[3]
     br = br or 128
@@ -78,7 +78,6 @@ def fa2(shape, br, bc, causal, swizzle):
     mi = rows_w // 16
     if mi < 1:
         raise KernelError(f"{name}: br={br} gives each of the 4 warps fewer than 16 rows")
-    c16 = d // 8  # 16-byte chunks per row
     q_off, k_off, v_off = 0, br * d * BF16, (br + bc) * d * BF16
     smem = (br + 2 * bc) * d * BF16
     _limit(name, smem, f"br={br}, bc={bc}, d={d}")

@@ -26,7 +26,7 @@ def test_ir_kernel_names_an_existing_twin_that_names_it_back(name):
     assert m.group(2) == name, f"{kd.cuda_twin} names {m.group(2)}, not {name}"
     module = REPO / m.group(1)
     assert module.is_file() and f'"{name}"' in module.read_text(), f"{m.group(1)} does not register {name}"
-    kernel_fn = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?" + name + r"\s*\(")
+    kernel_fn = re.compile(r"__global__\s+void\s+(?:__\w+__\([^)]*\)\s*)*" + name + r"\s*\(")
     assert kernel_fn.search(twin.read_text()), f"{kd.cuda_twin} has no __global__ function named {name}"
 
 
