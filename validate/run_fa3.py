@@ -85,27 +85,25 @@ def log(msg: str) -> None:
 
 # ------------------------------------------------------------------------------------------------ variants
 def variant_key(v: dict[str, Any]) -> str:
-    return (f"d{v['d']}_bc{v['bc']}_c{v['causal']}_s{v['stages']}" + ("_pvsplit" if v.get("pv_split") else "")
-            + ("_vswap" if v.get("vswap") else ""))
+    return f"d{v['d']}_bc{v['bc']}_c{v['causal']}_s{v['stages']}" + ("_pvsplit" if v.get("pv_split") else "")
 
 
 def defines(v: dict[str, Any]) -> list[str]:
     return [f"-DBR={v['br']}", f"-DBC={v['bc']}", f"-DHEAD_DIM={v['d']}", f"-DCAUSAL={v['causal']}",
-            f"-DSTAGES={v['stages']}", f"-DPV_SPLIT={v.get('pv_split', 0)}", f"-DV_DESC_SWAP={v.get('vswap', 0)}"]
+            f"-DSTAGES={v['stages']}", f"-DPV_SPLIT={v.get('pv_split', 0)}"]
 
 
 def params_of(v: dict[str, Any]) -> dict[str, Any]:
     knobs = {"br": v["br"], "bc": v["bc"], "stages": v["stages"], "swizzle": "128B", "causal": v["causal"]}
     out = {k: val for k, val in knobs.items() if DEFAULTS.get(k) != val}
-    for k in ("pv_split", "vswap"):
+    for k in ("pv_split",):
         if v.get(k):
             out[k] = v[k]
     return out
 
 
-def make_variant(d: int, causal: int, bc: int = 128, stages: int = 2, pv_split: int = 0, vswap: int = 0
-                 ) -> dict[str, Any]:
-    return {"br": 128, "bc": bc, "d": d, "causal": causal, "stages": stages, "pv_split": pv_split, "vswap": vswap}
+def make_variant(d: int, causal: int, bc: int = 128, stages: int = 2, pv_split: int = 0) -> dict[str, Any]:
+    return {"br": 128, "bc": bc, "d": d, "causal": causal, "stages": stages, "pv_split": pv_split}
 
 
 # ------------------------------------------------------------------------------------------------ build
@@ -418,8 +416,7 @@ def main() -> int:
                 measured.append((make_variant(shape[3], c, bc), shape))
     smoke_variants = [v for v, _ in measured]
     if a.smoke_extra:
-        smoke_variants += [make_variant(128, 0, 128, 2, 1), make_variant(128, 1, 128, 3), make_variant(64, 0, 128, 1),
-                           make_variant(64, 0, 128, 2, 0, 1), make_variant(128, 0, 128, 2, 0, 1)]
+        smoke_variants += [make_variant(128, 0, 128, 2, 1), make_variant(128, 1, 128, 3), make_variant(64, 0, 128, 1)]
     t0 = time.time()
     builds = build_all(smoke_variants, work)
     log(f"built {sum(b['ok'] for b in builds.values())}/{len(builds)} variants in {time.time() - t0:.0f} s")

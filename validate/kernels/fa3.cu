@@ -40,9 +40,6 @@
 #ifndef PV_SPLIT
 #define PV_SPLIT 0
 #endif
-#ifndef V_DESC_SWAP  // debugging aid: 1 swaps LBO and SBO of the V (MN-major) descriptor
-#define V_DESC_SWAP 0
-#endif
 
 #include "fa3_common.cuh"
 
@@ -267,13 +264,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     const unsigned hi = desc_hi_128b(1024);                 // SBO 1024 B (8 rows of 128 B), 128B swizzle
     const unsigned q_lo = desc_lo(sQ + w * 64 * 128, 16);   // K-major, LBO unused (16 B)
     const unsigned k_lo = desc_lo(sK, 16);
-#if V_DESC_SWAP
-    const unsigned v_lo = desc_lo(sV, 1024);
-    const unsigned hi_v = desc_hi_128b(FA3_KV_PANEL);
-#else
     const unsigned v_lo = desc_lo(sV, FA3_KV_PANEL);        // MN-major, LBO = bytes between 64-column panels
-    const unsigned hi_v = hi;
-#endif
 #if CAUSAL
     const int qmin = qb * BR + w * 64;  // first query row of this WG
 #endif
@@ -308,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       fence_regs(o);
       fence_regs(pf);
       wgmma_fence();
-      issue_pv(o, pf, v_lo + ((sp * FA3_KV_BYTES) >> 4), hi_v);
+      issue_pv(o, pf, v_lo + ((sp * FA3_KV_BYTES) >> 4), hi);
       issue_qk(sacc, q_lo, k_lo + ((s * FA3_KV_BYTES) >> 4), hi);
       wgmma_commit();
       named_bar_arrive(2 - w, 256);
@@ -332,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       fence_regs(o);
       fence_regs(pf);
       wgmma_fence();
-      issue_pv(o, pf, v_lo + ((sp * FA3_KV_BYTES) >> 4), hi_v);
+      issue_pv(o, pf, v_lo + ((sp * FA3_KV_BYTES) >> 4), hi);
       wgmma_commit();
       if (w == 0) named_bar_arrive(2, 256);  // WG2's last turn; WG2 has no one left to hand over to
       wgmma_wait<0>();
