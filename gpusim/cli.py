@@ -187,8 +187,13 @@ def cmd_validate(a) -> int:
     from gpusim.config import load_config
 
     cfg = load_config(a.config)
-    path = Path(a.measurements) if a.measurements else v.latest_measurements(cfg.gpu_model)
-    data = v.load_measurements(path, cfg)
+    if a.measurements:
+        paths = [Path(p) for p in a.measurements]
+    else:
+        main = v.latest_measurements(cfg.gpu_model)
+        paths = [main, *v.companion_files(main)]
+    path = ", ".join(map(str, paths))
+    data = v.load_all(paths, cfg)
     rows = v.compare(cfg, data, _progress)
     if not rows:
         raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
@@ -200,7 +205,7 @@ def cmd_validate(a) -> int:
         v.figure(rows, Path(a.figure))
     print(f"{'kernel':<26} {'shape':<16} {'pred ms':>9} {'meas ms':>9} {'error':>7}  top stall pred / ncu")
     for r in rows:
-        print(f"{r.kernel:<26} {','.join(map(str, r.shape)):<16} {r.predicted[v.TIME] / 1e6:>9.3f} "
+        print(f"{r.label:<26} {','.join(map(str, r.shape)):<16} {r.predicted[v.TIME] / 1e6:>9.3f} "
               f"{r.measured[v.TIME] / 1e6:>9.3f} {r.errors.get(v.TIME, float('nan')):>+6.1f}%  "
               f"{r.top_stall[0]} / {r.top_stall[1] or '-'}")
     print(f"\ntime MAPE {summary['time_mape_pct']:.1f}%, worst {summary['time_max_err_pct']:.1f}% "
@@ -248,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", required=True, help="output .json file")
     t.set_defaults(fn=cmd_trace)
     val = sub.add_parser("validate", help="compare predictions with H100 measurements (offline)")
-    val.add_argument("--measurements", default=None, help="measurement JSON (default: newest in validate/)")
+    val.add_argument("--measurements", default=None, nargs="+", metavar="PATH",
+                     help="measurement JSON files (default: the newest run in validate/measurements and its "
+                          "companion <family>-<date>.json files)")
     val.add_argument("--config", default=None)
     val.add_argument("--report", default=None, help="write a markdown report here")
     val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")

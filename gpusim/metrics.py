@@ -72,7 +72,10 @@ def report(sim: Simulation) -> dict:
     sb = cfg.l2.sector_bytes
     ld_sectors = _sum_ops(sim, "global", "ld", "sectors")
     st_sectors = _sum_ops(sim, "global", "st", "sectors")
-    lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts")
+    # ncu's op_ld shared counters include ldmatrix (measured: hgemm_mma, validate/measurements/h100/mma-*.json)
+    ldsm_wf = _sum_ops(sim, "shared", "ldsm", "wavefronts")
+    ldsm_conf = ldsm_wf - _sum_ops(sim, "shared", "ldsm", "ideal_wavefronts")
+    lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts") + ldsm_wf
     sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
     l1_hits = sum(s.sector_hits / s.sectors * _sum_one(sim, n) for n, s in sim.l1.items() if s.sectors)
     l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in ("ld", "tma"))
@@ -105,15 +108,13 @@ def report(sim: Simulation) -> dict:
         "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": round(st_sectors),
         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": round(_sum_ops(sim, "global", "st", "instructions")),
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum":
-            round(lds_wf - _sum_ops(sim, "shared", "ld", "ideal_wavefronts")),
+            round(lds_wf - ldsm_wf - _sum_ops(sim, "shared", "ld", "ideal_wavefronts") + ldsm_conf),
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum":
             round(sts_wf - _sum_ops(sim, "shared", "st", "ideal_wavefronts")),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": round(lds_wf),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": round(sts_wf),
-        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum":
-            round(_sum_ops(sim, "shared", "ldsm", "wavefronts")),
-        "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum":
-            round(_sum_ops(sim, "shared", "ldsm", "wavefronts") - _sum_ops(sim, "shared", "ldsm", "ideal_wavefronts")),
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": round(ldsm_wf),
+        "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum": round(ldsm_conf),
         "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum":
             round(_sum_ops(sim, "shared", "stsm", "wavefronts")),
         "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),

@@ -40,6 +40,10 @@ COMPARED = {
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "rel",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "rel",
     "sm__warps_active.avg.pct_of_peak_sustained_active": "pts",
+    "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": "rel",
+    "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum":
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+    "sm__inst_executed_pipe_tensor_op_hmma.sum": "rel",
 }
 
 
@@ -55,6 +59,12 @@ class Row:
     measured: dict  # ncu metrics + TIME from CUDA events
     errors: dict = field(default_factory=dict)  # metric -> error (% or points)
     top_stall: tuple[str, str] = ("", "")  # (predicted, measured)
+    params: dict = field(default_factory=dict)  # knobs the measured twin was built with
+
+    @property
+    def label(self) -> str:
+        """The kernel with its non-default knobs, e.g. ``hgemm_ws[stages=4]``."""
+        return self.kernel + (f"[{','.join(f'{k}={v}' for k, v in self.params.items())}]" if self.params else "")
 
 
 def latest_measurements(gpu_model: str) -> Path:
@@ -63,6 +73,29 @@ def latest_measurements(gpu_model: str) -> Path:
     if not files:
         raise ValidationError(f"no measurements in {folder}")
     return files[-1]
+
+
+def companion_files(path: Path) -> list[Path]:
+    """Measurement files of the same run date as ``path`` (``<family>-<date>.json``) that hold kernels: the
+    tensor-core and attention twins are measured by their own device scripts."""
+    path = Path(path)
+    out = []
+    for f in sorted(path.parent.glob(f"*-{path.stem}.json")):
+        try:
+            if isinstance(json.loads(f.read_text()).get("kernels"), list):
+                out.append(f)
+        except (json.JSONDecodeError, OSError):
+            continue
+    return out
+
+
+def load_all(paths: list[Path], cfg: HardwareConfig) -> dict:
+    """Several measurement files as one: the first file's header, every file's kernels."""
+    first = load_measurements(paths[0], cfg)
+    merged = dict(first, kernels=list(first["kernels"]))
+    for p in paths[1:]:
+        merged["kernels"] += load_measurements(p, cfg)["kernels"]
+    return merged
 
 
 def load_measurements(path: Path, cfg: HardwareConfig) -> dict:
@@ -98,11 +131,14 @@ def compare(cfg: HardwareConfig, data: dict, progress=None) -> list[Row]:
     for i, e in enumerate(entries):
         if progress:
             progress(i, len(entries), e["kernel"])
-        overrides = {"regs_per_thread": e["registers_per_thread"]} if e.get("registers_per_thread") else None
-        pred, _ = predict(e["kernel"], tuple(e["shape"]), overrides, cfg)
+        params = {k: str(int(v) if isinstance(v, bool) else v) for k, v in (e.get("params") or {}).items()}
+        overrides = dict(params)
+        if e.get("registers_per_thread"):
+            overrides["regs_per_thread"] = e["registers_per_thread"]
+        pred, _ = predict(e["kernel"], tuple(e["shape"]), overrides or None, cfg)
         meas = dict(e.get("ncu") or {})
         meas[TIME] = e["time_ns"]["median"]
-        row = Row(e["kernel"], tuple(e["shape"]), pred, meas)
+        row = Row(e["kernel"], tuple(e["shape"]), pred, meas, params=params)
         for metric, kind in COMPARED.items():
             p, m = pred.get(metric), meas.get(metric)
             if not isinstance(p, (int, float)) or not isinstance(m, (int, float)):
@@ -155,10 +191,11 @@ def summarize(rows: list[Row]) -> dict:
 
     t = [abs(r.errors[TIME]) for r in rows if TIME in r.errors]
     worst = max(rows, key=lambda r: abs(r.errors.get(TIME, 0.0)), default=None)
+    plain = [r for r in rows if not r.params]  # ladders rank each kernel at its defaults
     ladders = {}
-    for fam in sorted({REGISTRY[r.kernel].family for r in rows}):
-        for shape in sorted({r.shape for r in rows if REGISTRY[r.kernel].family == fam}):
-            sel = [r for r in rows if REGISTRY[r.kernel].family == fam and r.shape == shape]
+    for fam in sorted({REGISTRY[r.kernel].family for r in plain}):
+        for shape in sorted({r.shape for r in plain if REGISTRY[r.kernel].family == fam}):
+            sel = [r for r in plain if REGISTRY[r.kernel].family == fam and r.shape == shape]
             if len(sel) >= 3:
                 ladders[f"{fam} {','.join(map(str, shape))}"] = spearman(
                     [r.predicted[TIME] for r in sel], [r.measured[TIME] for r in sel])
@@ -173,7 +210,7 @@ def summarize(rows: list[Row]) -> dict:
         "kernels": len(rows),
         "time_mape_pct": sum(t) / len(t) if t else 0.0,
         "time_max_err_pct": max(t) if t else 0.0,
-        "time_worst": f"{worst.kernel} {','.join(map(str, worst.shape))}" if worst else "",
+        "time_worst": f"{worst.label} {','.join(map(str, worst.shape))}" if worst else "",
         "spearman": ladders,
         "per_metric": per_metric,
         "top_stall_match_pct": 100.0 * sum(r.top_stall[0] == r.top_stall[1] for r in stalls) / len(stalls)
@@ -229,12 +266,12 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
     out += ["", "## Per kernel", "", "| kernel | shape | predicted ms | measured ms | time error | "
             "top stall (pred / ncu) |", "|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r.kernel} | {','.join(map(str, r.shape))} | {r.predicted[TIME] / 1e6:.3f} | "
+        out.append(f"| {r.label} | {','.join(map(str, r.shape))} | {r.predicted[TIME] / 1e6:.3f} | "
                    f"{r.measured[TIME] / 1e6:.3f} | {r.errors.get(TIME, float('nan')):+.1f}% | "
                    f"{r.top_stall[0]} / {r.top_stall[1] or '-'} |")
     out += ["", "## Every metric", ""]
     for r in rows:
-        out.append(f"### {r.kernel} {','.join(map(str, r.shape))}")
+        out.append(f"### {r.label} {','.join(map(str, r.shape))}")
         out += ["", "| metric | predicted | measured | error |", "|---|---|---|---|"]
         for metric, kind in COMPARED.items():
             if metric in r.errors:
