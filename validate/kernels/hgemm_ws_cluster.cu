@@ -9,10 +9,14 @@
 // both CTAs: each CTA's full[s] receives A + both B halves = (128 + BN) * 128 bytes, the count its own
 // producer expects. A slot is free when the consumers of BOTH CTAs have released it (the partner's producer
 // writes into it too): empty[s] counts 4 arrivals, and one thread of each consumer warpgroup arrives on
-// empty[s] of both CTAs (mapa + mbarrier.arrive.release.cluster). Barrier initialisation is published with
+// empty[s] of both CTAs (its own, and the partner's through mapa + mbarrier.arrive.shared::cluster with the
+// default .release.cta semantics, as CUTLASS's ClusterBarrier does). Barrier initialisation is published with
 // fence.mbarrier_init + a cluster barrier before any copy; a final cluster barrier keeps each CTA's shared
 // memory alive until the partner's last remote arrivals are done.
 // Knobs: -DSTAGES (default 3), -DBN (128/256, default 256), -DSWIZZLE (32/64/128, default 128).
+// Diagnostic switches (not design knobs; the defaults are the design): -DARRIVE_CLUSTER_SCOPE=1 makes the
+// partner arrive .release.cluster; -DMULTICAST=0 makes each producer load the whole B tile itself, locally
+// (B map box {SWIZZLE/2, BN}), keeping the cluster-wide empty barriers.
 // Shared memory: STAGES * (128 + BN) * 128 B (+ 1 KiB alignment slack + barriers).
 // Tensor maps: A dims {K, M} box {SWIZZLE/2, 128}; B dims {K, N} box {SWIZZLE/2, BN/2}.
 // Needs M % 256 (two M tiles per cluster), N % BN, K % 64 == 0.
@@ -34,6 +38,12 @@
 #error "STAGES * (128 + BN) * 128 B of shared memory exceeds 227 KiB"
 #endif
 #define NACC (BN / 2)
+#ifndef ARRIVE_CLUSTER_SCOPE
+#define ARRIVE_CLUSTER_SCOPE 0
+#endif
+#ifndef MULTICAST
+#define MULTICAST 1
+#endif
 
 static __device__ __forceinline__ void wgmma_tile(float (&acc)[NACC], unsigned long long da,
                                                   unsigned long long db) {
@@ -72,12 +82,16 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
     if (t == 0) {
       for (int kt = 0; kt < KT; ++kt) {
         const int s = kt % STAGES;
-        if (kt >= STAGES) mbar_wait_cluster(empty + 8 * s, (unsigned int)(kt / STAGES - 1) & 1u);
+        if (kt >= STAGES) mbar_wait(empty + 8 * s, (unsigned int)(kt / STAGES - 1) & 1u);
         const unsigned int a = base + s * WS_STAGE_BYTES, b = a + WS_TILE_A, bar = full + 8 * s;
         mbar_arrive_expect_tx(bar, WS_STAGE_BYTES);
         tma_load_panel(a, WS_BM, 0, mapA, kt * 64, m0, WS_BM, bar);
+#if MULTICAST
         tma_load_panel_mc(b, BN, (int)rank * (BN / 2), mapB, kt * 64, n0 + (int)rank * (BN / 2), BN / 2, bar,
                           (unsigned short)0x3);
+#else
+        tma_load_panel(b, BN, 0, mapB, kt * 64, n0, BN, bar);
+#endif
       }
     }
   } else {
@@ -97,8 +111,13 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
       wg_commit();
       wg_wait0();
       if (t == 0) {
-        mbar_arrive_cluster(empty + 8 * s, 0);
-        mbar_arrive_cluster(empty + 8 * s, 1);
+#if ARRIVE_CLUSTER_SCOPE
+        mbar_arrive_cluster(empty + 8 * s, rank);
+        mbar_arrive_cluster(empty + 8 * s, rank ^ 1u);
+#else
+        mbar_arrive(empty + 8 * s);                    // this CTA's slot
+        mbar_arrive_remote(empty + 8 * s, rank ^ 1u);  // the partner's
+#endif
       }
     }
     store_acc_bf16<NACC>(acc, C, N, m0 + r0, n0, t);

@@ -85,7 +85,18 @@ static __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned int bar, u
 static __device__ __forceinline__ void mbar_arrive(unsigned int bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
-// arrive on the barrier at the same offset in the shared memory of cluster CTA `rank`
+// arrive on the barrier at the same offset in the shared memory of cluster CTA `rank`, with the default
+// semantics (.release at .cta scope): enough to order this thread's completed shared-memory reads (wgmma,
+// after wait_group) before the partner's next copy into them, and cheap (no cluster-scope fence)
+static __device__ __forceinline__ void mbar_arrive_remote(unsigned int bar, unsigned int rank) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// the same with .release.cluster (orders all of this thread's earlier memory accesses at cluster scope, which
+// can cost the arriving warp a fence)
 static __device__ __forceinline__ void mbar_arrive_cluster(unsigned int bar, unsigned int rank) {
   asm volatile(
       "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
