@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpusim.config import HardwareConfig
+from gpusim.metrics import STALL_METRIC as STALL
 from gpusim.validation import MEASUREMENTS, TIME
 
 
@@ -93,6 +94,12 @@ def dram_bytes(m: dict) -> float:
 
 # ---- why one rung is faster than the one below ---------------------------------------------------------
 
+STALL_FLOOR = 0.05  # warps per issue: below this a stall reason is negligible
+ZERO_SHARE = 1e-3  # a count below this share of the other rung's counts as (nearly) zero
+HIT_FLOOR_PCT = 0.1  # miss rates below this are treated as this
+MIN_SCORE = 0.05  # |log2| change under ~3.5%: the metric did not move
+CAUSE_SCORE = 0.5  # a cause must change by ~1.4x to be the headline
+
 def _ratio(a: str, b: str) -> Callable[[dict], float | None]:
     def f(m):
         x, y = m.get(a), m.get(b)
@@ -125,6 +132,8 @@ class Candidate:
     better: str  # "lower" or "higher"
     kind: str  # "count" (ratio of values) or "hit" (a hit rate in %: compare the miss rates)
     why: str  # what a learner should take from a move in the good direction
+    floor: float = 0.0  # values below this count as this (a stall ratio of 0.001 is as good as none)
+    cause: bool = True  # a cause (traffic, conflicts, instructions) rather than a symptom (a stall)
 
 
 CANDIDATES = (
@@ -135,7 +144,8 @@ CANDIDATES = (
               "lower", "count", "a warp's loads are coalesced: neighbouring lanes read neighbouring addresses, so "
                                 "one request needs few 32-byte sectors"),
     Candidate("global-load instructions", _get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), "lower", "count",
-              "fewer, wider loads (vectorized float4, or data staged once in shared memory)"),
+              "fewer, wider loads (vectorized float4, data staged once in shared memory, or TMA bulk copies "
+              "that need no load instruction per thread)"),
     Candidate("L1 hit rate (%)", _get("l1tex__t_sector_hit_rate.pct"), "higher", "hit",
               "more global loads are served by L1"),
     Candidate("L2 hit rate (%)", _get("lts__t_sector_hit_rate.pct"), "higher", "hit",
@@ -144,12 +154,23 @@ CANDIDATES = (
               "fewer bank conflicts: a shared-memory instruction needs fewer passes (wavefronts)"),
     Candidate("shared-memory wavefronts", _get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                                                "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
-              "lower", "count", "fewer shared-memory reads: each value read from shared memory feeds more math "
-                                "(register tiling)"),
+              "lower", "count", "fewer shared-memory load instructions: each value loaded feeds more math (register "
+                                "tiling), or wgmma reads its operands from shared memory itself"),
     Candidate("warp instructions executed", _get("smsp__inst_executed.sum"), "lower", "count",
               "less bookkeeping per FLOP: more math per load, address and loop instruction"),
     Candidate("achieved occupancy (%)", _get("sm__warps_active.avg.pct_of_peak_sustained_active"), "higher", "count",
               "more warps resident to hide latency"),
+    *(Candidate(f"warps stalled on {reason} per issue", _get(STALL.format(reason)), "lower", "count", why,
+                floor=STALL_FLOOR, cause=False)
+      for reason, why in (
+          ("long_scoreboard", "warps wait less for global loads: the next tiles are already in flight while the "
+                              "math runs (pipelining), or the loads hit in cache"),
+          ("barrier", "warps wait less at barriers: fewer __syncthreads, or the warps reach them together"),
+          ("short_scoreboard", "warps wait less for shared-memory loads"),
+          ("mio_throttle", "the shared-memory instruction queue fills less often"),
+          ("lg_throttle", "the global-load queue fills less often: fewer, wider loads"),
+          ("wait", "fewer fixed-latency dependency waits: more independent instructions in flight (ILP)"),
+          ("math_pipe_throttle", "the math pipe is less oversubscribed"))),
 )
 
 
@@ -161,10 +182,7 @@ class Move:
     score: float  # |log2| of the change (of the miss rate for hit rates)
     improved: bool
     why: str
-
-    @property
-    def factor(self) -> float:
-        return self.after / self.before if self.before else math.inf
+    cause: bool
 
 
 def moves(lower: dict, upper: dict) -> list[Move]:
@@ -175,17 +193,18 @@ def moves(lower: dict, upper: dict) -> list[Move]:
         if a is None or b is None:
             continue
         if c.kind == "hit":
-            ma, mb = max(100.0 - a, 0.1), max(100.0 - b, 0.1)
+            ma, mb = max(100.0 - a, HIT_FLOOR_PCT), max(100.0 - b, HIT_FLOOR_PCT)
             score = abs(math.log2(mb / ma))
             improved = b > a
         else:
-            if a <= 0 and b <= 0:
+            floor = max(c.floor, ZERO_SHARE * max(a, b))
+            if max(a, b) <= floor:
                 continue
-            score = abs(math.log2(max(b, 1e-9) / max(a, 1e-9)))
+            score = abs(math.log2(max(b, floor) / max(a, floor)))
             improved = (b < a) if c.better == "lower" else (b > a)
-        if score < 0.05:  # under ~3.5%: did not move
+        if score < MIN_SCORE:
             continue
-        out.append(Move(c.label, a, b, score, improved, c.why))
+        out.append(Move(c.label, a, b, score, improved, c.why, c.cause))
     return sorted(out, key=lambda m: -m.score)
 
 
@@ -202,14 +221,16 @@ def why_faster(lower_name: str, lower: dict, upper_name: str, upper: dict) -> Wh
     speedup = lower[TIME] / upper[TIME] if upper.get(TIME) else math.nan
     ms = moves(lower, upper)
     faster = speedup >= 1
-    cause = next((m for m in ms if m.improved == faster), None)
+    # a cause that moved at least CAUSE_SCORE explains the change; else the symptom (stall) that moved most
+    cause = next((m for m in ms if m.improved == faster and m.cause and m.score >= CAUSE_SCORE), None) or next(
+        (m for m in ms if m.improved == faster), None)
     verb = f"{speedup:.2f}x faster than" if faster else f"{1 / speedup:.2f}x slower than"
     head = f"{upper_name} is {verb} {lower_name}."
     if cause is None:
         head += " None of the memory or instruction metrics moved much; the difference is in scheduling."
     else:
         change = _change(cause)
-        head += f" The metric that moved most: {cause.label}, {_fmt(cause.before)} -> {_fmt(cause.after)} ({change})"
+        head += f" The metric that moved: {cause.label}, {_fmt(cause.before)} -> {_fmt(cause.after)} ({change})"
         head += f": {cause.why}." if faster else "."
     return Why(speedup, head, ms)
 
@@ -217,6 +238,8 @@ def why_faster(lower_name: str, lower: dict, upper_name: str, upper: dict) -> Wh
 def _change(m: Move) -> str:
     if m.before == 0:
         return "from zero"
+    if m.after == 0:
+        return "to zero"
     f = m.after / m.before
     return f"{f:.2f}x" if f >= 1 else f"{1 / f:.2f}x less"
 

@@ -95,7 +95,7 @@ def bars(trace: list[tuple], warps_per_cta: int, warpgroups: bool = False, max_r
     if len(out) > max_bars:
         out.sort(key=lambda b: b.start)
         shown = out[max_bars].start
-        out = [b for b in out[:max_bars]]
+        out = out[:max_bars]
     out.sort(key=lambda b: (b.order, b.start))
     return out, shown, end_all
 

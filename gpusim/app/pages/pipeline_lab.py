@@ -32,11 +32,11 @@ def gantt(view: dict) -> alt.Chart:
         x=alt.X("start:Q", title="cycle (one SM, first wave)"), x2="end:Q",
         y=alt.Y("row:N", sort=order, title=None),
         yOffset=alt.YOffset("activity:N", sort=acts),
-        color=alt.Color("activity:N", sort=acts, legend=alt.Legend(orient="bottom", columns=4),
+        color=alt.Color("activity:N", sort=acts,
                         scale=alt.Scale(domain=acts, range=[COLORS.get(a, "#888888") for a in acts])),
         tooltip=["row", "activity", "ops", alt.Tooltip("start:Q", format=",.0f"), alt.Tooltip("end:Q", format=",.0f"),
                  alt.Tooltip("count:Q", title="spans merged")],
-    ).properties(height=max(160, 34 * len(order)))
+    ).properties(height=max(260, 60 * len(order))).interactive(bind_y=False)
 
 
 def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], chosen: int, limit_kb: float):
@@ -45,14 +45,15 @@ def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], cho
                         "chosen": p.stages == chosen, "time (ms)": times.get(p.stages)} for p in points])
     t = df.dropna(subset=["time (ms)"])
     line = alt.Chart(t).mark_line(point=False, color="#4c78a8").encode(
-        x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points])), y=alt.Y("time (ms):Q", title="predicted time (ms)"))
+        x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points]), axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("time (ms):Q", title="predicted time (ms)"))
     dots = alt.Chart(t).mark_circle(size=120).encode(
         x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points])), y="time (ms):Q",
         color=alt.condition("datum.chosen", alt.value("#e4572e"), alt.value("#4c78a8")),
         tooltip=["stages", alt.Tooltip("time (ms):Q", format=".4f"), "CTAs/SM"])
     time_chart = (line + dots).properties(height=260)
     bars = alt.Chart(df).mark_bar().encode(
-        x=alt.X("stages:O"), y=alt.Y("smem (KB):Q", title="shared memory per CTA (KB)"),
+        x=alt.X("stages:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("smem (KB):Q", title="shared memory per CTA (KB)"),
         color=alt.condition("datum.fits", alt.value("#54a24b"), alt.value("#e45756")),
         opacity=alt.condition("datum.chosen", alt.value(1.0), alt.value(0.6)),
         tooltip=["stages", alt.Tooltip("smem (KB):Q", format=".1f"), "CTAs/SM"])
@@ -72,7 +73,9 @@ def main() -> None:
         return
     top = st.columns([2, 2, 3])
     with top[0]:
-        name = st.selectbox("kernel", names, key="pl_kernel")
+        pipelined = [n for n in names if int(catalog.registry()[n].defaults["stages"]) > 1]
+        start = names.index(pipelined[0]) if pipelined else 0
+        name = st.selectbox("kernel", names, index=start, key="pl_kernel")
         st.caption(catalog.registry()[name].doc)
     with top[1]:
         shape = common.shape_input(name, "pl")
@@ -107,8 +110,8 @@ def main() -> None:
                  + (f"The most that fits is {most} stages." if most else "No stage count fits."))
     else:
         t = res["metrics"][TIME]
-        first = times.get(min(times)) if times else None
-        delta = f"{(t / 1e6 / first - 1) * 100:+.0f}% vs {min(times)} stage(s)" if first and stages != min(times) else None
+        fewest = min(times) if times else stages
+        delta = f"{(t / 1e6 / times[fewest] - 1) * 100:+.0f}% vs {fewest} stage(s)" if stages != fewest else None
         m1.metric("predicted time", common.fmt_time(t), delta=delta, delta_color="inverse")
     m2.metric("shared memory per CTA", f"{(chosen.smem_bytes or 0) / 1024:.1f} KB",
               help=f"limit per block: {cfg.sm.smem_per_block_max_bytes / 1024:.0f} KB")
@@ -127,9 +130,11 @@ def main() -> None:
             st.markdown(
                 "Each row is a warp (or warpgroup); each colour an activity. Loads and TMA copies are drawn from "
                 "issue to arrival, so they overlap the math when the pipeline works. **Barrier / async wait** is "
-                "time a warp waits for a stage to fill (or to be freed); **stall** is waiting on a dependency.")
+                "time a warp waits for a stage to fill (or to be freed); **stall** is waiting on a dependency. "
+                "Scroll on the chart to zoom in time, drag to pan.")
             if res["busy"]:
-                st.caption("Share of warp time: " + ", ".join(f"{k} {v:.0f}%" for k, v in list(res["busy"].items())[:5]))
+                shares = list(res["busy"].items())[:5]
+                st.caption("Share of warp time: " + ", ".join(f"{k} {v:.0f}%" for k, v in shares))
             if view["shown"] < view["end"]:
                 st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} simulated cycles.")
             if res["fast_forward"]:

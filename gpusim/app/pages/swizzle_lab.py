@@ -72,16 +72,17 @@ def heatmap(a: banks.Analysis) -> alt.Chart:
         color=alt.Color("lane:Q", title="lane", scale=alt.Scale(scheme="viridis", domain=[0, 31])),
         tooltip=["wavefront", "bank", alt.Tooltip("lanes", title="lanes"), alt.Tooltip("address", title="byte")])
     text = base.mark_text(fontSize=9, color="white").encode(text="lanes")
-    return (rect + text).properties(height=max(120, 22 * a.wavefronts))
+    return (rect + text).properties(height=max(160, 24 * a.wavefronts + 40))
 
 
 def tile_picture(tile: banks.Tile, layout: banks.Layout, access: banks.Access) -> alt.Chart:
     df = pd.DataFrame(banks.tile_banks(tile, layout, access))
-    base = alt.Chart(df).encode(x=alt.X("word:O", title="4-byte word of the row (logical)", axis=alt.Axis(labels=False)),
-                                y=alt.Y("row:O", title="row"))
+    base = alt.Chart(df).encode(
+        x=alt.X("word:O", title="4-byte word of the row (logical)", axis=alt.Axis(labels=False)),
+        y=alt.Y("row:O", title="row"))
     rect = base.mark_rect().encode(
         color=alt.Color("bank:Q", scale=alt.Scale(scheme="rainbow", domain=[0, 31]), title="bank"),
-        opacity=alt.condition("datum.read", alt.value(1.0), alt.value(0.25)),
+        opacity=alt.condition("datum.read", alt.value(1.0), alt.value(0.4)),
         tooltip=["row", "word", "bank", "read"])
     text = base.transform_filter("datum.read").mark_text(fontSize=8).encode(text="bank:Q")
     return (rect + text).properties(height=min(16 * df["row"].nunique(), 520))
