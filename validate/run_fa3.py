@@ -512,7 +512,7 @@ def main() -> int:
         entries.append(e)
 
     # -------- reference rows: torch SDPA bf16, FLASH and cuDNN backends
-    reference: list[dict[str, Any]] = []
+    ref_rows: list[dict[str, Any]] = []
     if not a.quick:
         from torch.nn.attention import SDPBackend, sdpa_kernel
         import torch.nn.functional as F
@@ -543,27 +543,14 @@ def main() -> int:
                             row["tflops"] = flops(shape, c) / row["time_ns"]["median"] / 1e3
                     except Exception as ex:  # noqa: BLE001
                         row["error"] = f"{type(ex).__name__}: {ex}"[:500]
-                    reference.append(row)
+                    ref_rows.append(row)
                     log(f"{name} {shape} causal={c}: {row.get('time_ns', {}).get('median', float('nan')) / 1e3:.1f}"
                         f" us {row.get('tflops', 0):.0f} TFLOP/s rel={row.get('rel_err')} {row.get('error', '')}")
         sets_cache.clear()
         torch.cuda.empty_cache()
 
-    data: dict[str, Any] = {"schema": 1, "date": a.date, "gpu": gpu, "kernels": entries, "reference": reference,
+    data: dict[str, Any] = {"schema": 1, "date": a.date, "gpu": gpu, "kernels": entries, "reference": ref_rows,
                             "smoke": smoke, "ncu_units": {}, "ncu_missing": []}
-    data["gpu"]["nvidia_smi_after_timing"] = common.nvidia_smi()
-    if ncu:
-        available, _ = common.ncu_available_metrics(ncu)
-        log(f"ncu --query-metrics: {len(available)} names")
-        try:
-            ncu_pass(ncu, data, entries, available, work, raw, a.ncu_timeout)
-        except Exception:  # noqa: BLE001
-            data["ncu_error"] = traceback.format_exc()[-3000:]
-            log(data["ncu_error"])
-    else:
-        data["ncu_missing"] = ["(ncu not run: --quick/--skip-ncu or not found)"]
-    for e in entries:
-        e.pop("_cubin", None)
     data["method"] = {
         "build": "nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -cubin with -DBR/-DBC/-DHEAD_DIM/"
                  "-DCAUSAL/-DSTAGES/-DPV_SPLIT; loaded with cuModuleLoadData and launched with cuLaunchKernel "
@@ -579,6 +566,21 @@ def main() -> int:
         "ncu": "see ncu_how",
         "command": " ".join(sys.argv), "host": platform.node(),
     }
+    data["gpu"]["nvidia_smi_after_timing"] = common.nvidia_smi()
+    common.write_json(out_path, {**data, "kernels": [{k: val for k, val in e.items() if k != "_cubin"}
+                                                     for e in entries]})  # in case ncu does not finish
+    if ncu:
+        available, _ = common.ncu_available_metrics(ncu)
+        log(f"ncu --query-metrics: {len(available)} names")
+        try:
+            ncu_pass(ncu, data, entries, available, work, raw, a.ncu_timeout)
+        except Exception:  # noqa: BLE001
+            data["ncu_error"] = traceback.format_exc()[-3000:]
+            log(data["ncu_error"])
+    else:
+        data["ncu_missing"] = ["(ncu not run: --quick/--skip-ncu or not found)"]
+    for e in entries:
+        e.pop("_cubin", None)
     common.write_json(out_path, data)
     log(f"wrote {out_path}")
     print(f"{'variant':<24} {'shape':<18} {'median us':>10} {'TFLOP/s':>8} {'regs':>5} {'smem':>7} correct rel_err")
@@ -587,7 +589,7 @@ def main() -> int:
         print(f"{e['variant']:<24} {'x'.join(map(str, e['shape'])):<18} {(t / 1e3 if t else float('nan')):>10.1f} "
               f"{e.get('tflops', float('nan')):>8.0f} {e.get('registers_per_thread', '-')!s:>5} "
               f"{e.get('shared_bytes_per_block', '-')!s:>7} {e.get('correct')} {e.get('rel_err')}")
-    for r in reference:
+    for r in ref_rows:
         t = r.get("time_ns", {}).get("median")
         print(f"{r['name'] + ' c' + str(r['causal']):<24} {'x'.join(map(str, r['shape'])):<18} "
               f"{(t / 1e3 if t else float('nan')):>10.1f} {r.get('tflops', float('nan')):>8.0f}")
