@@ -85,25 +85,29 @@ def log(msg: str) -> None:
 
 # ------------------------------------------------------------------------------------------------ variants
 def variant_key(v: dict[str, Any]) -> str:
-    return f"d{v['d']}_bc{v['bc']}_c{v['causal']}_s{v['stages']}" + ("_pvsplit" if v.get("pv_split") else "")
+    return (f"d{v['d']}_bc{v['bc']}_c{v['causal']}_s{v['stages']}" + ("_pvsplit" if v.get("pv_split") else "")
+            + ("" if v.get("pingpong", 1) else "_nopp"))
 
 
 def defines(v: dict[str, Any]) -> list[str]:
     return [f"-DBR={v['br']}", f"-DBC={v['bc']}", f"-DHEAD_DIM={v['d']}", f"-DCAUSAL={v['causal']}",
-            f"-DSTAGES={v['stages']}", f"-DPV_SPLIT={v.get('pv_split', 0)}"]
+            f"-DSTAGES={v['stages']}", f"-DPV_SPLIT={v.get('pv_split', 0)}", f"-DPINGPONG={v.get('pingpong', 1)}"]
 
 
 def params_of(v: dict[str, Any]) -> dict[str, Any]:
     knobs = {"br": v["br"], "bc": v["bc"], "stages": v["stages"], "swizzle": "128B", "causal": v["causal"]}
     out = {k: val for k, val in knobs.items() if DEFAULTS.get(k) != val}
-    for k in ("pv_split",):
-        if v.get(k):
-            out[k] = v[k]
+    if v.get("pv_split"):
+        out["pv_split"] = v["pv_split"]
+    if not v.get("pingpong", 1):
+        out["pingpong"] = 0
     return out
 
 
-def make_variant(d: int, causal: int, bc: int = 128, stages: int = 2, pv_split: int = 0) -> dict[str, Any]:
-    return {"br": 128, "bc": bc, "d": d, "causal": causal, "stages": stages, "pv_split": pv_split}
+def make_variant(d: int, causal: int, bc: int = 128, stages: int = 2, pv_split: int = 0, pingpong: int = 1
+                 ) -> dict[str, Any]:
+    return {"br": 128, "bc": bc, "d": d, "causal": causal, "stages": stages, "pv_split": pv_split,
+            "pingpong": pingpong}
 
 
 # ------------------------------------------------------------------------------------------------ build
@@ -385,6 +389,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="bc=128 only, no ncu, no reference rows")
     ap.add_argument("--skip-ncu", action="store_true")
     ap.add_argument("--skip-smoke", action="store_true")
+    ap.add_argument("--no-ablations", action="store_true", help="skip the pingpong=0 / stages=1,3 rows")
     ap.add_argument("--bc", default=",".join(map(str, BC_ALL)), help="bc values to measure (default 128,64,176)")
     ap.add_argument("--smoke-extra", action="store_true", help="also smoke-test pv_split=1 and stages=3 variants")
     ap.add_argument("--date", default="2026-11-22")
@@ -414,7 +419,15 @@ def main() -> int:
         for c in causals:
             for bc in bcs:
                 measured.append((make_variant(shape[3], c, bc), shape))
-    smoke_variants = [v for v, _ in measured]
+    # ablations (timed and checked, not profiled; JSON `ablations`): no ping-pong, 1 and 3 stages, at bc = 128
+    ablations: list[tuple[dict[str, Any], tuple[int, int, int, int]]] = []
+    if not a.quick and not a.no_ablations:
+        for shape, causals in SHAPES:
+            for c in causals:
+                ablations += [(make_variant(shape[3], c, 128, pingpong=0), shape),
+                              (make_variant(shape[3], c, 128, stages=1), shape),
+                              (make_variant(shape[3], c, 128, stages=3), shape)]
+    smoke_variants = [v for v, _ in measured + ablations]
     if a.smoke_extra:
         smoke_variants += [make_variant(128, 0, 128, 2, 1), make_variant(128, 1, 128, 3), make_variant(64, 0, 128, 1)]
     t0 = time.time()
@@ -467,9 +480,13 @@ def main() -> int:
 
     gpu = run_h100.gpu_info(cp, torch, ncu)
     entries: list[dict[str, Any]] = []
+    abl_entries: list[dict[str, Any]] = []
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     sets_cache: dict[tuple[int, ...], list[tuple[Any, ...]]] = {}
-    for i, (v, shape) in enumerate(measured):
+    n_main = len(measured)
+    todo = sorted(enumerate(measured + ablations), key=lambda t: SHAPES.index(next(x for x in SHAPES
+                                                                                   if x[0] == t[1][1])))
+    for i, (v, shape) in todo:
         key = variant_key(v)
         B, H, N, d = shape
         e: dict[str, Any] = {"kernel": NAME, "shape": list(shape), "params": params_of(v),
@@ -509,7 +526,11 @@ def main() -> int:
             e.update(correct=False, error=traceback.format_exc()[-2000:])
         log(f"{key:<22} {shape} correct={e.get('correct')} rel={e.get('rel_err')} "
             f"t={e.get('time_ns', {}).get('median', float('nan')) / 1e3:.1f} us tflops={e.get('tflops', 0):.0f}")
-        entries.append(e)
+        if i < n_main:
+            entries.append(e)
+        else:
+            e.pop("_cubin", None)
+            abl_entries.append(e)
 
     # -------- reference rows: torch SDPA bf16, FLASH and cuDNN backends
     ref_rows: list[dict[str, Any]] = []
@@ -550,7 +571,7 @@ def main() -> int:
         torch.cuda.empty_cache()
 
     data: dict[str, Any] = {"schema": 1, "date": a.date, "gpu": gpu, "kernels": entries, "reference": ref_rows,
-                            "smoke": smoke, "ncu_units": {}, "ncu_missing": []}
+                            "ablations": abl_entries, "smoke": smoke, "ncu_units": {}, "ncu_missing": []}
     data["method"] = {
         "build": "nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -cubin with -DBR/-DBC/-DHEAD_DIM/"
                  "-DCAUSAL/-DSTAGES/-DPV_SPLIT; loaded with cuModuleLoadData and launched with cuLaunchKernel "
@@ -589,6 +610,10 @@ def main() -> int:
         print(f"{e['variant']:<24} {'x'.join(map(str, e['shape'])):<18} {(t / 1e3 if t else float('nan')):>10.1f} "
               f"{e.get('tflops', float('nan')):>8.0f} {e.get('registers_per_thread', '-')!s:>5} "
               f"{e.get('shared_bytes_per_block', '-')!s:>7} {e.get('correct')} {e.get('rel_err')}")
+    for e in abl_entries:
+        t = e.get("time_ns", {}).get("median")
+        print(f"{e['variant']:<24} {'x'.join(map(str, e['shape'])):<18} {(t / 1e3 if t else float('nan')):>10.1f} "
+              f"{e.get('tflops', float('nan')):>8.0f} (ablation) {e.get('correct')} {e.get('rel_err')}")
     for r in ref_rows:
         t = r.get("time_ns", {}).get("median")
         print(f"{r['name'] + ' c' + str(r['causal']):<24} {'x'.join(map(str, r['shape'])):<18} "

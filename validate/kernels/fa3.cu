@@ -17,7 +17,8 @@
 //   Epilogue: O / l, bf16, 4-byte stores straight to global memory.
 // Knobs (defines): BR (128 only), BC (64, 128, 176: any multiple of 16 with a wgmma form in fa3_common.cuh),
 // HEAD_DIM (64, 128), CAUSAL (0/1), STAGES (>= 1), PV_SPLIT (0: one m64n{D} wgmma per k16 step of PV;
-// 1: one m64n64 per 64-column panel of V, no LBO in the V descriptor).
+// 1: one m64n64 per 64-column panel of V, no LBO in the V descriptor), PINGPONG (1; 0 drops the named-barrier
+// turns, an ablation).
 // Shared memory: Q (BR x D) | K ring (STAGES x BC x D) | V ring | mbarriers; every tile is D/64 panels of
 // rows x 128 B, 128B-swizzled by TMA, panels 1024-B aligned. Needs N % BR == 0 (any N for the keys: TMA
 // zero-fills rows past N and the mask removes them).
@@ -39,6 +40,16 @@
 #endif
 #ifndef PV_SPLIT
 #define PV_SPLIT 0
+#endif
+#ifndef PINGPONG  // 0: no turn-taking between the consumer warpgroups (an ablation; the design is 1)
+#define PINGPONG 1
+#endif
+#if PINGPONG
+#define FA3_TURN_SYNC(id) named_bar_sync((id), 256)
+#define FA3_TURN_ARRIVE(id) named_bar_arrive((id), 256)
+#else
+#define FA3_TURN_SYNC(id) ((void)0)
+#define FA3_TURN_ARRIVE(id) ((void)0)
 #endif
 
 #include "fa3_common.cuh"
@@ -274,16 +285,16 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 #define FA3_NEED_MASK(key0) ((key0) + BC > N)
 #endif
 
-    if (w == 1) named_bar_arrive(1, 256);  // WG1 takes the first turn
+    if (w == 1) FA3_TURN_ARRIVE(1);  // WG1 takes the first turn
     mbar_wait(BAR_Q, 0);
 
     // turn 0: S_0 = Q K_0^T
     mbar_wait(BAR_FULLK(0), 0);
-    named_bar_sync(1 + w, 256);
+    FA3_TURN_SYNC(1 + w);
     wgmma_fence();
     issue_qk(sacc, q_lo, k_lo, hi);
     wgmma_commit();
-    named_bar_arrive(2 - w, 256);  // the other WG's turn
+    FA3_TURN_ARRIVE(2 - w);  // the other WG's turn
     wgmma_wait<0>();
     fence_regs(sacc);
     if (lane == 0) mbar_arrive(BAR_EMPTYK(0));
@@ -295,14 +306,14 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       const int sp = (j - 1) % STAGES;
       mbar_wait(BAR_FULLK(s), (j / STAGES) & 1);
       mbar_wait(BAR_FULLV(sp), ((j - 1) / STAGES) & 1);
-      named_bar_sync(1 + w, 256);
+      FA3_TURN_SYNC(1 + w);
       fence_regs(o);
       fence_regs(pf);
       wgmma_fence();
       issue_pv(o, pf, v_lo + ((sp * FA3_KV_BYTES) >> 4), hi);
       issue_qk(sacc, q_lo, k_lo + ((s * FA3_KV_BYTES) >> 4), hi);
       wgmma_commit();
-      named_bar_arrive(2 - w, 256);
+      FA3_TURN_ARRIVE(2 - w);
       wgmma_wait<0>();
       fence_regs(o);
       fence_regs(sacc);
@@ -319,13 +330,13 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     {
       const int sp = (n_blocks - 1) % STAGES;
       mbar_wait(BAR_FULLV(sp), ((n_blocks - 1) / STAGES) & 1);
-      named_bar_sync(1 + w, 256);
+      FA3_TURN_SYNC(1 + w);
       fence_regs(o);
       fence_regs(pf);
       wgmma_fence();
       issue_pv(o, pf, v_lo + ((sp * FA3_KV_BYTES) >> 4), hi);
       wgmma_commit();
-      if (w == 0) named_bar_arrive(2, 256);  // WG2's last turn; WG2 has no one left to hand over to
+      if (w == 0) FA3_TURN_ARRIVE(2);  // WG2's last turn; WG2 has no one left to hand over to
       wgmma_wait<0>();
       fence_regs(o);
       if (lane == 0) mbar_arrive(BAR_EMPTYV(sp));
