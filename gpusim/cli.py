@@ -208,6 +208,8 @@ def cmd_validate(a) -> int:
         print(f"{r.label:<26} {','.join(map(str, r.shape)):<16} {r.predicted[v.TIME] / 1e6:>9.3f} "
               f"{r.measured[v.TIME] / 1e6:>9.3f} {r.errors.get(v.TIME, float('nan')):>+6.1f}%  "
               f"{r.top_stall[0]} / {r.top_stall[1] or '-'}")
+    for line in v.SKIPPED:
+        print(f"not modelled: {line}")
     print(f"\ntime MAPE {summary['time_mape_pct']:.1f}%, worst {summary['time_max_err_pct']:.1f}% "
           f"({summary['time_worst']}), top stall match {summary['top_stall_match_pct']:.0f}%")
     for ladder, rho in summary["spearman"].items():

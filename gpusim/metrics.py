@@ -130,7 +130,9 @@ def report(sim: Simulation) -> dict:
         "launch__occupancy_limit_blocks": sim.occ.limits["blocks"],
     }
     pipes = compute_totals(sim)
-    m["sm__inst_executed_pipe_tensor_op_hmma.sum"] = round(pipes.get("tensor", (0, 0))[0])
+    # ncu counts wgmma instructions on the hmma pipe too (measured: hopper-gemm-2026-11-22.json, fa3-*.json)
+    m["sm__inst_executed_pipe_tensor_op_hmma.sum"] = round(pipes.get("tensor", (0, 0))[0] +
+                                                           pipes.get("wgmma", (0, 0))[0])
     m["sm__inst_executed_pipe_tensor_op_gmma.sum"] = round(pipes.get("wgmma", (0, 0))[0])
     m["smsp__inst_executed_op_ldsm.sum"] = round(_sum_ops(sim, "shared", "ldsm", "instructions"))
     tma_bytes = sum(_op_total(sim, n, "sectors") for n, p in sim.pats.items() if p.op.kind == "tma") * sb

@@ -258,13 +258,20 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, cluster: in
         Commit("wgmma", consumers), WaitGroup("wgmma", 0, consumers), Arrive("empty", lambda it, j: it, consumers),
     )
     epi = (_hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4),)
+    prologue: tuple = ()
+    tensors = _tensors(M, N, K)
+    if order == "hilbert":  # the twin reads each tile's (m, n) from a host-computed table: the producer thread
+        # and every consumer warp load the same 4-byte entry
+        prologue = (Mem("ldOrder", "global", "ld", 4, lambda c: (c.by * grid[0] + c.bx) * 4 + 0 * c.lane, "order",
+                        warps=(0, *consumers)),)
+        tensors = (*tensors, Tensor("order", mt * nt * 4))
     params = {"stages": stages, "bn": bn, "swizzle": swizzle} | ({"order": order} if order else {})
     tile_order, persistent = None, 0
     if order:
         tile_order = tile_sequence(order, mt, nt)
         persistent = 132
     launch = Launch(grid, (384, 1, 1), 168, smem)  # __launch_bounds__(384, 1): 65536 / 384 rounded to 8
-    return Kernel(name, "hgemm", shape, params, launch, (), Loop(tiles, body), epi, _tensors(M, N, K),
+    return Kernel(name, "hgemm", shape, params, launch, prologue, Loop(tiles, body), epi, tensors,
                   2 * M * N * K, _twin(name), mbarriers={"full": len(a) + len(b), "empty": len(consumers)},
                   warpgroup_regs=(40, 232, 232), cluster=cluster, tile_order=tile_order, persistent_ctas=persistent,
                   notes=("cluster partners are assumed symmetric: the partner's multicast half of B lands when this "
