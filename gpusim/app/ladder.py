@@ -68,6 +68,14 @@ def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict
     return out, list(refs.values())
 
 
+REFERENCES = {"sgemm": "cublas_fp32", "hgemm": "cublas_bf16", "attention": "sdpa_flash"}  # family -> baseline
+
+
+def references(refs: list[Reference], family: str, shape: tuple[int, ...]) -> list[Reference]:
+    """The library baseline a ladder is compared with, at this shape."""
+    return [r for r in refs if r.shape == tuple(shape) and r.name == REFERENCES.get(family)]
+
+
 def measured_shapes(measured: dict, names: list[str]) -> list[tuple[int, ...]]:
     """Shapes at which any of ``names`` was measured, the most-measured (then largest) first."""
     count: dict[tuple[int, ...], int] = {}

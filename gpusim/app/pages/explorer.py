@@ -60,6 +60,8 @@ def main() -> None:
                 help=f"{m['gpusim__ctas_per_sm']} CTA(s) per SM, limited by {m['gpusim__occupancy_limiter']}")
     c[3].metric("waves", f"{m['gpusim__waves']:.2f}", help="CTAs / (SMs x CTAs per SM)")
     st.info(f"**Verdict:** {m['gpusim__verdict']}")
+    st.caption(f"Predicted for the {catalog.config(common.config_path()).name}, shape {' x '.join(map(str, shape))}"
+               + (f", knobs {overrides}" if overrides else "") + ".")
     if m.get("gpusim__fast_forward"):
         st.caption("Steady-state fast-forward was used: loop iterations and CTA waves beyond the simulated window are "
                    "extrapolated.")

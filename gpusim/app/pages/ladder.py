@@ -48,7 +48,8 @@ def pick_rung(chart_key: str) -> None:
         st.session_state["ld_rung"] = points[0]["kernel"]
 
 
-def bars(df: pd.DataFrame, order: list[str], refs: list[ladder.Reference], as_gflops: bool) -> alt.Chart:
+def bars(df: pd.DataFrame, order: list[str], refs: list[ladder.Reference], as_gflops: bool,
+         flops: int | None) -> alt.Chart:
     y = "GFLOP/s" if as_gflops else "time (ms)"
     long = df.melt(id_vars=["kernel"], value_vars=[f"predicted {y}", f"measured {y}"], var_name="source",
                    value_name=y).dropna()
@@ -66,11 +67,13 @@ def bars(df: pd.DataFrame, order: list[str], refs: list[ladder.Reference], as_gf
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.4)),
         tooltip=["kernel", "source", alt.Tooltip(f"{y}:Q", format=",.3f")],
     ).add_params(sel)
-    if refs:
-        r = pd.DataFrame([{"y": (ref.time_ns / 1e6) if not as_gflops else None, "name": ref.name} for ref in refs])
-        if not as_gflops:
-            chart = chart + alt.Chart(r).mark_rule(strokeDash=[5, 3], color="#54a24b").encode(
-                y="y:Q", tooltip=["name", alt.Tooltip("y:Q", title="measured ms", format=".3f")])
+    if refs and (flops or not as_gflops):
+        r = pd.DataFrame([{"y": flops / ref.time_ns if as_gflops else ref.time_ns / 1e6, "name": ref.name,
+                           "how": ref.how} for ref in refs])
+        rule = alt.Chart(r).encode(y="y:Q")
+        chart = chart + rule.mark_rule(strokeDash=[5, 3], color="#54a24b").encode(
+            tooltip=["name", "how", alt.Tooltip("y:Q", title=f"measured {y}", format=",.3f")]) + rule.mark_text(
+            align="left", dx=4, dy=-6, color="#54a24b").encode(text="name:N", x=alt.value(0))
     return chart.properties(height=420)
 
 
@@ -157,12 +160,13 @@ def main() -> None:
     left, right = st.columns([3, 1])
     with left:
         key = "ld_chart"
-        st.altair_chart(bars(df, names, [r for r in refs if r.shape == shape], as_gflops), key=key,
+        st.altair_chart(bars(df, names, ladder.references(refs, fam, shape), as_gflops, flops_of(names[0], shape)),
+                        key=key,
                         on_select=lambda: pick_rung(key), selection_mode="rung", width="stretch")
     with right:
-        st.markdown("Blue: the simulator's prediction; orange: the median of 20 timed runs on an H100 SXM (CUDA "
-                    "events). The dashed green line is cuBLAS on the same GPU. The axis is logarithmic: one grid "
-                    "step is a factor of ten.")
+        st.markdown("Blue: the simulator's prediction; orange: the median of the timed runs on an H100 SXM (CUDA "
+                    "events). The dashed green line is the library baseline measured on the same GPU (cuBLAS, or "
+                    "PyTorch's FlashAttention). The axis is logarithmic: one grid step is a factor of ten.")
         st.caption("Click a bar to explain that rung below.")
     st.subheader("Roofline", divider="gray")
     left, right = st.columns([3, 1])
@@ -182,7 +186,7 @@ def main() -> None:
         st.info("This ladder has one rung.")
         return
     if st.session_state.get("ld_rung") not in choices:
-        st.session_state["ld_rung"] = choices[-1]
+        st.session_state["ld_rung"] = choices[0]
     rung = st.selectbox("rung", choices, key="ld_rung")
     below = names[names.index(rung) - 1]
     st.caption(f"**{rung}**: {catalog.registry()[rung].doc}  \n**{below}** (the rung below): "

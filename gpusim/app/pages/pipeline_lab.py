@@ -10,6 +10,7 @@ from gpusim.app import catalog, pipeline, timeline
 from gpusim.app.pages import common
 
 TIME = "gpu__time_duration.sum"
+WINDOW_ITERATIONS = 6  # loop iterations the timeline shows at first
 COLORS = {"global memory": "#4c78a8", "TMA": "#72b7b2", "shared memory": "#9ecae9", "MMA (tensor cores)": "#e45756",
           "softmax (SFU)": "#f58518", "FP32 / INT32": "#eeca3b", "barrier / async wait": "#b279a2",
           "stall": "#d3d3d3"}
@@ -23,20 +24,21 @@ st.markdown(
     "stages can mean fewer resident CTAs, or no launch at all.")
 
 
-def gantt(view: dict) -> alt.Chart:
+def gantt(view: dict, window: tuple[float, float]) -> alt.Chart:
     df = pd.DataFrame(view["bars"])
+    df = df[(df["end"] > window[0]) & (df["start"] < window[1])]
     order = list(dict.fromkeys(df.sort_values("order")["row"]))
     acts = [a for a in timeline.ACTIVITIES if a in set(df["activity"])] + sorted(
         set(df["activity"]) - set(timeline.ACTIVITIES))
     return alt.Chart(df).mark_bar(clip=True).encode(
-        x=alt.X("start:Q", title="cycle (one SM, first wave)"), x2="end:Q",
+        x=alt.X("start:Q", title="cycle (one SM, first wave)", scale=alt.Scale(domain=list(window))), x2="end:Q",
         y=alt.Y("row:N", sort=order, title=None),
         yOffset=alt.YOffset("activity:N", sort=acts),
         color=alt.Color("activity:N", sort=acts,
                         scale=alt.Scale(domain=acts, range=[COLORS.get(a, "#888888") for a in acts])),
         tooltip=["row", "activity", "ops", alt.Tooltip("start:Q", format=",.0f"), alt.Tooltip("end:Q", format=",.0f"),
                  alt.Tooltip("count:Q", title="spans merged")],
-    ).properties(height=max(260, 60 * len(order))).interactive(bind_y=False)
+    ).properties(height=max(320, 80 * len(order))).interactive(bind_y=False)
 
 
 def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], chosen: int, limit_kb: float):
@@ -142,7 +144,12 @@ def main() -> None:
                            "(steady state).")
         with left:
             if view["bars"]:
-                st.altair_chart(gantt(view), width="stretch")
+                shown = max(1, int(view["shown"]))
+                # a few loop iterations at first: enough to see the pipeline's rhythm
+                first = min(shown, int(WINDOW_ITERATIONS * view["end"] / max(res["iterations"], 1)))
+                window = st.slider("cycles shown", 0, shown, (0, first), step=max(1, shown // 500),
+                                   key=f"pl_{name}_{stages}_{per_wg}_window")
+                st.altair_chart(gantt(view, window), width="stretch")
             else:
                 st.info("The simulation recorded no timeline for this launch.")
 

@@ -1,0 +1,178 @@
+"""The app in a real browser: ``streamlit run app.py`` on localhost, headless Chromium through Playwright.
+
+Every page must load without an exception, and moving the pipeline lab's stages slider must change the
+predicted time on the page. Screenshots of each page go to ``artifacts/screenshots/`` (git-ignored; CI keeps
+them as artifacts; ``GPUSIM_SCREENSHOTS`` picks another folder).
+
+Needs Playwright (``pip install playwright``) and a Chromium binary: Debian's ``chromium`` package (what
+``.ci/run`` installs), or the one named by ``CHROMIUM``. Without them the test is skipped, unless
+``GPUSIM_REQUIRE_BROWSER=1`` (set by ``.ci/run``), where it fails instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("GPUSIM_SCREENSHOTS", REPO / "artifacts" / "screenshots"))
+VIEWPORT = {"width": 1500, "height": 3000}  # tall: Streamlit scrolls inside the page, so shoot it whole
+START_TIMEOUT_S = 90
+PAGE_TIMEOUT_S = 240  # a first visit simulates (a ladder, a stage sweep) on a slow 2-core machine
+PAGES = (("swizzle", "", "Swizzle lab"), ("pipeline", "pipeline", "Pipeline lab"), ("ladder", "ladder", "Ladder"),
+         ("explorer", "explorer", "Kernel explorer"))
+
+
+def _chromium() -> str | None:
+    env = os.environ.get("CHROMIUM")
+    if env:
+        return env
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def _missing() -> str:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install playwright)"
+    if not _chromium():
+        return "no Chromium binary (apt-get install chromium, or set CHROMIUM)"
+    return ""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    why = _missing()
+    if why:
+        if os.environ.get("GPUSIM_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"the browser test is required here but cannot run: {why}")
+        pytest.skip(why)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+             f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
+             "--server.fileWatcherType=none"],
+            cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if proc.returncode not in (0, -15, None):
+            print(log.read_text()[-3000:])
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), headless=True,
+                                    args=["--no-sandbox", "--disable-dev-shm-usage"])
+        pg = browser.new_page(viewport=VIEWPORT)
+        pg.set_default_timeout(PAGE_TIMEOUT_S * 1000)
+        yield pg
+        browser.close()
+
+
+def settle(pg) -> None:
+    """Wait until the script run that the last action started has finished and the charts are drawn."""
+    app = pg.locator('[data-testid="stApp"]')
+    deadline = time.monotonic() + PAGE_TIMEOUT_S
+    quiet = 0
+    while quiet < 3:  # three polls in a row without a run in progress
+        quiet = quiet + 1 if app.get_attribute("data-test-script-state") == "notRunning" else 0
+        assert time.monotonic() < deadline, "the app kept running"
+        pg.wait_for_timeout(400)
+    pg.wait_for_timeout(800)  # vega-embed draws after the script returns
+
+
+def metric(pg, label: str) -> str:
+    box = pg.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def no_exception(pg) -> None:
+    exc = pg.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()[:2000]
+
+
+@pytest.mark.parametrize(("name", "path", "title"), PAGES)
+def test_page_loads_in_a_browser(page, server, name, path, title):
+    page.goto(f"{server}/{path}")
+    page.get_by_role("heading", name=title, level=1).wait_for()
+    settle(page)
+    no_exception(page)
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    if name == "swizzle":
+        assert metric(page, "bank conflicts") == "28"  # ldmatrix.x4 down 128-byte rows, no swizzle
+    elif name == "pipeline":
+        assert metric(page, "predicted time").endswith(("µs", "ms"))
+    elif name == "ladder":
+        assert page.get_by_text("Why is a rung faster than the one below?").count() == 1
+    else:
+        assert page.get_by_text("Verdict:").count() == 1
+    page.locator(".vega-embed").first.wait_for()
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def test_explorer_downloads_the_perfetto_trace(page, server, tmp_path):
+    page.goto(f"{server}/explorer")
+    page.get_by_role("heading", name="Kernel explorer", level=1).wait_for()
+    settle(page)
+    page.get_by_role("tab", name="trace").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="download Perfetto trace").click()
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    trace = json.loads(path.read_text())
+    assert path.name.endswith(".trace.json")
+    assert any(e.get("ph") == "X" for e in trace["traceEvents"])  # slices of one SM's warps
+
+
+def test_stages_slider_changes_the_predicted_time(page, server):
+    page.goto(f"{server}/pipeline")
+    page.get_by_role("heading", name="Pipeline lab", level=1).wait_for()
+    settle(page)
+    before = metric(page, "predicted time")
+    thumb = page.locator('[data-testid="stSlider"]').filter(has_text="stages").get_by_role("slider").first
+    thumb.focus()
+    page.keyboard.press("ArrowLeft")  # the default is the kernel's stage count; one fewer always fits
+    deadline = time.monotonic() + PAGE_TIMEOUT_S
+    while metric(page, "predicted time") == before:
+        assert time.monotonic() < deadline, f"the predicted time stayed at {before}"
+        page.wait_for_timeout(300)
+    settle(page)
+    no_exception(page)
+    after = metric(page, "predicted time")
+    assert after != before and after.endswith(("µs", "ms"))
+    page.screenshot(path=str(SHOTS / "pipeline_after_slider.png"))

@@ -1,0 +1,367 @@
+"""The Streamlit app: its pure logic (gpusim/app) and every page driven through Streamlit's AppTest.
+
+AppTest runs ``app.py`` in-process: a test sets widgets, reruns the script and reads what the page shows
+(metrics, errors, tables, chart specs). The real-browser test is ``tests/browser/test_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpusim.app import banks, catalog, ladder, pipeline, timeline
+from gpusim.memory import shared
+
+REPO = Path(__file__).resolve().parent.parent
+H100_CONFIG = REPO / "configs" / "h100_sxm.toml"
+APP = REPO / "app.py"
+PAGES = "gpusim/app/pages"
+TIMEOUT_S = 300  # first runs simulate sweeps (8 stage counts, a whole ladder); a 2-core CI machine is slow
+
+
+# ---- pure logic ---------------------------------------------------------------------------------------
+
+def test_ldmatrix_column_of_128_byte_rows_conflicts_eightfold_and_128b_swizzle_removes_it():
+    tile = banks.Tile(64, 64, "bf16")
+    plain = banks.analyse(tile, banks.Layout(), "ldmatrix.x4")
+    assert (plain.wavefronts, plain.ideal, plain.conflicts) == (32, 4, 28)
+    swz = banks.analyse(tile, banks.Layout("xor", mode="128B"), "ldmatrix.x4")
+    assert (swz.wavefronts, swz.conflicts) == (4, 0)
+    # the picture: with the swizzle each wavefront serves one matrix of 8 lanes over all 32 banks
+    assert {c.wavefront for c in swz.cells} == {0, 1, 2, 3}
+    assert all(len({c.bank for c in swz.cells if c.wavefront == w}) == 32 for w in range(4))
+
+
+def test_padding_a_fp32_tile_by_one_word_makes_column_reads_conflict_free():
+    tile = banks.Tile(32, 32, "fp32")
+    assert banks.analyse(tile, banks.Layout(), "column-wise", 4).conflicts == 31
+    assert banks.analyse(tile, banks.Layout("pad", pad_elems=1), "column-wise", 4).conflicts == 0
+
+
+def test_cute_swizzle_333_on_bf16_is_the_128b_mode():
+    tile = banks.Tile(64, 64, "bf16")
+    cute = banks.analyse(tile, banks.Layout("cute", bms=(3, 3, 3)), "ldmatrix.x4")
+    xor = banks.analyse(tile, banks.Layout("xor", mode="128B"), "ldmatrix.x4")
+    assert np.array_equal(cute.addresses, xor.addresses)
+    assert banks.kernel_swizzle_mode(banks.Layout("cute", bms=(3, 3, 3)), 2) == "128B"
+    assert banks.kernel_swizzle_mode(banks.Layout("cute", bms=(3, 4, 3)), 1) == "128B"
+    assert banks.kernel_swizzle_mode(banks.Layout("cute", bms=(2, 3, 3)), 2) == "64B"
+    assert banks.kernel_swizzle_mode(banks.Layout("pad", pad_elems=8), 2) is None
+
+
+@pytest.mark.parametrize(("tile", "layout", "access", "width", "says"), [
+    (banks.Tile(64, 32, "bf16"), banks.Layout("xor", mode="128B"), "ldmatrix.x4", 16, "row is only 64 B"),
+    (banks.Tile(64, 64, "bf16"), banks.Layout("cute", bms=(3, 4, 3)), "row-wise", 4, "wider than the tile row"),
+    (banks.Tile(64, 64, "bf16"), banks.Layout("cute", bms=(3, 3, 1)), "row-wise", 4, "S >= B"),
+    (banks.Tile(32, 32, "fp32"), banks.Layout("pad", pad_elems=1), "ldmatrix.x4", 16, "not 16-byte aligned"),
+    (banks.Tile(64, 64, "bf16"), banks.Layout("pad", pad_elems=8), "wgmma operand", 16, "canonical"),
+    (banks.Tile(8, 64, "bf16"), banks.Layout(), "ldmatrix.x4", 16, "16-row"),
+    (banks.Tile(64, 64, "fp32"), banks.Layout("cute", bms=(2, 0, 2)), "row-wise", 16, "contiguous"),
+    (banks.Tile(512, 512, "fp32"), banks.Layout(), "row-wise", 4, "227 KB"),
+])
+def test_impossible_combinations_raise_one_clear_line(tile, layout, access, width, says):
+    with pytest.raises(ValueError, match=says):
+        banks.analyse(tile, layout, access, width)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.sampled_from([8, 16, 32, 64, 128]), cols=st.sampled_from([16, 32, 64, 128, 256]),
+       dtype=st.sampled_from(list(banks.DTYPES)), access=st.sampled_from(banks.ACCESSES),
+       width=st.sampled_from([4, 8, 16]), layout=st.sampled_from([
+           banks.Layout(), banks.Layout("pad", pad_elems=4), banks.Layout("pad", pad_elems=8),
+           banks.Layout("xor", mode="32B"), banks.Layout("xor", mode="64B"), banks.Layout("xor", mode="128B"),
+           banks.Layout("cute", bms=(3, 3, 3)), banks.Layout("cute", bms=(2, 2, 3))]))
+def test_the_bank_picture_agrees_with_the_simulators_wavefront_count(rows, cols, dtype, access, width, layout):
+    try:
+        a = banks.analyse(banks.Tile(rows, cols, dtype), layout, access, width)
+    except ValueError:
+        return
+    assert sum(p[2] for p in a.phases) == a.wavefronts
+    assert max(c.wavefront for c in a.cells) + 1 == a.wavefronts
+    assert int(a.lane_wavefront.max()) + 1 == a.wavefronts
+    # no bank delivers two different words in one wavefront
+    seen = {}
+    for c in a.cells:
+        assert seen.setdefault((c.wavefront, c.bank), c.address) == c.address
+    if access not in banks.MATRIX_ACCESSES:
+        assert a.wavefronts == shared.wavefronts(a.addresses, a.access.width_bytes)
+
+
+def test_tile_picture_marks_the_words_the_instruction_reads():
+    tile = banks.Tile(64, 64, "bf16")
+    a = banks.analyse(tile, banks.Layout(), "ldmatrix.x4")
+    cells = banks.tile_banks(tile, banks.Layout(), a.access)
+    read = [c for c in cells if c["read"]]
+    assert len(read) == 16 * 8  # 16 rows x 32 bytes
+    assert {c["bank"] for c in read} == set(range(8))  # unswizzled: 128-byte rows, chunks 0-1 -> banks 0-7
+
+
+def test_timeline_merges_overlapping_spans_and_names_activities():
+    trace = [(0, "ldA", "global_ld", 0, 100), (0, "ldB", "global_ld", 50, 150), (0, "mma", "tensor", 160, 200),
+             (0, "wait:full", "stall", 200, 260), (1, "stall:long_scoreboard", "stall", 0, 40),
+             (1, "copy", "tma", 10, 90), (1, "ex2", "sfu", 100, 120)]
+    bars, shown, end = timeline.bars(trace, warps_per_cta=4)
+    by = {(b.row, b.activity): b for b in bars}
+    merged = by[("CTA 0 warp 0", "global memory")]
+    assert (merged.start, merged.end, merged.count, merged.ops) == (0, 150, 2, "ldA, ldB")
+    assert ("CTA 0 warp 0", "barrier / async wait") in by and ("CTA 0 warp 1", "stall") in by
+    assert ("CTA 0 warp 1", "TMA") in by and ("CTA 0 warp 1", "softmax (SFU)") in by
+    assert shown == end == 260
+    cut, shown, end = timeline.bars(trace, warps_per_cta=4, max_bars=3)
+    assert len(cut) == 3 and shown < end
+    wg, _, _ = timeline.bars(trace, warps_per_cta=4, warpgroups=True)
+    assert {b.row for b in wg} == {"CTA 0 WG 0"}
+
+
+def test_stage_sweep_shared_memory_grows_until_the_227_kb_limit(h100):
+    points = pipeline.smem_sweep("hgemm_mma_pipelined", (4096, 4096, 4096), {}, h100)
+    fits = [p for p in points if p.fits]
+    assert [p.smem_bytes for p in fits] == [s * 32 * 1024 for s in range(1, len(fits) + 1)]
+    assert pipeline.max_stages(points) == 7
+    eight = next(p for p in points if p.stages == 8)
+    assert not eight.fits and "227 KB" in eight.error
+    assert fits[0].ctas_per_sm > fits[-1].ctas_per_sm >= 1
+
+
+def test_measurements_load_every_schema1_file_of_the_gpu(tmp_path, h100):
+    entry = {"kernel": "sgemm_naive", "shape": [64, 64, 64], "correct": True, "time_ns": {"median": 1000.0},
+             "ncu": {"dram__bytes_read.sum": 10}}
+    gpu = {"name": "NVIDIA H100 80GB HBM3"}
+    (tmp_path / "a.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "kernels": [entry]}))
+    (tmp_path / "b.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "kernels": [
+        {**entry, "time_ns": {"median": 2000.0}}, {**entry, "kernel": "sgemm_coalesced", "correct": False}]}))
+    (tmp_path / "c.json").write_text(json.dumps({"schema": 1, "gpu": {"name": "NVIDIA A100"}, "kernels": [
+        {**entry, "kernel": "sgemm_vectorized"}]}))
+    (tmp_path / "micro.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "summary": {}}))
+    (tmp_path / "broken.json").write_text("{")
+    got, refs = ladder.load_measured(h100, tmp_path)
+    assert list(got) == [("sgemm_naive", (64, 64, 64))]
+    assert got[("sgemm_naive", (64, 64, 64))].time_ns == 2000.0  # the later file wins
+    assert refs == []
+
+
+def test_repository_measurements_cover_the_ladders(h100):
+    got, refs = ladder.load_measured(h100)
+    names = {k for k, _ in got}
+    assert set(catalog.kernels("sgemm")) <= names
+    assert any(r.name.startswith("cublas") for r in refs)
+
+
+def test_why_coalescing_beats_the_naive_kernel(predicted):
+    lo = predicted("sgemm_naive", (1024, 1024, 1024))
+    hi = predicted("sgemm_coalesced", (1024, 1024, 1024))
+    why = ladder.why_faster("sgemm_naive", lo, "sgemm_coalesced", hi)
+    assert why.speedup > 1
+    assert "sectors per request" in why.headline
+    flipped = ladder.why_faster("sgemm_coalesced", hi, "sgemm_naive", lo)
+    assert "slower" in flipped.headline
+
+
+def test_catalog_turns_bad_input_into_messages():
+    assert catalog.parse_shape("4096, 4096,4096", "sgemm_naive") == (4096, 4096, 4096)
+    for text, says in (("4096,4096", "needs 3 values"), ("a,b,c", "expected 3 integers"), ("0,1,1", "positive")):
+        with pytest.raises(ValueError, match=says):
+            catalog.parse_shape(text, "sgemm_naive")
+    out = catalog.predict("sgemm_2d_blocktiling", (100, 128, 128), None, str(H100_CONFIG))
+    assert not out.ok and "not a multiple" in out.error
+    out = catalog.predict("sgemm_naive", (64, 64, 64), {"nope": 1}, str(H100_CONFIG))
+    assert not out.ok and "unknown parameter" in out.error
+    assert "hgemm_mma_pipelined" in catalog.kernels_with("stages")
+    assert "sgemm_naive" not in catalog.kernels_with("swizzle")
+    assert set(catalog.families()) >= {"sgemm", "hgemm", "attention"}
+    labels = catalog.config_choices()
+    assert len(labels) >= 2 and next(iter(labels.values())).endswith("h100_sxm.toml")
+
+
+# ---- the pages, through AppTest ------------------------------------------------------------------------
+
+@pytest.fixture
+def app():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def goto(at, page: str):
+    at.switch_page(f"{PAGES}/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r}; shown: {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def rerun(at):
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def gantt(at):
+    """The pipeline lab's timeline chart (the one chart with bars offset by activity inside a row)."""
+    return next(c for c in at.get("vega_lite_chart") if "yOffset" in c.proto.spec)
+
+
+def chart_data(chart):
+    """The data an Altair chart was given (Streamlit sends it as an Arrow stream)."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_all().to_pandas()
+
+
+def errors(at) -> str:
+    return " | ".join(e.value for e in at.error)
+
+
+def test_swizzle_lab_128b_swizzle_removes_ldmatrix_conflicts(app):
+    at = app  # the swizzle lab is the default page: 64 x 64 bf16, ldmatrix.x4, no swizzle
+    assert at.selectbox(key="sw_access").value == "ldmatrix.x4"
+    assert metric(at, "bank conflicts") == "28"
+    assert metric(at, "wavefronts") == "32"
+    unswizzled = float(metric(at, "predicted kernel time").split()[0])
+    at.selectbox(key="sw_layout").set_value("XOR 128B")
+    rerun(at)
+    assert metric(at, "bank conflicts") == "0"
+    assert metric(at, "wavefronts") == "4"
+    assert float(metric(at, "predicted kernel time").split()[0]) < unswizzled  # hgemm_mma with a 128B layout
+    at.selectbox(key="sw_layout").set_value("CuTe Swizzle<B,M,S>")
+    rerun(at)  # defaults B=3, M=3, S=3: the 128B mode on 2-byte elements
+    assert metric(at, "bank conflicts") == "0"
+
+
+def test_swizzle_lab_column_reads_and_padding(app):
+    at = app
+    at.number_input(key="sw_rows").set_value(32)
+    at.number_input(key="sw_cols").set_value(32)
+    at.selectbox(key="sw_dtype").set_value("fp32")
+    at.selectbox(key="sw_access").set_value("column-wise")
+    rerun(at)
+    assert metric(at, "bank conflicts") == "31"
+    at.selectbox(key="sw_layout").set_value("padding")
+    rerun(at)
+    at.number_input(key="sw_pad").set_value(1)
+    rerun(at)
+    assert metric(at, "bank conflicts") == "0"
+    assert any('"wavefront"' in c.proto.spec for c in at.get("vega_lite_chart"))  # the bank heatmap
+
+
+def test_swizzle_lab_impossible_layout_is_a_message_not_a_trace(app):
+    at = app
+    at.number_input(key="sw_cols").set_value(32)  # bf16: 64-byte rows
+    at.selectbox(key="sw_layout").set_value("XOR 128B")
+    rerun(at)
+    assert "impossible" in errors(at) and "spans 128 B but a row is only 64 B" in errors(at)
+    assert not [m for m in at.metric if m.label == "bank conflicts"]
+
+
+def test_pipeline_lab_stages_change_the_time_and_too_many_do_not_fit(app):
+    at = goto(app, "pipeline_lab")
+    at.selectbox(key="pl_kernel").set_value("hgemm_mma_pipelined")
+    rerun(at)
+    slider = at.slider(key="pl_hgemm_mma_pipelined_stages")
+    slider.set_value(1)
+    rerun(at)
+    one = metric(at, "predicted time")
+    at.slider(key="pl_hgemm_mma_pipelined_stages").set_value(3)
+    rerun(at)
+    three = metric(at, "predicted time")
+    assert one != three
+    assert metric(at, "shared memory per CTA") == "96.0 KB"
+    bars = chart_data(gantt(at))
+    assert {"MMA (tensor cores)", "global memory", "shared memory"} <= set(bars["activity"])
+    assert (bars["end"] > bars["start"]).all()
+    at.slider(key="pl_hgemm_mma_pipelined_stages").set_value(8)
+    rerun(at)
+    assert "8 stages do not fit" in errors(at) and "227 KB" in errors(at)
+    assert metric(at, "predicted time") == "does not fit"
+    assert not at.radio  # no timeline for a launch that cannot happen
+    at.slider(key="pl_hgemm_mma_pipelined_stages").set_value(2)
+    rerun(at)
+    assert not at.error
+    assert set(chart_data(gantt(at))["row"]) == {"CTA 0 WG 0", "CTA 0 WG 1", "CTA 1 WG 0", "CTA 1 WG 1"}
+    at.radio(key="pl_rows").set_value("per warp")
+    rerun(at)
+    rows = chart_data(gantt(at))["row"]
+    assert {"CTA 0 warp 0", "CTA 0 warp 7"} <= set(rows)  # 8 warps per CTA
+
+
+def test_pipeline_lab_bad_shape_is_a_message(app):
+    at = goto(app, "pipeline_lab")
+    at.selectbox(key="pl_kernel").set_value("hgemm_mma_pipelined")
+    rerun(at)
+    at.text_input(key="pl_hgemm_mma_pipelined_shape").set_value("4000,4096,4096")
+    rerun(at)
+    assert "cannot run this input" in errors(at) and "multiple" in errors(at)
+
+
+def test_ladder_shows_every_rung_and_explains_a_click(app):
+    at = goto(app, "ladder")
+    assert at.selectbox(key="ld_family").value == "sgemm"
+    table = at.dataframe[-1].value
+    assert list(table["kernel"]) == catalog.kernels("sgemm")
+    assert table["measured time (ms)"].notna().all()  # every FP32 rung was measured at 4096^3
+    at.selectbox(key="ld_rung").set_value("sgemm_coalesced")
+    rerun(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "sgemm_coalesced is" in text and "faster than sgemm_naive" in text
+    assert "sectors per request" in text
+    at.selectbox(key="ld_family").set_value("hgemm")
+    rerun(at)
+    table = at.dataframe[-1].value
+    assert list(table["kernel"]) == catalog.kernels("hgemm")
+    at.selectbox(key="ld_rung").set_value("hgemm_mma_swizzled")
+    rerun(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "hgemm_mma_swizzled is" in text and "than hgemm_mma" in text
+
+
+def test_explorer_metrics_stalls_verdict_and_trace(app):
+    at = goto(app, "explorer")
+    at.selectbox(key="ex_kernel").set_value("sgemm_2d_blocktiling")
+    rerun(at)
+    at.text_input(key="ex_sgemm_2d_blocktiling_shape").set_value("1024,1024,1024")
+    rerun(at)
+    assert metric(at, "predicted time").endswith(("ms", "µs"))
+    assert any(i.value.startswith("**Verdict:**") for i in at.info)
+    names = set(at.dataframe[-1].value["ncu metric"])
+    assert {"gpu__time_duration.sum", "dram__bytes_read.sum", "launch__registers_per_thread"} <= names
+    assert at.get("download_button")
+    def time_ns(at):
+        table = at.dataframe[-1].value
+        return table.loc[table["ncu metric"] == "gpu__time_duration.sum", "value"].iloc[0]
+
+    h100_time = time_ns(at)
+    assert any("H100" in c.value for c in at.caption)
+    at.sidebar.selectbox(key="config").set_value(next(k for k in catalog.config_choices() if k.startswith("H200")))
+    rerun(at)
+    assert any("H200" in c.value for c in at.caption)
+    assert time_ns(at) != h100_time  # the H200's HBM and L2 differ
+
+
+def test_explorer_bad_input_is_a_message(app):
+    at = goto(app, "explorer")
+    at.selectbox(key="ex_kernel").set_value("sgemm_2d_blocktiling")
+    rerun(at)
+    at.text_input(key="ex_sgemm_2d_blocktiling_shape").set_value("100,128,128")
+    rerun(at)
+    assert "No prediction" in errors(at) and "not a multiple" in errors(at)
+    at.text_input(key="ex_sgemm_2d_blocktiling_shape").set_value("big")
+    rerun(at)
+    assert "expected 3 integers" in errors(at)
+    at.selectbox(key="ex_kernel").set_value("hgemm_ws")
+    rerun(at)
+    at.selectbox(key="ex_hgemm_ws_stages").set_value(8)
+    rerun(at)
+    assert "No prediction" in errors(at) and "shared memory" in errors(at)
