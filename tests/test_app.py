@@ -129,26 +129,37 @@ def test_stage_sweep_shared_memory_grows_until_the_227_kb_limit(h100):
 
 
 def test_measurements_load_every_schema1_file_of_the_gpu(tmp_path, h100):
-    entry = {"kernel": "sgemm_naive", "shape": [64, 64, 64], "correct": True, "time_ns": {"median": 1000.0},
-             "ncu": {"dram__bytes_read.sum": 10}}
+    entry = {"kernel": "hgemm_mma_pipelined", "shape": [64, 64, 64], "correct": True, "time_ns": {"median": 1000.0},
+             "ncu": {"dram__bytes_read.sum": 10}, "params": {}}
     gpu = {"name": "NVIDIA H100 80GB HBM3"}
-    (tmp_path / "a.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "kernels": [entry]}))
+    ref = {"name": "cublas_bf16", "shape": [64, 64, 64], "time_ns": {"median": 500.0}}
+    (tmp_path / "a.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "kernels": [entry], "reference": [
+        ref, {**ref, "name": "sdpa_flash", "causal": 1}]}))
     (tmp_path / "b.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "kernels": [
-        {**entry, "time_ns": {"median": 2000.0}}, {**entry, "kernel": "sgemm_coalesced", "correct": False}]}))
+        {**entry, "time_ns": {"median": 2000.0}}, {**entry, "params": {"stages": 4}, "time_ns": {"median": 3000.0}},
+        {**entry, "kernel": "sgemm_coalesced", "correct": False}]}))
     (tmp_path / "c.json").write_text(json.dumps({"schema": 1, "gpu": {"name": "NVIDIA A100"}, "kernels": [
         {**entry, "kernel": "sgemm_vectorized"}]}))
     (tmp_path / "micro.json").write_text(json.dumps({"schema": 1, "gpu": gpu, "summary": {}}))
     (tmp_path / "broken.json").write_text("{")
     got, refs = ladder.load_measured(h100, tmp_path)
-    assert list(got) == [("sgemm_naive", (64, 64, 64))]
-    assert got[("sgemm_naive", (64, 64, 64))].time_ns == 2000.0  # the later file wins
-    assert refs == []
+    assert sorted(got) == [("hgemm_mma_pipelined", (64, 64, 64), ()),
+                           ("hgemm_mma_pipelined", (64, 64, 64), (("stages", "4"),))]
+    shape = (64, 64, 64)
+    assert ladder.lookup(got, "hgemm_mma_pipelined", shape).time_ns == 2000.0  # the later file wins
+    assert ladder.lookup(got, "hgemm_mma_pipelined", shape, {"stages": 3}).time_ns == 2000.0  # 3 is the default
+    assert ladder.lookup(got, "hgemm_mma_pipelined", shape, {"stages": 4}).time_ns == 3000.0
+    assert ladder.lookup(got, "hgemm_mma_pipelined", shape, {"stages": 5}) is None
+    assert [r.name for r in refs] == ["cublas_bf16"]  # the causal baseline is not the ladder's
+    assert ladder.references(refs, "hgemm", shape) == refs and ladder.references(refs, "sgemm", shape) == []
+    assert ladder.measured_shapes(got, ["hgemm_mma_pipelined"]) == [shape]
 
 
 def test_repository_measurements_cover_the_ladders(h100):
     got, refs = ladder.load_measured(h100)
-    names = {k for k, _ in got}
+    names = {k for k, _, params in got if not params}
     assert set(catalog.kernels("sgemm")) <= names
+    assert {"hgemm_mma", "hgemm_mma_pipelined", "fa2"} <= names
     assert any(r.name.startswith("cublas") for r in refs)
 
 
@@ -214,11 +225,20 @@ def gantt(at):
     return next(c for c in at.get("vega_lite_chart") if "yOffset" in c.proto.spec)
 
 
-def chart_data(chart):
-    """The data an Altair chart was given (Streamlit sends it as an Arrow stream)."""
+def chart_data(chart, column: str | None = None):
+    """The data an Altair chart was given (Streamlit sends each dataset as an Arrow stream): the first dataset,
+    or the first with ``column``."""
     import pyarrow as pa
 
-    return pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_all().to_pandas()
+    for d in chart.proto.datasets:
+        df = pa.ipc.open_stream(d.data.data).read_all().to_pandas()
+        if column is None or column in df:
+            return df
+    raise AssertionError(f"no dataset with {column!r}")
+
+
+def chart_with(at, field: str):
+    return next(c for c in at.get("vega_lite_chart") if f'"{field}"' in c.proto.spec)
 
 
 def errors(at) -> str:
@@ -236,6 +256,9 @@ def test_swizzle_lab_128b_swizzle_removes_ldmatrix_conflicts(app):
     assert metric(at, "bank conflicts") == "0"
     assert metric(at, "wavefronts") == "4"
     assert float(metric(at, "predicted kernel time").split()[0]) < unswizzled  # hgemm_mma with a 128B layout
+    bars = chart_data(chart_with(at, "swizzle"), "source")
+    assert set(bars["source"]) == {"predicted", "measured"}  # hgemm_mma's twin was run with every layout
+    assert set(bars["swizzle"]) == {"none", "32B", "64B", "128B"}
     at.selectbox(key="sw_layout").set_value("CuTe Swizzle<B,M,S>")
     rerun(at)  # defaults B=3, M=3, S=3: the 128B mode on 2-byte elements
     assert metric(at, "bank conflicts") == "0"
@@ -287,6 +310,8 @@ def test_pipeline_lab_stages_change_the_time_and_too_many_do_not_fit(app):
     assert "8 stages do not fit" in errors(at) and "227 KB" in errors(at)
     assert metric(at, "predicted time") == "does not fit"
     assert not at.radio  # no timeline for a launch that cannot happen
+    # the twin was measured at 2, 3 and 4 stages: those sit beside the prediction
+    assert set(chart_data(chart_with(at, "measured (ms)"), "measured (ms)")["stages"]) >= {2, 3, 4}
     at.slider(key="pl_hgemm_mma_pipelined_stages").set_value(2)
     rerun(at)
     assert not at.error

@@ -1,8 +1,9 @@
 """The ladder page's logic: measurements beside predictions, the roofline, and why a rung beats the one below.
 
 Measurements are every schema-1 file with a ``kernels`` list in ``validate/measurements/<gpu>/`` (the
-format ``validate/run_h100.py`` writes); a later file (by name) overrides an earlier one for the same
-kernel and shape. Only runs marked correct are used.
+format ``validate/run_h100.py`` writes). An entry is a kernel at a shape with its non-default knobs
+(``params``: ``{}`` for the kernel as registered, ``{"stages": 4}`` for a variant); a later file (by name)
+overrides an earlier one for the same kernel, shape and knobs. Only runs marked correct are used.
 """
 
 from __future__ import annotations
@@ -18,13 +19,32 @@ from gpusim.metrics import STALL_METRIC as STALL
 from gpusim.validation import MEASUREMENTS, TIME
 
 
+Params = tuple[tuple[str, str], ...]  # non-default knobs, sorted, values as strings
+
+
 @dataclass(frozen=True)
 class Measured:
     kernel: str
     shape: tuple[int, ...]
+    params: Params
     time_ns: float
     ncu: dict
     source: str  # file name
+
+
+def params_key(params: dict | None) -> Params:
+    """Knobs as a hashable key, values as the CLI would spell them (``True`` -> ``"1"``)."""
+    return tuple(sorted((str(k), str(int(v) if isinstance(v, bool) else v)) for k, v in (params or {}).items()))
+
+
+def lookup(measured: dict, name: str, shape: tuple[int, ...], overrides: dict | None = None) -> Measured | None:
+    """The measurement of ``name`` at ``shape`` with these knobs (those equal to the defaults dropped)."""
+    from gpusim.app.catalog import registry
+
+    defaults = registry()[name].defaults
+    params = {k: v for k, v in (overrides or {}).items()
+              if k not in defaults or params_key({k: v}) != params_key({k: defaults[k]})}
+    return measured.get((name, tuple(shape), params_key(params)))
 
 
 @dataclass(frozen=True)
@@ -38,9 +58,10 @@ class Reference:
 
 
 def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict, list[Reference]]:
-    """``{(kernel, shape): Measured}`` and the library references measured on the config's GPU model."""
+    """``{(kernel, shape, params): Measured}`` and the library baselines (at default settings) measured on the
+    config's GPU model."""
     folder = folder or MEASUREMENTS / cfg.gpu_model.lower()
-    out: dict[tuple[str, tuple[int, ...]], Measured] = {}
+    out: dict[tuple[str, tuple[int, ...], Params], Measured] = {}
     refs: dict[tuple[str, tuple[int, ...]], Reference] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
@@ -55,11 +76,13 @@ def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict
             try:
                 if not e.get("correct"):
                     continue
-                key = (str(e["kernel"]), tuple(int(x) for x in e["shape"]))
+                key = (str(e["kernel"]), tuple(int(x) for x in e["shape"]), params_key(e.get("params")))
                 out[key] = Measured(*key, float(e["time_ns"]["median"]), dict(e.get("ncu") or {}), path.name)
             except (KeyError, TypeError, ValueError):
                 continue  # an entry without a usable time is not a measurement
         for r in data.get("reference") or []:
+            if r.get("causal") or r.get("params"):
+                continue  # baselines are compared with the kernels at their defaults
             try:
                 key = (str(r["name"]), tuple(int(x) for x in r["shape"]))
                 refs[key] = Reference(*key, float(r["time_ns"]["median"]), str(r.get("how", "")))
@@ -68,19 +91,20 @@ def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict
     return out, list(refs.values())
 
 
-REFERENCES = {"sgemm": "cublas_fp32", "hgemm": "cublas_bf16", "attention": "sdpa_flash"}  # family -> baseline
+# family -> the library baselines its ladder is drawn against
+REFERENCES = {"sgemm": ("cublas_fp32",), "hgemm": ("cublas_bf16",), "attention": ("sdpa_flash", "torch_sdpa_cudnn")}
 
 
 def references(refs: list[Reference], family: str, shape: tuple[int, ...]) -> list[Reference]:
-    """The library baseline a ladder is compared with, at this shape."""
-    return [r for r in refs if r.shape == tuple(shape) and r.name == REFERENCES.get(family)]
+    """The library baselines a ladder is compared with, at this shape."""
+    return [r for r in refs if r.shape == tuple(shape) and r.name in REFERENCES.get(family, ())]
 
 
 def measured_shapes(measured: dict, names: list[str]) -> list[tuple[int, ...]]:
     """Shapes at which any of ``names`` was measured, the most-measured (then largest) first."""
     count: dict[tuple[int, ...], int] = {}
-    for kernel, shape in measured:
-        if kernel in names:
+    for kernel, shape, params in measured:
+        if kernel in names and not params:
             count[shape] = count.get(shape, 0) + 1
     return sorted(count, key=lambda s: (-count[s], -math.prod(s)))
 

@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from gpusim.app import catalog, timeline
+from gpusim.app import catalog, ladder, timeline
 
 Overrides = tuple[tuple[str, object], ...]  # hashable knob overrides, sorted by name
 
@@ -43,6 +43,12 @@ def timeline_of(name: str, shape: tuple[int, ...], overrides: Overrides, cfg_pat
     return {"metrics": o.metrics, "error": "", "views": views, "warps_per_cta": wpc,
             "busy": timeline.busy_share(res.trace, wpc), "ctas_per_sm": sim.occ.ctas_per_sm,
             "iterations": res.simulated_iterations, "fast_forward": bool(res.fast_forward)}
+
+
+@st.cache_data(show_spinner=False)
+def measurements(cfg_path: str) -> tuple[dict, list]:
+    """Every measurement of the config's GPU model in validate/measurements/ (see ``gpusim.app.ladder``)."""
+    return ladder.load_measured(catalog.config(cfg_path))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

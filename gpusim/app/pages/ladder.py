@@ -25,11 +25,6 @@ st.markdown(
     "FlashAttention 2 and 3). Bars compare the simulator's prediction with the time measured on a real H100.")
 
 
-@st.cache_data(show_spinner=False)
-def measurements(cfg_path: str):
-    return ladder.load_measured(catalog.config(cfg_path))
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def flops_of(name: str, shape: tuple[int, ...]) -> int | None:
     try:
@@ -115,7 +110,7 @@ def main() -> None:
     names = catalog.kernels(fam)
     cfg_path = common.config_path()
     cfg = catalog.config(cfg_path)
-    measured, refs = measurements(cfg_path)
+    measured, refs = common.measurements(cfg_path)
     shapes = ladder.measured_shapes(measured, names)
     default = catalog.default_shape(names[0])
     if default not in shapes:
@@ -124,13 +119,13 @@ def main() -> None:
         shape = st.selectbox("shape", shapes, format_func=lambda s: " x ".join(map(str, s)), key=f"ld_{fam}_shape")
     with c3:
         as_gflops = st.toggle("GFLOP/s", key="ld_gflops", help="bars in GFLOP/s instead of time")
-    if not any((n, shape) in measured for n in names):
+    if not any(ladder.lookup(measured, n, shape) for n in names):
         st.info(f"No measurements of these kernels at this shape on the {cfg.gpu_model} "
                 f"(validate/measurements/{cfg.gpu_model.lower()}/): predictions only.")
     results = common.sweep([(n, shape, {}) for n in names], f"the {fam} ladder")
     rows, preds = [], {}
     for n, (m, err) in zip(names, results, strict=True):
-        meas = measured.get((n, shape))
+        meas = ladder.lookup(measured, n, shape)
         flops = flops_of(n, shape)
         row = {"kernel": n, "error": err}
         if m:
@@ -203,7 +198,7 @@ def main() -> None:
             st.info("No prediction for one of the two rungs (see the warnings above).")
     with ml:
         st.markdown("**Measured (ncu)**")
-        a, b = measured.get((below, shape)), measured.get((rung, shape))
+        a, b = ladder.lookup(measured, below, shape), ladder.lookup(measured, rung, shape)
         if a and b:
             why = ladder.why_faster(below, {**a.ncu, TIME: a.time_ns}, rung, {**b.ncu, TIME: b.time_ns})
             st.markdown(why.headline)

@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gpusim.app import catalog, pipeline, timeline
+from gpusim.app import catalog, ladder, pipeline, timeline
 from gpusim.app.pages import common
 
 TIME = "gpu__time_duration.sum"
@@ -41,19 +41,27 @@ def gantt(view: dict, window: tuple[float, float]) -> alt.Chart:
     ).properties(height=max(320, 80 * len(order))).interactive(bind_y=False)
 
 
-def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], chosen: int, limit_kb: float):
+def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], measured: dict[int, float], chosen: int,
+                 limit_kb: float):
     df = pd.DataFrame([{"stages": p.stages, "smem (KB)": (p.smem_bytes or 0) / 1024, "fits": p.fits,
                         "CTAs/SM": p.ctas_per_sm, "label": f"{p.ctas_per_sm} CTA/SM" if p.fits else "no fit",
                         "chosen": p.stages == chosen, "time (ms)": times.get(p.stages)} for p in points])
     t = df.dropna(subset=["time (ms)"])
     line = alt.Chart(t).mark_line(point=False, color="#4c78a8").encode(
         x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points]), axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("time (ms):Q", title="predicted time (ms)"))
+        y=alt.Y("time (ms):Q", title="time (ms)"))
     dots = alt.Chart(t).mark_circle(size=120).encode(
         x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points])), y="time (ms):Q",
         color=alt.condition("datum.chosen", alt.value("#e4572e"), alt.value("#4c78a8")),
         tooltip=["stages", alt.Tooltip("time (ms):Q", format=".4f"), "CTAs/SM"])
-    time_chart = (line + dots).properties(height=260)
+    time_chart = line + dots
+    if measured:
+        m = pd.DataFrame([{"stages": s, "measured (ms)": t} for s, t in measured.items()])
+        time_chart += alt.Chart(m).mark_point(shape="square", size=110, filled=True, color="#f58518").encode(
+            x=alt.X("stages:O", scale=alt.Scale(domain=[p.stages for p in points])),
+            y=alt.Y("measured (ms):Q", title="time (ms)"),
+            tooltip=["stages", alt.Tooltip("measured (ms):Q", format=".4f")])
+    time_chart = time_chart.properties(height=260)
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("stages:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("smem (KB):Q", title="shared memory per CTA (KB)"),
         color=alt.condition("datum.fits", alt.value("#54a24b"), alt.value("#e45756")),
@@ -155,12 +163,16 @@ def main() -> None:
 
     st.subheader("Stages: time and shared memory", divider="gray")
     limit_kb = cfg.sm.smem_per_block_max_bytes / 1024
-    time_chart, smem_chart = stage_charts(points, times, stages, limit_kb)
+    meas_db, _ = common.measurements(common.config_path())
+    measured = {p.stages: m.time_ns / 1e6 for p in points
+                if (m := ladder.lookup(meas_db, name, shape, {**overrides, "stages": p.stages}))}
+    time_chart, smem_chart = stage_charts(points, times, measured, stages, limit_kb)
     left, right = st.columns(2)
     with left:
         st.altair_chart(time_chart, width="stretch")
-        st.caption("Predicted time against stages (red: the chosen one). The first extra stage hides most of the "
-                   "load latency; after that the curve flattens, or rises when occupancy drops.")
+        st.caption("Predicted time against stages (red: the chosen one"
+                   + ("; orange squares: measured on the H100" if measured else "") + "). The first extra stage hides "
+                   "most of the load latency; after that the curve flattens, or rises when occupancy drops.")
     with right:
         st.altair_chart(smem_chart, width="stretch")
         st.caption(f"Shared memory per CTA grows linearly with stages; the dashed line is the {limit_kb:.0f} KB one "

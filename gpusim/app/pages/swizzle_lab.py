@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gpusim.app import banks, catalog
+from gpusim.app import banks, catalog, ladder
 from gpusim.app.pages import common
 
 LAYOUTS = ("none", "padding", "XOR 32B", "XOR 64B", "XOR 128B", "CuTe Swizzle<B,M,S>")
@@ -103,44 +103,51 @@ def effect_on_time(tile: banks.Tile, layout: banks.Layout) -> None:
         mode = banks.kernel_swizzle_mode(layout, tile.element_bytes)
         st.markdown(
             "The kernel keeps its own tiles (for the tensor-core GEMMs: 64-element bf16 rows, 128 B); only the "
-            "layout carries over. Each bar is one full simulation of the kernel at its default shape.")
+            "layout carries over. Each blue bar is one full simulation of the kernel at its default shape.")
     modes = catalog.knob_values(name, "swizzle", banks.XOR_MODES)
     shape = catalog.default_shape(name)
     results = common.sweep([(name, shape, {"swizzle": m}) for m in modes], f"{name} per swizzle mode")
-    rows = []
+    measured, _ = common.measurements(common.config_path())
+    rows, errors = [], {}
     for m, (metrics, err) in zip(modes, results, strict=True):
         if metrics:
-            rows.append({"swizzle": m, "time (ms)": metrics["gpu__time_duration.sum"] / 1e6,
-                         "chosen": m == mode,
-                         "ldmatrix conflicts": metrics.get(
+            rows.append({"swizzle": m, "source": "predicted", "time (ms)": metrics["gpu__time_duration.sum"] / 1e6,
+                         "chosen": m == mode, "ldmatrix conflicts": metrics.get(
                              "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum", 0)})
         else:
-            rows.append({"swizzle": m, "time (ms)": None, "chosen": m == mode, "ldmatrix conflicts": None,
-                         "error": err})
-    df = pd.DataFrame(rows)
+            errors[m] = err
+        meas = ladder.lookup(measured, name, shape, {"swizzle": m})
+        if meas:
+            rows.append({"swizzle": m, "source": "measured", "time (ms)": meas.time_ns / 1e6, "chosen": m == mode,
+                         "ldmatrix conflicts": None})
+    df = pd.DataFrame(rows, columns=["swizzle", "source", "time (ms)", "chosen", "ldmatrix conflicts"])
     with left:
-        chart = alt.Chart(df.dropna(subset=["time (ms)"])).mark_bar().encode(
-            x=alt.X("swizzle:N", sort=list(modes)), y=alt.Y("time (ms):Q"),
-            color=alt.condition("datum.chosen", alt.value("#e4572e"), alt.value("#9aa5b1")),
-            tooltip=["swizzle", alt.Tooltip("time (ms):Q", format=".3f"), "ldmatrix conflicts"])
-        st.altair_chart(chart, width="stretch")
+        chart = alt.Chart(df).mark_bar().encode(
+            x=alt.X("swizzle:N", sort=list(modes), axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("source:N", sort=["predicted", "measured"]), y=alt.Y("time (ms):Q"),
+            color=alt.Color("source:N", scale=alt.Scale(domain=["predicted", "measured"],
+                                                        range=["#4c78a8", "#f58518"]),
+                            legend=alt.Legend(orient="top")),
+            opacity=alt.condition("datum.chosen", alt.value(1.0), alt.value(0.35)),
+            tooltip=["swizzle", "source", alt.Tooltip("time (ms):Q", format=".3f"), "ldmatrix conflicts"])
+        st.altair_chart(chart.properties(height=320), width="stretch")
+        st.caption(f"{name} at {' x '.join(map(str, shape))}: predicted (blue) and, where the twin was run with that "
+                   "layout, measured on the H100 (orange). The bars of the chosen layout are solid.")
     with right:
+        pred = df[df["source"] == "predicted"].set_index("swizzle")["time (ms)"]
         if mode is None:
             st.warning(f"{layout.describe()} is not one of the kernel's layouts ({', '.join(map(str, modes))}); "
                        "the bars show those.")
+        elif mode in errors:
+            st.error(f"{name} with the {mode} layout: {errors[mode]}")
+        elif mode in pred:
+            t = float(pred[mode])
+            st.metric("predicted kernel time", f"{t:.3f} ms")
+            if "none" in pred and mode != "none":
+                st.markdown(f"{name} runs **{float(pred['none']) / t:.2f}x** as fast with the {mode} layout as "
+                            f"unswizzled ({float(pred['none']):.3f} ms).")
         else:
-            hit = df[df["swizzle"] == mode]
-            base = df[df["swizzle"] == "none"]
-            if len(hit) and hit["time (ms)"].notna().all():
-                t = float(hit["time (ms)"].iloc[0])
-                msg = f"{name} with the {mode} layout: **{t:.3f} ms**"
-                if len(base) and base["time (ms)"].notna().all() and mode != "none":
-                    t0 = float(base["time (ms)"].iloc[0])
-                    msg += f", {t0 / t:.2f}x the speed of the unswizzled layout ({t0:.3f} ms)"
-                st.metric("predicted kernel time", f"{t:.3f} ms")
-                st.markdown(msg)
-            elif len(hit):
-                st.error(str(hit.get("error", pd.Series([""])).iloc[0]))
+            st.info(f"{name} does not offer the {mode} layout (its choices: {', '.join(map(str, modes))}).")
 
 
 def main() -> None:
