@@ -129,7 +129,7 @@ def main() -> None:
     m4.metric("warps per SM", chosen.warps_per_sm, help=f"of {cfg.sm.max_warps_per_sm}")
 
     if res is not None and res["metrics"]:
-        st.subheader(f"One SM's timeline at {stages} stages", divider="gray")
+        st.subheader(f"One SM's timeline at {stages} stage{'s' if stages != 1 else ''}", divider="gray")
         left, right = st.columns([3, 1])
         with right:
             per_wg = st.radio("rows", ["per warp", "per warpgroup"], key="pl_rows",
