@@ -192,8 +192,7 @@ def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParam
         hbm_latency=cfg.hbm.load_latency_cycles,
         l2_bytes_per_cycle=cfg.l2.bandwidth_bytes_per_cycle / active_sms,
         hbm_bytes_per_cycle=cfg.hbm.achievable_bandwidth_bytes_per_second / cfg.chip.sm_clock_hz / active_sms,
-        cta_launch_cycles=cfg.chip.cta_launch_cycles, tma=cfg.tma,
-        ldsm_latency=cfg.shared_memory.ldmatrix_latency_cycles)
+        cta_launch_cycles=cfg.chip.cta_launch_cycles, tma=cfg.tma)
 
 
 def _simulate_uneven(kernel, cfg, occ, pats, l1, l2, timings, structure, trace) -> Simulation:

@@ -84,7 +84,6 @@ class SmParams:
     hbm_bytes_per_cycle: float  # this SM's share
     cta_launch_cycles: int
     tma: object = None  # TmaSpec
-    ldsm_latency: int = 0
 
 
 @dataclass
@@ -130,7 +129,6 @@ class SmModel:
         self.ready = [{} for _ in range(nw)]
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
-        self.kernel_warps = self.warps_per_cta
         self.exec_count = [{} for _ in range(nw)]
         self.barrier_count: dict = {}
         self.barrier_event: dict = {}

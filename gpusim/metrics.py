@@ -77,7 +77,7 @@ def report(sim: Simulation) -> dict:
     ldsm_conf = ldsm_wf - _sum_ops(sim, "shared", "ldsm", "ideal_wavefronts")
     lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts") + ldsm_wf
     sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
-    l1_hits = sum(s.sector_hits / s.sectors * _sum_one(sim, n) for n, s in sim.l1.items() if s.sectors)
+    l1_hits = sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items() if s.sectors)
     l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in ("ld", "tma"))
     l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
     dram_rd = sum(sim.l2.dram_read_bytes.values())
@@ -154,10 +154,6 @@ def report(sim: Simulation) -> dict:
     m["gpusim__utilization_pct"] = utilization(sim, time_ns, dram_rd + dram_wr, l2_total * sb, pipes)
     m["gpusim__verdict"] = verdict(m)
     return m
-
-
-def _sum_one(sim: Simulation, name: str) -> float:
-    return _op_total(sim, name, "sectors")
 
 
 def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: float,

@@ -52,7 +52,6 @@ class ValidationError(ValueError):
 
 
 GLD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
-SKIPPED: list[str] = []  # measured rows the last compare() could not predict, with the reason
 
 
 @dataclass
@@ -125,15 +124,15 @@ def _top_stall(metrics: dict) -> str:
     return max(stalls, key=stalls.get) if stalls else ""
 
 
-def compare(cfg: HardwareConfig, data: dict, progress=None) -> list[Row]:
+def compare(cfg: HardwareConfig, data: dict, progress=None, skipped: list[str] | None = None) -> list[Row]:
+    """Predict every correct measured row; rows the IR cannot describe go to ``skipped`` with the reason."""
     import kernels_ir  # noqa: F401
     from gpusim.api import predict
     from gpusim.ir import REGISTRY, KernelError
 
     entries = [e for e in data["kernels"] if e.get("correct") and e["kernel"] in REGISTRY]
     rows = []
-    skipped = SKIPPED
-    skipped.clear()
+    skipped = skipped if skipped is not None else []
     for i, e in enumerate(entries):
         if progress:
             progress(i, len(entries), e["kernel"])

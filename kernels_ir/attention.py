@@ -15,10 +15,9 @@ import numpy as np
 
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
                        WaitGroup, register, require_divisible)
-from kernels_ir.tc_common import BF16, CHUNK, STAGES, SWIZZLES, cp_async_tile, panel_offset, tma_boxes
+from kernels_ir.tc_common import BF16, CHUNK, STAGES, SWIZZLES, check_smem, cp_async_tile, panel_offset, tma_boxes
 
 SHAPE = ("B", "H", "N", "d")
-SMEM_LIMIT_BYTES = 232448
 SOFTMAX_FP32_PER_ELEMENT = 3.5
 MASK_FP32_PER_ELEMENT = 2
 
@@ -58,12 +57,6 @@ def _row_addr(B, H, N, d, row_of):
     return f
 
 
-def _limit(name, smem, why):
-    if smem > SMEM_LIMIT_BYTES:
-        raise KernelError(f"{name}: {why} asks for {smem} B ({smem / 1024:.0f} KB) of shared memory per block, "
-                          f"more than the {SMEM_LIMIT_BYTES} B (227 KB) an H100 block may have")
-
-
 @register("fa2", "attention", SHAPE, {"br": 0, "bc": 0, "causal": False, "swizzle": "128B"}, _twin("fa2"),
           {"swizzle": SWIZZLES, "br": (0, 64, 128), "bc": (0, 32, 64, 128)})
 def fa2(shape, br, bc, causal, swizzle):
@@ -80,7 +73,7 @@ def fa2(shape, br, bc, causal, swizzle):
         raise KernelError(f"{name}: br={br} gives each of the 4 warps fewer than 16 rows")
     q_off, k_off, v_off = 0, br * d * BF16, (br + bc) * d * BF16
     smem = (br + 2 * bc) * d * BF16
-    _limit(name, smem, f"br={br}, bc={bc}, d={d}")
+    check_smem(name, smem, f"br={br}, bc={bc}, d={d}")
     nblk = N // bc
 
     def s_addr(base, rows):
@@ -152,7 +145,7 @@ def fa3(shape, bc, causal, stages, swizzle):
     q_bytes = br * d * BF16
     kv_bytes = bc * d * BF16
     smem = q_bytes + stages * 2 * kv_bytes + 1024
-    _limit(name, smem, f"stages={stages}, bc={bc}, d={d}")
+    check_smem(name, smem, f"stages={stages}, bc={bc}, d={d}")
     nblk = N // bc
     producer = (0,)
     wg1, wg2 = (4, 5, 6, 7), (8, 9, 10, 11)
@@ -168,7 +161,7 @@ def fa3(shape, bc, causal, stages, swizzle):
     e = 64 * bc // 128  # S elements per consumer thread per iteration
     o_elems = 64 * d // 128
 
-    def consumer(wg, other, turn_wait, turn_arrive, tag):
+    def consumer(wg, turn_wait, turn_arrive, tag):
         n_s = d // 16  # wgmma m64n{bc}k16 for S
         n_o = bc // 16  # wgmma m64n{d}k16 for O
         return (
@@ -187,8 +180,8 @@ def fa3(shape, bc, causal, stages, swizzle):
 
     body = (
         MbarWait("empty", lambda it, j: it - stages, producer), *kv,
-        *consumer(wg1, wg2, "turn1", "turn2", 1),
-        *consumer(wg2, wg1, "turn2", "turn1", 2),
+        *consumer(wg1, "turn1", "turn2", 1),
+        *consumer(wg2, "turn2", "turn1", 2),
     )
     diag = max(br // bc, 1) if causal else 0
 

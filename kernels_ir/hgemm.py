@@ -12,12 +12,11 @@ import numpy as np
 
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
                        WaitGroup, register, require_divisible)
-from kernels_ir.tc_common import BF16, CHUNK, PANEL_BYTES, STAGES, SWIZZLES, cp_async_commit, panel_offset, \
-    tma_boxes
+from kernels_ir.tc_common import BF16, CHUNK, PANEL_BYTES, STAGES, SWIZZLES, check_smem, cp_async_tile, \
+    panel_offset, tma_boxes
 
 SHAPE = ("M", "N", "K")
 BK = 64
-SMEM_LIMIT_BYTES = 232448  # 227 KB: the per-block opt-in limit ([PG] compute capability 9.0)
 
 
 def _twin(name: str) -> str:
@@ -36,12 +35,6 @@ def _check(name, shape, BM, BN):
     return M, N, K
 
 
-def _smem_limit(name: str, smem: int, why: str) -> None:
-    if smem > SMEM_LIMIT_BYTES:
-        raise KernelError(f"{name}: {why} asks for {smem} B ({smem / 1024:.0f} KB) of shared memory per block, "
-                          f"more than the {SMEM_LIMIT_BYTES} B (227 KB) an H100 block may have")
-
-
 # --- mma.sync family -----------------------------------------------------------------------------------------
 MMA_BM = MMA_BN = 128
 MMA_THREADS = 256
@@ -52,7 +45,7 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int) -> Kernel:
     M, N, K = _check(name, shape, MMA_BM, MMA_BN)
     tiles = K // BK
     smem = stages * MMA_STAGE_BYTES
-    _smem_limit(name, smem, f"stages={stages} x {MMA_STAGE_BYTES // 1024} KB")
+    check_smem(name, smem, f"stages={stages} x {MMA_STAGE_BYTES // 1024} KB")
     if stages > 1 and tiles < stages:
         raise KernelError(f"{name}: stages={stages} needs at least {stages} K tiles of {BK}, K={K} has {tiles}")
 
@@ -94,10 +87,10 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int) -> Kernel:
             return i // 8, i % 8
 
         ops = []
-        for op_name, rows_of, operand in (("A", a_rows, 0), ("B", b_rows, 1)):
-            g, s = gaddr(rows_of, tile_of), saddr(slot_of, operand)
+        for op_name, rows_of in (("A", a_rows), ("B", b_rows)):
+            g = gaddr(rows_of, tile_of)
             ops.append(Mem("ldg" + op_name, "global", "ld", CHUNK, lambda c, g=g: g(c, *idx(c)), op_name, repeat=4))
-        for op_name, _, operand in (("A", a_rows, 0), ("B", b_rows, 1)):
+        for op_name, operand in (("A", 0), ("B", 1)):
             s = saddr(slot_of, operand)
             ops.append(Mem("sts" + op_name, "shared", "st", CHUNK, lambda c, s=s: s(c, *idx(c)), repeat=4,
                            after=("ldg" + op_name,)))
@@ -106,8 +99,8 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int) -> Kernel:
     def async_copy(tile_of, slot_of, suffix):
         ops = []
         for op_name, rows_of, operand in (("A", a_rows, 0), ("B", b_rows, 1)):
-            ops += cp_async_commit("cp" + op_name + suffix, op_name, 128, PANEL_BYTES, MMA_THREADS,
-                                   gaddr(rows_of, tile_of), saddr(slot_of, operand))[:2]
+            ops += cp_async_tile("cp" + op_name + suffix, op_name, 128, PANEL_BYTES, MMA_THREADS,
+                                 gaddr(rows_of, tile_of), saddr(slot_of, operand))
         return (*ops, Commit("cp.async"))
 
     if stages == 1:
@@ -175,10 +168,6 @@ def _wgmma(name: str, n: int, count: int, warps, after=()) -> Compute:
     return Compute(name, "wgmma", count * (n // 8), after=after, warps=warps, group="wgmma", units=n // 8)
 
 
-def _ws_tile_grid(M, N, BN):
-    return M // 128, N // BN
-
-
 def _hopper_c_store(N, BN, rows_of, cols_of, warps, wg_first: int, name="stC"):
     """Each consumer warp stores its 16 rows x BN of a 64-row block as bf16 pairs (4-byte stores)."""
     def addr(c):
@@ -201,7 +190,7 @@ def hgemm_tma_wgmma(shape, stages, swizzle):
     tiles = K // BK
     stage_bytes = (BM + BN) * PANEL_BYTES
     smem = stages * stage_bytes + 1024
-    _smem_limit(name, smem, f"stages={stages} x {stage_bytes // 1024} KB")
+    check_smem(name, smem, f"stages={stages} x {stage_bytes // 1024} KB")
     warps = (0, 1, 2, 3)
     ahead = stages - 1
 
@@ -232,8 +221,8 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, cluster: in
     tiles = K // BK
     stage_bytes = (BM + BN) * PANEL_BYTES
     smem = stages * stage_bytes + 1024
-    _smem_limit(name, smem, f"stages={stages} x {stage_bytes // 1024} KB (bn={bn})")
-    mt, nt = _ws_tile_grid(M, N, BN)
+    check_smem(name, smem, f"stages={stages} x {stage_bytes // 1024} KB (bn={bn})")
+    mt, nt = M // BM, N // BN
     if cluster > 1:
         require_divisible(name, "M tiles", mt, "cluster", cluster)
         # grid walks M first so that cluster partners (adjacent blockIdx.x) share the B tile
@@ -345,5 +334,3 @@ def _hilbert_d2xy(side: int, d: int) -> tuple[int, int]:
         s *= 2
     return x, y
 
-
-__all__ = ["tile_sequence", "np"]

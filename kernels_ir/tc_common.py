@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.ir import Commit, KernelError, Mem
+from gpusim.ir import KernelError, Mem
 from gpusim.memory.swizzle import SWIZZLE_SPAN_BYTES, swizzle_bytes
 
 BF16 = 2
@@ -14,6 +14,14 @@ PANEL_BYTES = 128  # a 64-element bf16 row of one panel
 CHUNK = 16  # bytes per ldmatrix row / cp.async copy / swizzle chunk
 SWIZZLES = tuple(SWIZZLE_SPAN_BYTES)
 STAGES = tuple(range(1, 9))
+SMEM_LIMIT_BYTES = 232448  # 227 KB: the per-block opt-in limit ([PG] compute capability 9.0)
+
+
+def check_smem(name: str, smem: int, why: str) -> None:
+    """A knob combination whose shared memory cannot fit one block is an error at build time, naming the bytes."""
+    if smem > SMEM_LIMIT_BYTES:
+        raise KernelError(f"{name}: {why} asks for {smem} B ({smem / 1024:.0f} KB) of shared memory per block, "
+                          f"more than the {SMEM_LIMIT_BYTES} B (227 KB) an H100 block may have")
 
 
 def panel_offset(rows: int, r, c16, swizzle: str):
@@ -49,10 +57,6 @@ def cp_async_tile(name: str, tensor: str, rows: int, row_bytes: int, threads: in
     st = Mem(name + "_st", "shared", "st", CHUNK, lambda c: saddr(c, *idx(c)), repeat=rep, after=(name,),
              warps=warps, async_copy=True, group="cp.async")
     return ld, st
-
-
-def cp_async_commit(name: str, tensor: str, rows: int, row_bytes: int, threads: int, gaddr, saddr, warps=None):
-    return (*cp_async_tile(name, tensor, rows, row_bytes, threads, gaddr, saddr, warps), Commit("cp.async", warps))
 
 
 def tma_boxes(name: str, tensor: str, rows: int, cols16: int, swizzle: str, gaddr, arrive: str, seq,
