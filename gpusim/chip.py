@@ -2,19 +2,26 @@
 
 Steps, each owned by its unit: occupancy (``sm.occupancy``), exact per-warp access counts
 (``patterns``), L1 hit rates from the SM's sector stream (``memory.l1``), L2 hit rates and DRAM bytes
-from CTA waves in launch order (``memory.l2``), then the discrete-event SM model (``engine``) for a full
-wave and for the tail wave, with L2 and HBM bandwidth shared by the SMs active in that wave.
+from CTA waves in launch order (``memory.l2``), then the discrete-event chip model (``engine``): a few
+representative SMs, each CTA they run standing for the real CTAs it samples, against the chip-wide L2 and HBM.
+
+Which CTAs the representatives run: for every full wave of the real chip (``sm_count x ctas_per_sm``
+CTAs), ``representatives x ctas_per_sm`` CTAs sampled evenly from it, each standing for ``sm_count /
+representatives`` real ones; for the tail wave of ``t`` CTAs, ``ceil(t / that)`` CTAs sampled from it, each
+standing for an equal share of ``t`` (so a lone tail CTA is one real CTA with the chip to itself). A
+persistent kernel's representatives are persistent CTAs with their real tile lists.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpusim import patterns
 from gpusim.config import HardwareConfig
-from gpusim.engine import MemTiming, SmModel, SmParams, SmResult
+from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming, SmParams
 from gpusim.ir import Kernel, Loop, Mem
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
@@ -25,6 +32,9 @@ L1_WARM_ITERATIONS = 8
 L1_SAMPLE_ITERATIONS = 24
 L2_CHUNKS = 16
 L2_MAX_WAVES = 12
+L2_SAMPLE_ITERATIONS = 8  # loop iterations whose addresses are evaluated per L2 chunk (the rest scaled)
+REPRESENTATIVE_SMS = 2  # SMs simulated in detail (tests/test_chip_model.py shows the answer converges)
+TRIP_SAMPLES = 4096  # CTAs whose loop trips are averaged when a grid is larger
 
 
 @dataclass
@@ -37,14 +47,14 @@ class Simulation:
     pats: dict[str, patterns.MemPattern]
     l1: dict[str, L1Stats]
     l2: L2Result
-    full: SmResult | None
-    tail: SmResult | None
-    full_waves: int
-    tail_ctas: int
-    tail_ctas_per_sm: int
-    total_cycles: float
+    result: ChipResult
+    representatives: int  # SMs simulated in detail
     in_loop: dict[str, bool]  # whether each memory op sits in the outer loop
     trip_scale: float = 1.0  # mean over CTAs of their outer-loop trips / the kernel's loop trips
+
+    @property
+    def total_cycles(self) -> float:
+        return self.result.cycles
 
 
 PROLOGUE, LOOP, EPILOGUE = "prologue", "loop", "epilogue"
@@ -104,20 +114,26 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
         if op.space != "global":
             continue
         in_loop, inner, _ = structure[op.name]
-        its = range(per_chunk) if in_loop else [0]
+        sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
+        its = range(sampled) if in_loop else [0]
 
         base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, sector_bytes)
         depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
             base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, sector_bytes)) for d in range(3))
         base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, sector_bytes)
-        # the chunk's distinct bytes, scaled so that all chunks together cover every loop iteration
-        tile = len(base) * sector_bytes * (trips / (per_chunk * chunks) if in_loop else 1.0)
+        if in_loop:  # distinct bytes of a chunk: the first iteration's, then what each further one adds
+            grow = (len(base) - len(base0)) / (sampled - 1) if sampled > 1 else 0.0
+            tile = (len(base0) + grow * (per_chunk - 1)) * sector_bytes * trips / (per_chunk * chunks)
+        else:
+            tile = len(base) * sector_bytes
+        # the data this op's tiles are: ops that read (or write) the same bytes share L2 tiles
+        data = (int(base0[0]) if len(base0) else -1, len(base0), depends)
         req = float(per_warp_total(p, p.sectors, in_loop, trips).sum())
         if op.kind == "ld":
             st = l1.get(op.name)
             req *= 1 - (st.sector_hits / st.sectors if st and st.sectors else 0.0)
         scale = 1.0 / chunks if not in_loop else 1.0
-        out.append(L2Footprint(op.name, op.tensor, op.kind, depends,
+        out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale,
                                request_sectors_per_chunk=req / chunks))
     return out
@@ -178,7 +194,7 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
     return out
 
 
-def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParams:
+def _params(cfg: HardwareConfig, warps_per_cta: int) -> SmParams:
     sm = cfg.sm
     return SmParams(
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
@@ -188,43 +204,68 @@ def _params(cfg: HardwareConfig, active_sms: int, warps_per_cta: int) -> SmParam
         pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
         lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
+        l1tex_per_cycle=1.0,  # MemTiming.l1tex_cycles are already cycles of the L1TEX pipe
         l2_latency=cfg.l2.hit_latency_cycles,
         hbm_latency=cfg.hbm.load_latency_cycles,
-        l2_bytes_per_cycle=cfg.l2.bandwidth_bytes_per_cycle / active_sms,
-        hbm_bytes_per_cycle=cfg.hbm.achievable_bandwidth_bytes_per_second / cfg.chip.sm_clock_hz / active_sms,
-        cta_launch_cycles=cfg.chip.cta_launch_cycles, tma=cfg.tma)
+        l2_bytes_per_cycle=cfg.l2.bandwidth_bytes_per_cycle,
+        l2_partitions=cfg.l2.partitions,
+        hbm_bytes_per_cycle=cfg.hbm.achievable_bandwidth_bytes_per_second / cfg.chip.sm_clock_hz,
+        port_bytes_per_cycle=cfg.l2.sm_port_bytes_per_cycle,
+        cta_launch_cycles=cfg.chip.cta_launch_cycles,
+        cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
+        tma=cfg.tma)
 
 
-def _simulate_uneven(kernel, cfg, occ, pats, l1, l2, timings, structure, trace) -> Simulation:
-    """CTAs with different loop trips (causal attention): the SM model gives the time of a CTA as a function of
-    its trips (``t(n) = t(max) - (max - n) * period``, with ``ctas_per_sm`` CTAs sharing the SM); CTAs then go,
-    in launch order, to whichever SM slot frees first (greedy list scheduling)."""
-    import heapq
+def _even(lo: int, count: int, span: float) -> list[int]:
+    """``count`` indices spread evenly over ``[lo, lo + span)`` (the middle of each share)."""
+    return [lo + int((i + 0.5) * span / count) for i in range(count)]
 
-    sms = cfg.chip.sm_count
+
+def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: int) -> tuple[list[CtaWork], float]:
+    """The CTAs the representative SMs run, in launch order, and the real SMs one representative stands for."""
+    trips = kernel.loop.trips if kernel.loop is not None else 0
+
+    def trips_of(i: int) -> int:
+        return kernel.trips_of(i) if kernel.trips_of is not None else trips
+
+    reps = max(1, min(reps, sm_count))
+    sm_weight = sm_count / reps
+    real_slots = sm_count * ctas_per_sm
+    rep_slots = reps * ctas_per_sm
     n = kernel.launch.num_ctas
-    trips = [kernel.trips_of(i) for i in range(n)]
-    top = max(trips)
-    slots = min(sms * occ.ctas_per_sm, n)
-    per_sm = -(-slots // sms)
-    res = SmModel(kernel, timings, _params(cfg, min(slots, sms), occ.warps_per_cta), per_sm, trace, trips=top).run()
-    per_iter = res.period if res.period > 0 else res.cycles / max(top, 1)
-    free = [0.0] * slots
-    for t in trips:
-        start = heapq.heappop(free)
-        heapq.heappush(free, start + max(res.cycles - (top - t) * per_iter, 1.0))
-    total = max(free)
-    in_loop = {name: structure[name][0] for name in pats}
-    scale = sum(trips) / (n * top)
-    for d in (l2.request_sectors, l2.dram_read_bytes, l2.dram_write_bytes):  # the loop runs `scale` as often
-        for name in d:
-            if in_loop.get(name):
-                d[name] *= scale
-    return Simulation(kernel, cfg, occ, pats, l1, l2, res, None, total / res.cycles, 0, 0, total, in_loop,
-                      trip_scale=scale)
+    if kernel.persistent_ctas:
+        p_real = min(kernel.persistent_ctas, real_slots)
+        count = min(p_real, rep_slots)
+        order = kernel.tile_order
+        works = []
+        for p in _even(0, count, p_real):
+            positions = np.arange(p, n, p_real)
+            tiles = tuple(int(x) for x in (order(positions) if order is not None else positions))
+            works.append(CtaWork(tiles[0] if tiles else p, p_real / count, trips, tiles))
+        return works, sm_weight
+    works = []
+    full_waves, tail = divmod(n, real_slots)
+    per = real_slots / rep_slots
+    for wave in range(full_waves):
+        works += [CtaWork(i, per, trips_of(i)) for i in _even(wave * real_slots, rep_slots, real_slots)]
+    if tail:
+        count = -(-tail // math.ceil(per)) if per > 1 else tail
+        count = max(1, min(count, rep_slots))
+        works += [CtaWork(i, tail / count, trips_of(i)) for i in _even(full_waves * real_slots, count, tail)]
+    return works, sm_weight
 
 
-def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simulation:
+def trip_scale(kernel: Kernel) -> float:
+    """Mean outer-loop trips over the grid's CTAs over the kernel's loop trips (sampled on large grids)."""
+    if kernel.trips_of is None or kernel.loop is None or not kernel.loop.trips:
+        return 1.0
+    n = kernel.launch.num_ctas
+    idx = range(n) if n <= TRIP_SAMPLES else _even(0, TRIP_SAMPLES, n)
+    return sum(kernel.trips_of(i) for i in idx) / (len(idx) * kernel.loop.trips)
+
+
+def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
+             representatives: int = REPRESENTATIVE_SMS) -> Simulation:
     """Run the whole model for one kernel launch."""
     launch = kernel.launch
     try:
@@ -248,20 +289,16 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False) -> Simula
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
     keys_of = _data_keys(kernel, pats, sb) if kernel.cluster > 1 else None
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of)
+    scale = trip_scale(kernel)
+    if scale != 1.0:  # the loop runs `scale` as often as its trips say
+        for d in (l2.request_sectors, l2.dram_read_bytes, l2.dram_write_bytes):
+            for name in d:
+                if structure[name][0]:
+                    d[name] *= scale
     timings = _timings(cfg, pats, l1, l2)
-    n = launch.num_ctas
-    if kernel.trips_of is not None:
-        return _simulate_uneven(kernel, cfg, occ, pats, l1, l2, timings, structure, trace)
-    full_waves, tail_ctas = divmod(n, per_wave)
-    full = None
-    if full_waves:
-        full = SmModel(kernel, timings, _params(cfg, sms, occ.warps_per_cta), occ.ctas_per_sm, trace).run()
-    tail_per_sm = -(-tail_ctas // sms)
-    tail = None
-    if tail_ctas:
-        tail = SmModel(kernel, timings, _params(cfg, min(tail_ctas, sms), occ.warps_per_cta), tail_per_sm,
-                       trace and not full_waves).run()
-    total = full_waves * (full.cycles if full else 0.0) + (tail.cycles if tail else 0.0)
+    works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives)
+    model = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta), round(sms / sm_weight), occ.ctas_per_sm,
+                      works, sm_weight, trace)
+    result = model.run()
     in_loop = {name: structure[name][0] for name in pats}
-    return Simulation(kernel, cfg, occ, pats, l1, l2, full, tail, full_waves, tail_ctas, tail_per_sm, total,
-                      in_loop)
+    return Simulation(kernel, cfg, occ, pats, l1, l2, result, round(sms / sm_weight), in_loop, trip_scale=scale)

@@ -1,52 +1,54 @@
-"""Discrete-event model of one SM running its resident CTAs (SimPy, integer cycles).
+"""Discrete-event model of the chip running one kernel (SimPy, cycles).
 
-Each warp is a SimPy process that walks the kernel's program. Shared hardware is a set of FIFO servers
-(:class:`Server`), each tracking when it is next free: the issue slot and the FP32/INT32 pipes of every
-sub-partition, the SM's L1TEX pipe (lines for global accesses, wavefronts for shared ones), and the SM's
-shares of L2 and HBM bandwidth (chip bandwidth over the active SMs). A warp computes when it can go on
-and sleeps until then, so one operation costs one event. Every cycle a warp spends not issuing is
-charged to one of Nsight Compute's stall reasons.
+The wiring: a few *representative* SMs (:class:`SmUnit`) run in one SimPy environment against the chip-wide
+L2 partitions and HBM (:class:`ChipMemory`). Each representative CTA stands for ``weight`` real CTAs (the
+builder in :mod:`gpusim.chip` chooses which CTAs are simulated and what each stands for): what it asks of the
+SM's own units (issue slots, pipes, the L1TEX pipe, its L2 port, its TMA engine) is asked once, what it asks
+of the chip-wide L2 and HBM is asked ``weight`` times, as its clones on the other SMs would. So the chip's
+bandwidth is shared dynamically: an SM whose neighbours are idle (a tail, a phase of the kernel that does not
+touch memory) gets more of it, up to its own port.
 
-Asynchronous work (Hopper and Ampere pipelines): ``cp.async`` copies and ``wgmma`` join the warp's open
-group of their queue and the warp goes on; ``WaitGroup`` waits for all but the newest groups. TMA copies
-run on the SM's copy engine and arrive on an mbarrier phase; ``MbarWait`` sleeps until the phase has all
-its arrivals. A wait that can never be satisfied ends the simulation with a :class:`DeadlockError`.
+Each warp is a SimPy process walking the kernel's program; a memory or compute operation books work on the
+units it uses (:class:`gpusim.resources.RateServer`) and sleeps until it may go on. Every cycle a warp spends
+not issuing is charged to one of Nsight Compute's stall reasons. CTAs are handed to SM slots in launch order
+as slots free (:class:`Dispatcher`), staggered by the chip's CTA launch interval; persistent CTAs run their
+tiles one after another. Stores are fire-and-forget for the warp, but a warp stays resident until its stores
+have reached L2 (ncu's ``drain``), and the kernel ends when the last write and write-back have drained.
 
-The outer loop runs for a warm-up and a measurement window; when it has more trips, the rest is
-extrapolated from the measured steady-state period (the fast-forward; ``SmResult.fast_forward``).
+Fast-forward, two levels, each only once it has proved a steady state:
+- a CTA's outer loop: after a warm-up, the period of each warp's iterations is measured over a window; when
+  two successive windows agree, the rest of the trips is skipped, their work booked on every unit as a
+  background reservation (stretched when the unit has no room for it); otherwise it simulates on;
+- the grid: once CTAs complete at a steady rate, the CTAs in the middle of the queue are skipped, and their
+  time and work added from that rate (the last ones still run in detail, so the tail is simulated).
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
 
 from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
+from gpusim.resources import RateServer
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
-          "math_pipe_throttle", "wait", "not_selected", "selected")
+          "math_pipe_throttle", "wait", "drain", "not_selected", "selected")
+# loop fast-forward: iterations simulated before the first steady-state test, the window each test compares
+# with the one before it, the largest relative difference of the two windows' periods that counts as steady,
+# and the most iterations simulated before the loop is extrapolated anyway (reported as not steady)
 WARM_ITERATIONS = 4
-MEASURE_ITERATIONS = 12
+WINDOW_ITERATIONS = 6
+STEADY_TOLERANCE = 0.03
+MAX_LOOP_ITERATIONS = 64
+# grid fast-forward: completed CTA "rounds" (every slot once) per window of the CTA-throughput test, and rounds
+# always simulated at the end of the grid
+GRID_WINDOW_ROUNDS = 1
+GRID_TAIL_ROUNDS = 1
 ISSUE_QUANTUM_INSTRUCTIONS = 32  # a compute bundle yields the issue slot after this many instructions
-
-
-class Server:
-    """A FIFO server with a fixed rate: work queued behind ``next_free``."""
-
-    __slots__ = ("busy", "next_free")
-
-    def __init__(self) -> None:
-        self.next_free = 0.0
-        self.busy = 0.0
-
-    def serve(self, arrive: float, work: float) -> tuple[float, float]:
-        start = max(arrive, self.next_free)
-        self.next_free = start + work
-        self.busy += work
-        return start, self.next_free
 
 
 class DeadlockError(KernelError):
@@ -61,7 +63,7 @@ class MemTiming:
     instructions: np.ndarray  # (period, inner, warps)
     period: int
     l2_bytes: np.ndarray  # (period, inner, warps) expected bytes sent to L2 per execution
-    hbm_bytes: np.ndarray  # expected bytes read from HBM per execution
+    hbm_bytes: np.ndarray  # expected bytes HBM moves per execution (reads, or write-backs for stores)
     l1_miss_fraction: float  # executions that miss L1 (request level)
     l2_miss_fraction: float  # of those, executions that miss L2
     latency_hit_cycles: int
@@ -69,7 +71,7 @@ class MemTiming:
 
 @dataclass(frozen=True)
 class SmParams:
-    """What the SM model needs from the config, resolved to cycles and bytes per cycle."""
+    """What the model needs from the config, resolved to cycles and bytes per cycle."""
 
     subpartitions: int
     warp_size: int
@@ -78,206 +80,353 @@ class SmParams:
     pipe_latency: dict
     barrier_latency: int
     lsu_queue_cycles: int
+    l1tex_per_cycle: float  # L1TEX pipe: lines or wavefronts per cycle
     l2_latency: int
     hbm_latency: int
-    l2_bytes_per_cycle: float  # this SM's share
-    hbm_bytes_per_cycle: float  # this SM's share
-    cta_launch_cycles: int
+    l2_bytes_per_cycle: float  # chip-wide
+    l2_partitions: int
+    hbm_bytes_per_cycle: float  # chip-wide
+    port_bytes_per_cycle: float  # one SM's path to L2
+    cta_launch_cycles: int  # on the SM, per CTA
+    cta_dispatch_interval_cycles: float  # chip-wide, between successive CTA launches
     tma: object = None  # TmaSpec
 
 
 @dataclass
-class SmResult:
-    cycles: float
-    warp_cycles: float  # sum over warps of resident cycles (for achieved occupancy)
-    stalls: dict[str, float]  # reason -> warp-cycles, summed over all warps
-    issue_cycles: float  # warp instructions issued, all sub-partitions
-    l1tex_busy: float
-    l2_bytes: float
-    hbm_bytes: float
-    fast_forward: bool
-    simulated_iterations: int
-    period: float = 0.0  # cycles per outer-loop iteration in the measured window (0: not measured)
-    trace: list = field(default_factory=list)
+class CtaWork:
+    """One representative CTA: which real CTA (or persistent CTA's tiles) it is and how many it stands for."""
+
+    index: int  # linear index of the real CTA (its first tile, for a persistent CTA)
+    weight: float  # real CTAs it stands for
+    trips: int  # outer-loop trips (of each tile)
+    tiles: tuple[int, ...] = ()  # persistent: the tiles (linear grid indices) it processes, in order
 
 
-class SmModel:
-    """One SM with ``ctas`` resident CTAs of ``kernel`` starting together."""
+@dataclass
+class ChipResult:
+    cycles: float  # kernel time, launch to the last write drained
+    warp_cycles: float  # sum over real warps of resident cycles
+    sm_active_cycles: float  # sum over real SMs of cycles with a CTA resident
+    stalls: dict[str, float]  # reason -> warp-cycles over all real warps
+    issue_cycles: float  # warp instructions issued, all real warps
+    busy: dict[str, float]  # unit -> busy cycles (all instances of the unit on the chip)
+    instances: dict[str, int]  # unit -> how many the chip has
+    fast_forward: bool  # any part extrapolated
+    loop_steady: bool  # every loop fast-forward found a steady state first
+    grid_skipped_ctas: float  # real CTAs whose time came from the grid fast-forward
+    simulated_iterations: int  # most outer-loop iterations simulated by one warp
+    period: float = 0.0  # cycles per outer-loop iteration of the first CTA in its measured window
+    trace: list = field(default_factory=list)  # (warp, name, category, t0, t1) of SM 0's first slot
 
-    def __init__(self, kernel: Kernel, timings: dict[str, MemTiming], params: SmParams, ctas: int,
-                 trace: bool = False, trips: int | None = None) -> None:
+
+class ChipMemory:
+    """The chip-wide memory side: L2 partitions (addresses hashed evenly over them) and HBM."""
+
+    def __init__(self, p: SmParams) -> None:
+        self.l2 = [RateServer(p.l2_bytes_per_cycle / p.l2_partitions, f"L2 partition {i}")
+                   for i in range(p.l2_partitions)]
+        self.hbm = RateServer(p.hbm_bytes_per_cycle, "HBM")
+
+    def l2_serve(self, arrive: float, nbytes: float) -> float:
+        share = nbytes / len(self.l2)
+        return max(s.serve(arrive, share)[1] for s in self.l2)
+
+    def servers(self) -> list[RateServer]:
+        return [*self.l2, self.hbm]
+
+
+class SmUnit:
+    """One representative SM: its sub-partitions' issue slots and pipes, L1TEX pipe, L2 port and TMA engine."""
+
+    def __init__(self, index: int, p: SmParams) -> None:
+        sp = p.subpartitions
+        self.index = index
+        self.issue = [RateServer(p.issue_per_cycle, f"SM{index} issue {i}") for i in range(sp)]
+        self.pipes = {name: [RateServer(r, f"SM{index} {name} {i}") for i in range(sp)]
+                      for name, r in p.pipe_rate.items()}
+        self.l1tex = RateServer(p.l1tex_per_cycle, f"SM{index} L1TEX")
+        self.port = RateServer(p.port_bytes_per_cycle, f"SM{index} L2 port")
+        self.tma = RateServer(1.0 / p.tma.copy_interval_cycles, f"SM{index} TMA") if p.tma else None
+        self.active_since: float | None = None
+        self.resident = 0
+        self.active_cycles = 0.0
+        self.weight_cycles = 0.0  # active cycles weighted by the real SMs the resident CTAs stand for
+
+    def servers(self) -> list[RateServer]:
+        out = [*self.issue, self.l1tex, self.port]
+        for v in self.pipes.values():
+            out += v
+        return out + ([self.tma] if self.tma else [])
+
+
+class _Cta:
+    """Run-time state of one CTA (or one tile of a persistent CTA) on a representative SM."""
+
+    def __init__(self, serial: int, work: CtaWork, sm: SmUnit, slot: int, nwarps: int) -> None:
+        self.serial = serial
+        self.work = work
+        self.sm = sm
+        self.slot = slot
+        self.steady = True
+        self.loop_warps = nwarps  # warps with work in the outer loop (set by the model)
+        self.loops: dict[int, _LoopState] = {}  # per tile (a persistent CTA runs several)
+        self.stats = np.zeros((nwarps, len(STALLS)))
+        self.start = np.zeros(nwarps)
+        self.end = np.zeros(nwarps)
+
+    def loop(self, tile: int, env: simpy.Environment) -> _LoopState:
+        st = self.loops.get(tile)
+        if st is None:
+            st = self.loops[tile] = _LoopState(env.event())
+        return st
+
+
+class _LoopState:
+    """One run of the outer loop by a CTA: its fast-forward decision and the warps waiting at the skip."""
+
+    __slots__ = ("skip_after", "started", "skips", "event")
+
+    def __init__(self, event: simpy.Event) -> None:
+        self.skip_after: int | None = None  # last simulated iteration, once decided
+        self.started = -1  # the furthest iteration any warp has begun
+        self.skips: list = []  # (warp, arrival, skipped cycles, work per unit) of each warp at the skip point
+        self.event = event
+
+
+class _Warp:
+    """Run-time state of one warp."""
+
+    __slots__ = ("lw", "cta", "ready", "exec_count", "open_group", "groups", "stores_done", "marks", "work",
+                 "tracing")
+
+    def __init__(self, lw: int, cta: _Cta, tracing: bool) -> None:
+        self.lw = lw
+        self.cta = cta
+        self.ready: dict[str, float] = {}
+        self.exec_count: dict[str, int] = {}
+        self.open_group: dict[str, float] = {}
+        self.groups: dict[str, list[float]] = {}
+        self.stores_done = 0.0
+        self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
+        self.work: dict[RateServer, float] = {}  # work booked on each server so far
+        self.tracing = tracing
+
+
+class ChipModel:
+    """Representative SMs and the chip's memory side running a list of representative CTAs."""
+
+    def __init__(self, kernel: Kernel, timings: dict[str, MemTiming], params: SmParams, sms: int,
+                 ctas_per_sm: int, works: list[CtaWork], sm_weight: float, trace: bool = False) -> None:
         self.k = kernel
         self.t = timings
         self.p = params
-        self.ctas = ctas
         self.env = simpy.Environment()
-        self.warps_per_cta = -(-kernel.launch.threads_per_block // params.warp_size)
-        sp = params.subpartitions
-        self.issue = [Server() for _ in range(sp)]
-        self.pipes = {name: [Server() for _ in range(sp)] for name in params.pipe_rate}
-        self.l1tex = Server()
-        self.l2 = Server()
-        self.hbm = Server()
-        self.trips = (trips if trips is not None else kernel.loop.trips) if kernel.loop is not None else 0
-        self.tma = Server()
-        self.sim_trips = min(self.trips, WARM_ITERATIONS + MEASURE_ITERATIONS)
+        self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
+        self.mem = ChipMemory(params)
+        self.sms = [SmUnit(i, params) for i in range(sms)]
+        self.ctas_per_sm = ctas_per_sm
+        self.sm_weight = sm_weight  # real SMs one representative stands for
+        self.works = works
         self.tracing = trace
         self.trace: list = []
-        nw = ctas * self.warps_per_cta
-        self.stats = np.zeros((nw, len(STALLS)))
-        self.iter_marks: list[list[tuple[float, np.ndarray]]] = [[] for _ in range(nw)]
-        self.ready = [{} for _ in range(nw)]
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
-        self.exec_count = [{} for _ in range(nw)]
         self.barrier_count: dict = {}
         self.barrier_event: dict = {}
-        self.open_group = [{} for _ in range(nw)]  # queue -> completion time of the open group
-        self.groups = [{} for _ in range(nw)]  # queue -> completion times of committed groups
-        self.mbar: dict = {}  # (cta, bar, seq) -> [arrivals, latest arrival time, event]
-        self.waiting: dict = {}  # warp -> what it waits on (text, or an mbarrier phase key)
-        self.finished = [False] * nw
-        self.start = [0.0] * nw
-        self.end = [0.0] * nw
+        self.mbar: dict = {}  # (cta serial, bar, seq) -> [arrivals, latest arrival time, event]
+        self.waiting: dict = {}  # (cta serial, warp) -> what it waits on
+        self.unfinished: set = set()
+        self.serial = 0
+        # results, weighted by the real CTAs each representative stands for
+        self.stalls = np.zeros(len(STALLS))
+        self.warp_cycles = 0.0
+        self.last_end = 0.0
+        self.max_iterations = 0
+        self.loop_ff = False
+        self.loop_steady = True
+        self.first_period = 0.0
+        # the grid fast-forward
+        self.queue = deque(works)
+        self.done_times: list[float] = []
+        self.done_weight: list[float] = []
+        self.done_stats: list[tuple[np.ndarray, float]] = []
+        self.skip_time = 0.0
+        self.skip_weight = 0.0
+        self.skip_stats = np.zeros(len(STALLS))
+        self.skip_warp_cycles = 0.0
+        self.next_launch = 0.0
+        # every unit, the name it is reported under and what one instance counts for
+        self._unit_of: dict[RateServer, tuple[str, float]] = {s: ("L2", 1.0 / len(self.mem.l2)) for s in self.mem.l2}
+        self._unit_of[self.mem.hbm] = ("HBM", 1.0)
+        for sm in self.sms:
+            for s in sm.issue:
+                self._unit_of[s] = ("issue", sm_weight)
+            for name, lst in sm.pipes.items():
+                for s in lst:
+                    self._unit_of[s] = (f"pipe {name}", sm_weight)
+            self._unit_of[sm.l1tex] = ("L1TEX", sm_weight)
+            self._unit_of[sm.port] = ("L2 port", sm_weight)
+            if sm.tma:
+                self._unit_of[sm.tma] = ("TMA", sm_weight)
+        self._servers = list(self._unit_of)
+        self.busy_snaps: list[np.ndarray] = []
+        self.skip_busy = np.zeros(len(self._servers))
+        # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
+        self.loop_idle = [not _loop_has_work(kernel, timings, lw) for lw in range(self.wpc)]
 
-    # --- helpers -------------------------------------------------------------------------------
-    def _charge(self, w: int, reason: str, cycles: float) -> None:
+    # --- helpers -------------------------------------------------------------------------------------
+    def _charge(self, cta: _Cta, lw: int, reason: str, cycles: float) -> None:
         if cycles > 0:
-            self.stats[w, STALLS.index(reason)] += cycles
+            cta.stats[lw, STALLS.index(reason)] += cycles
 
-    def _span(self, w: int, name: str, cat: str, t0: float, t1: float) -> None:
-        if self.tracing and t1 > t0:
-            self.trace.append((w, name, cat, t0, t1))
+    def _span(self, wp: _Warp, name: str, cat: str, t0: float, t1: float) -> None:
+        if wp.tracing and t1 > t0:
+            self.trace.append((wp.lw, name, cat, t0, t1))
 
-    def _deps(self, w: int, after: tuple[str, ...], now: float) -> float:
+    def _book(self, wp: _Warp, server: RateServer, arrive: float, work: float) -> tuple[float, float]:
+        wp.work[server] = wp.work.get(server, 0.0) + work
+        return server.serve(arrive, work)
+
+    def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason = now, None
         for d in after:
-            r = self.ready[w].get(d)
+            r = wp.ready.get(d)
             if r is not None and r > t:
                 t, reason = r, self.kind_of.get(d, "wait")
         if reason:
-            self._charge(w, reason, t - now)
-            self._span(w, f"stall:{reason}", "stall", now, t)
+            self._charge(wp.cta, wp.lw, reason, t - now)
+            self._span(wp, f"stall:{reason}", "stall", now, t)
         return t
 
-    def _bresenham(self, w: int, key: str, frac: float) -> bool:
+    def _bresenham(self, wp: _Warp, key: str, frac: float) -> bool:
         """Deterministically true for a ``frac`` share of successive executions."""
-        n = self.exec_count[w].get(key, 0)
-        self.exec_count[w][key] = n + 1
+        n = wp.exec_count.get(key, 0)
+        wp.exec_count[key] = n + 1
         return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
 
-    # --- operations ------------------------------------------------------------------------------
-    def _join(self, w: int, queue: str, done: float) -> None:
+    def _join(self, wp: _Warp, queue: str, done: float) -> None:
         if queue:
-            og = self.open_group[w]
-            og[queue] = max(og.get(queue, 0.0), done)
+            wp.open_group[queue] = max(wp.open_group.get(queue, 0.0), done)
 
-    def _async_store(self, w: int, op: Mem, tm: MemTiming, par: int, j: int, lw: int):
+    def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float) -> tuple[float, float]:
+        """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times) and, for misses or
+        write-backs, HBM. Returns (L2 done, HBM done)."""
+        if l2b <= 0:
+            return arrive, arrive
+        w = wp.cta.work.weight
+        _, port_end = self._book(wp, wp.cta.sm.port, arrive, l2b)
+        l2_end = arrive
+        for s in self.mem.l2:
+            l2_end = max(l2_end, self._book(wp, s, arrive, l2b * w / len(self.mem.l2))[1])
+        l2_end = max(l2_end, port_end)
+        hbm_end = self._book(wp, self.mem.hbm, l2_end, hb * w)[1] if hb > 0 else l2_end
+        return l2_end, hbm_end
+
+    # --- operations ----------------------------------------------------------------------------------
+    def _async_store(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int):
         """The shared-memory write of a cp.async: done when its global load has landed; takes no issue slot."""
         t = self.env.now
         for d in op.after:
-            r = self.ready[w].get(d)
+            r = wp.ready.get(d)
             if r is not None:
                 t = max(t, r)
-        cyc = float(tm.l1tex_cycles[par, j, lw])
-        self.l1tex.busy += cyc  # bandwidth accounted; the write does not hold up the warp's own queue
-        self._join(w, op.group, t + cyc)
-        self._span(w, op.name, "shared_st_async", t, t + cyc)
+        cyc = float(tm.l1tex_cycles[par, j, wp.lw])
+        _, end = self._book(wp, wp.cta.sm.l1tex, t, cyc)
+        self._join(wp, op.group, end)
+        self._span(wp, op.name, "shared_st_async", t, end)
         return
         yield  # a generator like the other operations
 
-    def _tma(self, w: int, cta: int, op: Mem, tm: MemTiming, par: int, j: int, lw: int, it: int):
+    def _tma(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int, it: int):
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory."""
-        env, p = self.env, self.p
+        env, p, cta = self.env, self.p, wp.cta
         now = env.now
-        t = self._deps(w, op.after, now)
-        sp = self.issue[w % p.subpartitions]
-        start, _ = sp.serve(t, 1 / p.issue_per_cycle)
-        self._charge(w, "not_selected", start - t)
-        self._charge(w, "selected", 1)
+        t = self._deps(wp, op.after, now)
+        start, _ = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, 1)
+        self._charge(cta, wp.lw, "not_selected", start - t)
+        self._charge(cta, wp.lw, "selected", 1)
         issue_end = start + p.tma.issue_cycles
-        self._charge(w, "wait", p.tma.issue_cycles - 1)
-        eng_start, _ = self.tma.serve(start, p.tma.copy_interval_cycles)
-        l2b = float(tm.l2_bytes[par, j, lw])
-        hb = float(tm.hbm_bytes[par, j, lw])
-        _, l2_end = self.l2.serve(eng_start, l2b / p.l2_bytes_per_cycle)
-        hbm_end = self.hbm.serve(l2_end, hb / p.hbm_bytes_per_cycle)[1] if hb > 0 else l2_end
-        from_hbm = self._bresenham(w, op.name + "/l2", tm.l2_miss_fraction)
+        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)
+        eng_start, _ = self._book(wp, cta.sm.tma, start, 1.0)
+        l2b = float(tm.l2_bytes[par, j, wp.lw])
+        hb = float(tm.hbm_bytes[par, j, wp.lw])
+        l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb)
+        from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
         done = max(eng_start + p.tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
-        self._span(w, op.name, "tma", start, done)
+        self._span(wp, op.name, "tma", start, done)
         self._mbar_arrive(cta, op.arrive, op.seq(it, j), done)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
-    def _mem(self, w: int, op: Mem, it: int, j: int, cta: int = 0):
-        env, p = self.env, self.p
+    def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
+        env, p, cta = self.env, self.p, wp.cta
         now = env.now
         tm = self.t[op.name]
-        lw = w % self.warps_per_cta
         par = it % tm.period
-        n_instr = int(tm.instructions[par, j, lw])
+        n_instr = int(tm.instructions[par, j, wp.lw])
         if n_instr == 0:
             return
         if op.kind == "tma":
-            yield from self._tma(w, cta, op, tm, par, j, lw, it)
+            yield from self._tma(wp, op, tm, par, j, it)
             return
         if op.async_copy and op.group:
-            yield from self._async_store(w, op, tm, par, j, lw)
+            yield from self._async_store(wp, op, tm, par, j)
             return
-        t = self._deps(w, op.after, now)
-        backlog_ok = self.l1tex.next_free - p.lsu_queue_cycles
+        t = self._deps(wp, op.after, now)
+        l1 = cta.sm.l1tex
+        backlog_ok = l1.earliest_start(t + 1) - 1 - p.lsu_queue_cycles  # the queue ahead of L1TEX is full
         if backlog_ok > t:
-            self._charge(w, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
-            self._span(w, "throttle", "stall", t, backlog_ok)
+            self._charge(cta, wp.lw, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
+            self._span(wp, "throttle", "stall", t, backlog_ok)
             t = backlog_ok
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:
-            sp = self.issue[w % p.subpartitions]
-            start, issue_end = sp.serve(t, n_instr / p.issue_per_cycle)
-            self._charge(w, "not_selected", start - t)
-            self._charge(w, "selected", n_instr)
-        _, l1_end = self.l1tex.serve(start + 1, float(tm.l1tex_cycles[par, j, lw]))
+            start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
+            self._charge(cta, wp.lw, "not_selected", start - t)
+            self._charge(cta, wp.lw, "selected", n_instr)
+        _, l1_end = self._book(wp, l1, start + 1, float(tm.l1tex_cycles[par, j, wp.lw]))
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global":
-            l2b = float(tm.l2_bytes[par, j, lw])
+            l2b = float(tm.l2_bytes[par, j, wp.lw])
             if l2b > 0:
-                _, l2_end = self.l2.serve(l1_end, l2b / p.l2_bytes_per_cycle)
-                hb = float(tm.hbm_bytes[par, j, lw])
-                hbm_end = self.hbm.serve(l2_end, hb / p.hbm_bytes_per_cycle)[1] if hb > 0 else l2_end
-                if op.kind == "ld" and self._bresenham(w, op.name, tm.l1_miss_fraction):
+                l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, float(tm.hbm_bytes[par, j, wp.lw]))
+                if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
                     done = l2_end + p.l2_latency
-                    if self._bresenham(w, op.name + "/l2", tm.l2_miss_fraction):
+                    if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
                         done = max(done, hbm_end + p.hbm_latency)
+                elif op.kind == "st":
+                    wp.stores_done = max(wp.stores_done, l2_end)
         if op.kind in LOADS:
-            self.ready[w][op.name] = done
-        self._join(w, op.group, done if op.kind in LOADS else l1_end)
-        self._span(w, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
+            wp.ready[op.name] = done
+        self._join(wp, op.group, done if op.kind in LOADS else l1_end)
+        self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
-    def _compute(self, w: int, op: Compute):
-        env, p = self.env, self.p
-        if op.warps is not None and w % self.warps_per_cta not in op.warps:
+    def _compute(self, wp: _Warp, op: Compute):
+        env, p, cta = self.env, self.p, wp.cta
+        if op.warps is not None and wp.lw not in op.warps:
             return
         now = env.now
-        t = self._deps(w, op.after, now)
-        sub = w % p.subpartitions
+        t = self._deps(wp, op.after, now)
+        sub = wp.lw % p.subpartitions
         rate = p.pipe_rate[op.pipe]
         lat = p.pipe_latency[op.pipe]
+        slot = cta.sm.issue[sub]
+        pipe = cta.sm.pipes[op.pipe][sub]
         if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
             n = op.count // op.units
-            slot = self.issue[sub]
-            start, issue_end = slot.serve(t, n / p.issue_per_cycle)
-            self._charge(w, "not_selected", start - t)
-            self._charge(w, "selected", n)
-            _, pipe_end = self.pipes[op.pipe][sub].serve(start, op.count / rate)
+            start, issue_end = self._book(wp, slot, t, n)
+            self._charge(cta, wp.lw, "not_selected", start - t)
+            self._charge(cta, wp.lw, "selected", n)
+            _, pipe_end = self._book(wp, pipe, start, op.count)
             done = pipe_end + lat
-            self._join(w, op.group, done)
-            self.ready[w][op.name] = done
-            self._span(w, op.name, op.pipe, start, done)
+            self._join(wp, op.group, done)
+            wp.ready[op.name] = done
+            self._span(wp, op.name, op.pipe, start, done)
             end = math.ceil(issue_end)
             if end > env.now:
                 yield env.timeout(end - env.now)
@@ -286,31 +435,27 @@ class SmModel:
         while remaining > 0:
             n = min(remaining, ISSUE_QUANTUM_INSTRUCTIONS)
             remaining -= n
-            pipe = self.pipes[op.pipe][sub]
-            slot = self.issue[sub]
-            ready = max(t, slot.next_free)
-            if pipe.next_free > ready:
-                self._charge(w, "math_pipe_throttle", pipe.next_free - ready)
-            self._charge(w, "not_selected", ready - t)
-            start = max(ready, pipe.next_free)
-            slot.serve(start, n / p.issue_per_cycle)
-            pipe.serve(start, n / rate)
+            p_start, _ = self._book(wp, pipe, t, n)
+            if p_start > t:
+                self._charge(cta, wp.lw, "math_pipe_throttle", p_start - t)
+            start, _ = self._book(wp, slot, p_start, n)
+            self._charge(cta, wp.lw, "not_selected", start - p_start)
             chain = math.ceil(n / max(op.ilp, 1)) * lat
             busy = max(n / min(rate, p.issue_per_cycle), chain)
-            self._charge(w, "selected", n)
-            self._charge(w, "wait", busy - n)
-            self._span(w, op.name, op.pipe, start, start + busy)
+            self._charge(cta, wp.lw, "selected", n)
+            self._charge(cta, wp.lw, "wait", busy - n)
+            self._span(wp, op.name, op.pipe, start, start + busy)
             t = start + busy
             end = math.ceil(t)
             if end > env.now:
                 yield env.timeout(end - env.now)
-        self.ready[w][op.name] = t + lat
+        wp.ready[op.name] = t + lat
 
-    def _barrier(self, w: int, cta: int, op: Barrier):
-        env = self.env
+    def _barrier(self, wp: _Warp, op: Barrier):
+        env, cta = self.env, wp.cta
         now = env.now
-        members = self.warps_per_cta if op.warps is None else len(op.warps)
-        key = (cta, "__syncthreads" if op.warps is None else op.name)
+        members = self.wpc if op.warps is None else len(op.warps)
+        key = (cta.serial, "__syncthreads" if op.warps is None else op.name)
         count = self.barrier_count.get(key, 0) + 1
         ev = self.barrier_event.setdefault(key, env.event())
         if count == members:
@@ -319,155 +464,325 @@ class SmModel:
             env.process(self._release(ev, self.p.barrier_latency))
         else:
             self.barrier_count[key] = count
-        self.waiting[w] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
+        self.waiting[(cta.serial, wp.lw)] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev
-        self.waiting.pop(w, None)
-        self._charge(w, "barrier", env.now - now)
-        self._span(w, "barrier", "barrier", now, env.now)
+        self.waiting.pop((cta.serial, wp.lw), None)
+        self._charge(cta, wp.lw, "barrier", env.now - now)
+        self._span(wp, "barrier", "barrier", now, env.now)
 
-    def _commit(self, w: int, op: Commit):
-        og = self.open_group[w]
-        self.groups[w].setdefault(op.queue, []).append(og.pop(op.queue, self.env.now))
+    def _commit(self, wp: _Warp, op: Commit):
+        wp.groups.setdefault(op.queue, []).append(wp.open_group.pop(op.queue, self.env.now))
         return
         yield
 
-    def _wait_group(self, w: int, op: WaitGroup):
+    def _wait_group(self, wp: _Warp, op: WaitGroup):
         env = self.env
-        done = self.groups[w].get(op.queue, [])
+        done = wp.groups.get(op.queue, [])
         settled = done[:len(done) - op.pending] if op.pending else done
         t = max(settled, default=0.0)
         if t > env.now:
             reason = "long_scoreboard" if op.queue == "cp.async" else "wait"
-            self._charge(w, reason, math.ceil(t) - env.now)
-            self._span(w, f"wait:{op.queue}", "stall", env.now, math.ceil(t))
+            self._charge(wp.cta, wp.lw, reason, math.ceil(t) - env.now)
+            self._span(wp, f"wait:{op.queue}", "stall", env.now, math.ceil(t))
             yield env.timeout(math.ceil(t) - env.now)
-        # groups older than the ones still allowed in flight are retired
-        self.groups[w][op.queue] = done[len(settled):]
+        wp.groups[op.queue] = done[len(settled):]
 
-    def _mbar_state(self, cta: int, bar: str, seq: int) -> list:
-        key = (cta, bar, seq)
+    def _mbar_state(self, cta: _Cta, bar: str, seq: int) -> list:
+        key = (cta.serial, bar, seq)
         st = self.mbar.get(key)
         if st is None:
             st = self.mbar[key] = [0, 0.0, self.env.event()]
         return st
 
-    def _mbar_arrive(self, cta: int, bar: str, seq: int, at: float) -> None:
+    def _mbar_arrive(self, cta: _Cta, bar: str, seq: int, at: float) -> None:
         st = self._mbar_state(cta, bar, seq)
         st[0] += 1
         st[1] = max(st[1], at)
         if st[0] == self.k.mbarriers[bar]:
             self.env.process(self._release(st[2], max(math.ceil(st[1]) - self.env.now, 0)))
 
-    def _arrive(self, w: int, cta: int, op: Arrive, it: int, j: int):
-        self._mbar_arrive(cta, op.bar, op.seq(it, j), self.env.now)
-        return
-        yield
-
-    def _mbar_wait(self, w: int, cta: int, op: MbarWait, it: int, j: int):
+    def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
         seq = op.seq(it, j)
         if seq < 0:
             return
-        env = self.env
+        env, cta = self.env, wp.cta
         now = env.now
         st = self._mbar_state(cta, op.bar, seq)
         if not st[2].triggered:
-            self.waiting[w] = (cta, op.bar, seq)
+            self.waiting[(cta.serial, wp.lw)] = (cta.serial, op.bar, seq)
             yield st[2]
-            self.waiting.pop(w, None)
+            self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:
-            self._charge(w, "barrier", env.now - now)
-            self._span(w, f"wait:{op.bar}", "stall", now, env.now)
+            self._charge(cta, wp.lw, "barrier", env.now - now)
+            self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
     def _release(self, ev, delay: int):
         if delay:
             yield self.env.timeout(delay)
         ev.succeed()
 
-    def _run(self, w: int, cta: int, ops, it: int, j: int):
-        lw = w % self.warps_per_cta
+    def _run(self, wp: _Warp, ops, it: int, j: int):
+        lw = wp.lw
         for op in ops:
             if isinstance(op, Mem):
-                yield from self._mem(w, op, it, j, cta)
+                yield from self._mem(wp, op, it, j)
             elif isinstance(op, Compute):
-                yield from self._compute(w, op)
+                yield from self._compute(wp, op)
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
             elif isinstance(op, Barrier):
-                yield from self._barrier(w, cta, op)
+                yield from self._barrier(wp, op)
             elif isinstance(op, Commit):
-                yield from self._commit(w, op)
+                yield from self._commit(wp, op)
             elif isinstance(op, WaitGroup):
-                yield from self._wait_group(w, op)
+                yield from self._wait_group(wp, op)
             elif isinstance(op, Arrive):
-                yield from self._arrive(w, cta, op, it, j)
+                self._mbar_arrive(wp.cta, op.bar, op.seq(it, j), self.env.now)
             elif isinstance(op, MbarWait):
-                yield from self._mbar_wait(w, cta, op, it, j)
+                yield from self._mbar_wait(wp, op, it, j)
             elif isinstance(op, Loop):
                 for jj in range(op.trips):
-                    yield from self._run(w, cta, op.body, it, jj)
+                    yield from self._run(wp, op.body, it, jj)
 
-    def _warp(self, w: int, cta: int):
+    # --- the outer loop and its fast-forward ---------------------------------------------------------
+    def _steady(self, wp: _Warp) -> bool:
+        """Whether this warp's last two windows of iterations ran at the same period."""
+        m = wp.marks
+        n = WINDOW_ITERATIONS
+        if len(m) < WARM_ITERATIONS + 2 * n:
+            return False
+        t0, t1, t2 = m[-1 - 2 * n][0], m[-1 - n][0], m[-1][0]
+        p1, p2 = (t1 - t0) / n, (t2 - t1) / n
+        return p2 > 0 and abs(p2 - p1) <= STEADY_TOLERANCE * p2
+
+    def _skip(self, wp: _Warp, ls: _LoopState, extra: int):
+        """Skip ``extra`` iterations. Each warp measured its period and its work per unit over the last window;
+        when the CTA's last loop-active warp gets here, the CTA's work over the skipped stretch is booked on
+        every unit at once as a background reservation (stretched for all warps alike where a unit has less
+        room), and every warp sleeps its own period times ``extra`` (times the stretch) from its arrival."""
+        cta, env = wp.cta, self.env
+        m = wp.marks
+        n = WINDOW_ITERATIONS
+        (ta, sa, wa), (tb, sb, wb) = m[-1 - n], m[-1]
+        period = (tb - ta) / n
+        work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
+        cta.stats[wp.lw] += (sb - sa) / n * extra
+        if self.first_period == 0.0:
+            self.first_period = period
+        ls.skips.append((wp.lw, env.now, extra * period, work))
+        if len(ls.skips) < cta.loop_warps:
+            yield ls.event
+            stretch = ls.event.value
+        else:
+            stretch = self._book_skip(ls)
+            ls.event.succeed(stretch)
+        arrived, length = next((a, d) for lw, a, d, _ in ls.skips if lw == wp.lw)
+        if stretch > 1.0:
+            self._charge(cta, wp.lw, "long_scoreboard", length * (stretch - 1.0))
+        wake = math.ceil(arrived + length * stretch)
+        if wake > env.now:
+            yield env.timeout(wake - env.now)
+
+    def _book_skip(self, ls: _LoopState) -> float:
+        """Reserve the CTA's skipped work from now to its warps' latest wake-up; return the stretch."""
+        now = self.env.now
+        end = max(a + d for _, a, d, _ in ls.skips)
+        span = max(end - now, 1.0)
+        total: dict[RateServer, float] = {}
+        for *_, work in ls.skips:
+            for srv, w in work.items():
+                if w > 0:
+                    total[srv] = total.get(srv, 0.0) + w
+        stretch = 1.0
+        for srv, w in total.items():
+            stretch = max(stretch, srv.reserve(now, w, span) / span)
+        return stretch
+
+    def _loop(self, wp: _Warp, tile: int):
+        k, cta = self.k, wp.cta
+        ls = cta.loop(tile, self.env)
+        trips = cta.work.trips
+        it = 0
+        while it < trips:
+            ls.started = max(ls.started, it)
+            yield from self._run(wp, k.loop.body, it, 0)
+            wp.marks.append((self.env.now, cta.stats[wp.lw].copy(), dict(wp.work)))
+            it += 1
+            if it >= trips:
+                break
+            if ls.skip_after is None:  # the first warp to get here decides for the whole CTA, at an
+                # iteration no warp has started yet
+                if self._steady(wp):
+                    ls.skip_after = max(it, ls.started + 1)
+                elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
+                    ls.skip_after = max(it, ls.started + 1)
+                    cta.steady = False
+            if ls.skip_after is not None and it >= ls.skip_after:
+                self.loop_ff = True
+                self.max_iterations = max(self.max_iterations, it)
+                yield from self._skip(wp, ls, trips - it)
+                break
+        self.max_iterations = max(self.max_iterations, min(it, trips))
+
+    def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
+        env, k = self.env, self.k
+        wp = _Warp(lw, cta, self.tracing and cta.serial == 0)
+        cta.start[lw] = env.now
+        self.unfinished.add((cta.serial, lw))
+        for tile in range(tiles):
+            if tile:  # a persistent CTA's next tile: fresh per-tile state, same warp
+                wp.ready.clear()
+                wp.marks.clear()
+            yield from self._run(wp, k.prologue, 0, 0)
+            if k.loop is not None and not self.loop_idle[lw]:
+                yield from self._loop(wp, tile)
+            yield from self._run(wp, k.epilogue, 0, 0)
+        if wp.stores_done > env.now:  # the warp retires once its stores have reached L2
+            wait = math.ceil(wp.stores_done) - env.now
+            self._charge(cta, lw, "drain", wait)
+            self._span(wp, "drain", "stall", env.now, env.now + wait)
+            yield env.timeout(wait)
+        cta.end[lw] = env.now
+        self.unfinished.discard((cta.serial, lw))
+        left[0] -= 1
+        if left[0] == 0:
+            done.succeed()
+
+    # --- CTAs, slots and the grid fast-forward ---------------------------------------------------------
+    def _run_cta(self, work: CtaWork, sm: SmUnit, slot: int):
+        env = self.env
+        serial = self.serial
+        self.serial += 1
+        cta = _Cta(serial, work, sm, slot, self.wpc)
+        cta.loop_warps = self.wpc - sum(self.loop_idle)
         if self.p.cta_launch_cycles:
-            yield self.env.timeout(self.p.cta_launch_cycles)
-        self.start[w] = self.env.now
-        yield from self._run(w, cta, self.k.prologue, 0, 0)
-        if self.k.loop is not None:
-            for it in range(self.sim_trips):
-                yield from self._run(w, cta, self.k.loop.body, it, 0)
-                self.iter_marks[w].append((self.env.now, self.stats[w].copy(), self._busy()))
-        yield from self._run(w, cta, self.k.epilogue, 0, 0)
-        self.end[w] = self.env.now
-        self.finished[w] = True
+            yield env.timeout(self.p.cta_launch_cycles)
+        done = env.event()
+        left = [self.wpc]
+        tiles = max(len(work.tiles), 1)
+        for lw in range(self.wpc):
+            env.process(self._warp(cta, lw, tiles, done, left))
+        yield done
+        self.stalls += cta.stats.sum(axis=0) * work.weight
+        self.warp_cycles += float((cta.end - cta.start).sum()) * work.weight
+        self.loop_steady &= cta.steady
+        self.done_times.append(env.now)
+        self.done_weight.append(work.weight)
+        self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
+        self.busy_snaps.append(np.array([s.busy for s in self._servers]))
+        for key in [key for key in self.mbar if key[0] == serial]:
+            del self.mbar[key]
+        for s in sm.servers():
+            s.prune(env.now)
 
-    def _busy(self) -> np.ndarray:
-        return np.array([self.l1tex.busy, self.l2.busy, self.hbm.busy])
+    def _slot(self, sm: SmUnit, slot: int):
+        env = self.env
+        while self.queue:
+            work = self.queue.popleft()
+            self._grid_fast_forward()
+            launch = max(env.now, self.next_launch)
+            self.next_launch = launch + self.p.cta_dispatch_interval_cycles * work.weight
+            if launch > env.now:
+                yield env.timeout(math.ceil(launch - env.now))
+            if sm.resident == 0:
+                sm.active_since = env.now
+            sm.resident += 1
+            start = env.now
+            yield from self._run_cta(work, sm, slot)
+            sm.weight_cycles += (env.now - start) * work.weight / self.ctas_per_sm
+            sm.resident -= 1
+            if sm.resident == 0:
+                sm.active_cycles += env.now - sm.active_since
 
-    # --- driver ----------------------------------------------------------------------------------
-    def run(self) -> SmResult:
-        for cta in range(self.ctas):
-            for lw in range(self.warps_per_cta):
-                self.env.process(self._warp(cta * self.warps_per_cta + lw, cta))
-        self.env.run()
-        stuck = [w for w, f in enumerate(self.finished) if not f]
-        if stuck:
-            seen: dict[str, int] = {}
-            for w in stuck:  # the first warp stuck on each distinct wait
-                what = self.waiting.get(w, "an unfinished operation")
-                if isinstance(what, tuple):
-                    cta, bar, seq = what
-                    what = f"mbarrier '{bar}' phase {seq} ({self.mbar[what][0]} of {self.k.mbarriers[bar]} arrivals)"
-                seen.setdefault(what, w)
-            waits = "; ".join(f"warp {w % self.warps_per_cta} of CTA {w // self.warps_per_cta} on {what}"
-                              for what, w in list(seen.items())[:3])
-            raise DeadlockError(f"{self.k.name}: deadlock, {len(stuck)} warps wait forever: {waits}")
-        nw = len(self.end)
-        extra_trips = self.trips - self.sim_trips
-        stats = self.stats.copy()
-        end = np.array(self.end)
-        ff = extra_trips > 0
-        busy = self._busy()
-        period = 0.0
-        if self.sim_trips >= 2:
-            a0 = min(WARM_ITERATIONS - 1, self.sim_trips // 2)
-            b0 = self.sim_trips - 1
-            if b0 > a0:
-                period = (max(m[b0][0] for m in self.iter_marks) - max(m[a0][0] for m in self.iter_marks)) / (b0 - a0)
-        if ff:
-            a, b = WARM_ITERATIONS - 1, self.sim_trips - 1
-            t_a = max(m[a][0] for m in self.iter_marks)
-            last = max(range(nw), key=lambda w: self.iter_marks[w][b][0])
-            t_b = self.iter_marks[last][b][0]
-            period = (t_b - t_a) / (b - a)
-            for w in range(nw):
-                stats[w] += extra_trips * (self.iter_marks[w][b][1] - self.iter_marks[w][a][1]) / (b - a)
-            end = end + extra_trips * period
-            # servers' busy time grows per iteration like the slowest warp's window (all CTAs advance together)
-            first = max(range(nw), key=lambda w: self.iter_marks[w][a][0])
-            busy = busy + extra_trips * (self.iter_marks[last][b][2] - self.iter_marks[first][a][2]) / (b - a)
-        l1b, l2b, hbmb = (float(x) for x in busy)
-        cycles = float(end.max())
-        totals = {s: float(stats[:, i].sum()) for i, s in enumerate(STALLS)}
-        return SmResult(cycles=cycles, warp_cycles=float((end - np.array(self.start)).sum()), stalls=totals,
-                        issue_cycles=totals["selected"], l1tex_busy=l1b,
-                        l2_bytes=l2b * self.p.l2_bytes_per_cycle, hbm_bytes=hbmb * self.p.hbm_bytes_per_cycle,
-                        fast_forward=ff, simulated_iterations=self.sim_trips, period=period, trace=self.trace)
+    def _grid_fast_forward(self) -> None:
+        """Once CTAs complete at a steady rate, skip the middle of the queue (keep the tail's last rounds)."""
+        slots = len(self.sms) * self.ctas_per_sm
+        window = GRID_WINDOW_ROUNDS * slots
+        keep = GRID_TAIL_ROUNDS * slots
+        done = self.done_times
+        if len(self.queue) <= keep or len(done) < 3 * window:
+            return
+        t0, t1, t2 = done[-1 - 2 * window], done[-1 - window], done[-1]
+        if t1 <= t0 or t2 <= t1:
+            return
+        r1, r2 = window / (t1 - t0), window / (t2 - t1)
+        if abs(r2 - r1) > STEADY_TOLERANCE * r2:
+            return
+        skip = len(self.queue) - keep
+        works = [self.queue.popleft() for _ in range(skip)]
+        self.skip_time += skip / r2
+        self.skip_weight += sum(w.weight for w in works)
+        recent = self.done_stats[-window:]
+        wts = self.done_weight[-window:]
+        per_weight = sum(wts) / window
+        scale = sum(w.weight for w in works) / max(per_weight, 1e-12) / window
+        self.skip_stats += sum(s * wt for (s, _), wt in zip(recent, wts, strict=True)) * scale
+        self.skip_warp_cycles += sum(c * wt for (_, c), wt in zip(recent, wts, strict=True)) * scale
+        snaps = self.busy_snaps
+        self.skip_busy += (snaps[-1] - snaps[-1 - window]) / (t2 - t1) * (skip / r2)
+
+    # --- driver --------------------------------------------------------------------------------------
+    def run(self) -> ChipResult:
+        env = self.env
+        for sm in self.sms:
+            for slot in range(self.ctas_per_sm):
+                env.process(self._slot(sm, slot))
+        env.run()
+        if self.unfinished:
+            self._deadlock()
+        end = max([env.now, *(s.last_end for s in self.mem.servers())])
+        stalls = self.stalls + self.skip_stats
+        totals = {s: float(stalls[i]) for i, s in enumerate(STALLS)}
+        sm_active = sum(sm.active_cycles for sm in self.sms) * self.sm_weight
+        if self.skip_time:  # every SM busy during the skipped stretch
+            sm_active += self.skip_time * len(self.sms) * self.sm_weight
+        return ChipResult(cycles=end + self.skip_time, warp_cycles=self.warp_cycles + self.skip_warp_cycles,
+                          sm_active_cycles=sm_active, stalls=totals, issue_cycles=totals["selected"],
+                          busy=self._busy(), instances=self._instances(),
+                          fast_forward=self.loop_ff or self.skip_time > 0, loop_steady=self.loop_steady,
+                          grid_skipped_ctas=self.skip_weight, simulated_iterations=self.max_iterations,
+                          period=self.first_period, trace=self.trace)
+
+    def _instances(self) -> dict[str, int]:
+        sp = self.p.subpartitions
+        n = round(len(self.sms) * self.sm_weight)
+        return {"HBM": 1, "L2": 1, "L1TEX": n, "L2 port": n, "issue": n * sp, "TMA": n} | \
+            {f"pipe {p}": n * sp for p in self.p.pipe_rate}
+
+    def _busy(self) -> dict[str, float]:
+        """Busy cycles of every unit over the whole chip: the representatives' own units stand for
+        ``sm_weight`` SMs each, the chip-wide ones are whole; the grid fast-forward's skipped stretch adds the
+        busy time its measured window showed."""
+        out: dict[str, float] = {}
+        for s, skipped in zip(self._servers, self.skip_busy, strict=True):
+            key, mult = self._unit_of[s]
+            out[key] = out.get(key, 0.0) + (s.busy + skipped) * mult
+        return out
+
+    def _deadlock(self) -> None:
+        seen: dict[str, tuple] = {}
+        for key in sorted(self.unfinished):
+            what = self.waiting.get(key, "an unfinished operation")
+            if isinstance(what, tuple):
+                serial, bar, seq = what
+                what = f"mbarrier '{bar}' phase {seq} ({self.mbar[what][0]} of {self.k.mbarriers[bar]} arrivals)"
+            seen.setdefault(what, key)
+        waits = "; ".join(f"warp {lw} of CTA {serial} on {what}" for what, (serial, lw) in list(seen.items())[:3])
+        raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
+
+
+def _loop_has_work(kernel: Kernel, timings: dict[str, MemTiming], lw: int) -> bool:
+    """Whether local warp ``lw`` executes anything in the outer loop's body."""
+    def has(ops) -> bool:
+        for op in ops:
+            if isinstance(op, Loop):
+                if has(op.body):
+                    return True
+            elif isinstance(op, Mem):
+                if int(timings[op.name].instructions[..., lw].sum()) > 0:
+                    return True
+            elif op.warps is None or lw in op.warps:
+                return True
+        return False
+
+    return kernel.loop is None or has(kernel.loop.body)

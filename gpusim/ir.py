@@ -195,9 +195,10 @@ class Kernel:
     notes: str = ""
     # mbarrier -> arrivals that complete one phase (warps executing Arrive, TMA copies completing)
     mbarriers: dict = field(default_factory=dict)
-    # persistent kernels: the order in which the tiles (the grid's CTAs, by linear index) are processed;
-    # ``launch`` then describes the tile grid, ``persistent_ctas`` the CTAs really launched
-    tile_order: tuple[int, ...] | None = None
+    # persistent kernels: the order in which the tiles (the grid's CTAs, by linear index) are processed, as a
+    # function from positions (an integer array) to tile indices; ``launch`` then describes the tile grid,
+    # ``persistent_ctas`` the CTAs really launched
+    tile_order: Callable[[np.ndarray], np.ndarray] | None = None
     persistent_ctas: int = 0
     # outer-loop trips of each CTA (linear index) when they differ (causal attention); None: all equal
     trips_of: Callable[[int], int] | None = None

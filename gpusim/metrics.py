@@ -5,7 +5,6 @@ from __future__ import annotations
 from gpusim.chip import Simulation, per_warp_total
 from gpusim.engine import STALLS
 from gpusim.ir import Compute, Loop
-from gpusim.sm.pipes import MMA_M16N8K16_FLOPS
 
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 TIME = "gpu__time_duration.sum"
@@ -88,12 +87,11 @@ def report(sim: Simulation) -> dict:
     l2_req_ld += extra
     l2_total = l2_req_ld + l2_req_st
     l2_hit = 100.0 * (1 - dram_rd / sb * cfg.l2.miss_lookups_per_sector / l2_total) if l2_total else 100.0
-    waves = [(sim.full_waves, sim.full, cfg.chip.sm_count), (1, sim.tail, min(sim.tail_ctas, cfg.chip.sm_count))]
-    warp_cycles = sum(n * r.warp_cycles * sms for n, r, sms in waves if r)
-    active_cycles = sum(n * r.cycles * sms for n, r, sms in waves if r)
-    occ_pct = 100.0 * warp_cycles / active_cycles / cfg.sm.max_warps_per_sm if active_cycles else 0.0
-    issue = sum(n * r.issue_cycles * sms for n, r, sms in waves if r)
-    stalls = {s: sum(n * r.stalls[s] * sms for n, r, sms in waves if r) for s in STALLS}
+    res = sim.result
+    occ_pct = 100.0 * res.warp_cycles / res.sm_active_cycles / cfg.sm.max_warps_per_sm if res.sm_active_cycles \
+        else 0.0
+    issue = res.issue_cycles
+    stalls = res.stalls
     m: dict = {
         TIME: round(time_ns, 1),
         "gpc__cycles_elapsed.max": round(sim.total_cycles),
@@ -148,41 +146,46 @@ def report(sim: Simulation) -> dict:
     m["gpusim__tflops"] = round(flops_per_s / 1e12, 2)
     m["gpusim__ctas_per_sm"] = sim.occ.ctas_per_sm
     m["gpusim__occupancy_limiter"] = sim.occ.limiter
-    m["gpusim__waves"] = round(sim.full_waves + (sim.tail_ctas / (cfg.chip.sm_count * sim.occ.ctas_per_sm)), 3)
-    ff = [r.fast_forward for r in (sim.full, sim.tail) if r]
-    m["gpusim__fast_forward"] = bool(any(ff)) or sim.l2.waves_simulated < sim.l2.waves_total
-    m["gpusim__utilization_pct"] = utilization(sim, time_ns, dram_rd + dram_wr, l2_total * sb, pipes)
+    m["gpusim__waves"] = round(k.launch.num_ctas / (cfg.chip.sm_count * sim.occ.ctas_per_sm), 3)
+    m["gpusim__simulated_sms"] = sim.representatives
+    m["gpusim__fast_forward"] = bool(res.fast_forward) or sim.l2.waves_simulated < sim.l2.waves_total
+    m["gpusim__steady_state"] = bool(res.loop_steady)
+    m["gpusim__utilization_pct"] = utilization(sim)
     m["gpusim__verdict"] = verdict(m)
     return m
 
 
-def utilization(sim: Simulation, time_ns: float, dram_bytes: float, l2_bytes: float,
-                pipes: dict | None = None) -> dict[str, float]:
-    """Share of each resource's peak used over the kernel, in percent. A kernel that feeds the tensor cores
-    is measured against the dense bf16 tensor peak (wgmma rate), others against the FP32 peak."""
-    cfg = sim.config
-    t = time_ns * 1e-9
-    pipes = pipes if pipes is not None else compute_totals(sim)
-    fp32_peak = cfg.pipes.fp32_lanes_per_sm * 2 * cfg.chip.sm_count * cfg.chip.sm_clock_hz
-    tensor_units = sum(pipes.get(p, (0, 0))[1] for p in ("tensor", "wgmma"))
-    l2_peak = cfg.l2.bandwidth_bytes_per_cycle * cfg.chip.sm_clock_hz
-    waves = [(sim.full_waves, sim.full), (1, sim.tail)]
-    l1tex = sum(n * r.l1tex_busy for n, r in waves if r)
-    issue = sum(n * r.issue_cycles for n, r in waves if r)
-    cyc = sim.total_cycles or 1.0
-    return {
-        "HBM bandwidth": round(100 * dram_bytes / t / cfg.hbm.peak_bandwidth_bytes_per_second, 1),
-        "L2 bandwidth": round(100 * l2_bytes / t / l2_peak, 1),
-        "L1/shared pipe": round(100 * l1tex / cyc, 1),
-        "issue slots": round(100 * issue / cyc / cfg.sm.subpartitions, 1),
-    } | ({"tensor peak": round(100 * tensor_units * MMA_M16N8K16_FLOPS / t / (
-        cfg.pipes.wgmma_flops_per_cycle_per_sm * cfg.chip.sm_count * cfg.chip.sm_clock_hz), 1),
-          "SFU pipe": round(100 * pipes.get("sfu", (0, 0))[0] * cfg.sm.warp_size_threads / t / (
-              cfg.pipes.sfu_lanes_per_sm * cfg.chip.sm_count * cfg.chip.sm_clock_hz), 1)}
-         if tensor_units else {"FP32 peak": round(100 * sim.kernel.flops / t / fp32_peak, 1)})
+def utilization(sim: Simulation) -> dict[str, float]:
+    """Share of each unit's peak used over the kernel, in percent: its busy cycles (every instance on the chip)
+    over the kernel's cycles. Busy time cannot exceed elapsed time (:mod:`gpusim.resources`), so no share can
+    exceed 100%. HBM is shown against the datasheet peak (the model runs it at the measured achievable rate);
+    tensor work against the dense bf16 tensor peak (the wgmma rate; mma.sync runs at its own lower rate)."""
+    cfg, res = sim.config, sim.result
+    cyc = max(res.cycles, 1.0)
+
+    def share(unit: str) -> float:
+        return res.busy.get(unit, 0.0) / (res.instances.get(unit, 1) * cyc)
+
+    p = cfg.pipes
+    out = {
+        "HBM bandwidth": share("HBM") * cfg.hbm.achievable_bandwidth_bytes_per_second
+        / cfg.hbm.peak_bandwidth_bytes_per_second,
+        "L2 bandwidth": share("L2"),
+        "L2 port": share("L2 port"),
+        "L1/shared pipe": share("L1TEX"),
+        "issue slots": share("issue"),
+    }
+    tensor = share("pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
+        share("pipe wgmma")
+    if tensor:
+        out |= {"tensor peak": tensor, "SFU pipe": share("pipe sfu")}
+    else:
+        out |= {"FP32 peak": share("pipe fp32")}
+    return {k: round(100 * v, 1) for k, v in out.items()}
 
 
-BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L1/shared pipe": "L1/shared-bound",
+BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L2 port": "L2-port-bound",
+               "L1/shared pipe": "L1/shared-bound",
                "issue slots": "issue-bound", "FP32 peak": "compute-bound", "tensor peak": "tensor-bound",
                "SFU pipe": "SFU-bound"}
 BOUND_THRESHOLD_PCT = 60.0

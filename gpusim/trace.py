@@ -8,8 +8,8 @@ from gpusim.chip import Simulation
 
 
 def chrome_trace(sim: Simulation) -> dict:
-    """Trace of the first simulated wave: one track per warp, one slice per operation or stall."""
-    res = sim.full or sim.tail
+    """Trace of the first CTA on the first simulated SM: one track per warp, one slice per operation or stall."""
+    res = sim.result
     clock = sim.config.chip.sm_clock_hz
     wpc = -(-sim.kernel.launch.threads_per_block // sim.config.sm.warp_size_threads)
     events = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": f"SM 0: {sim.kernel.name}"}}]
@@ -24,7 +24,7 @@ def chrome_trace(sim: Simulation) -> dict:
             "otherData": {"kernel": sim.kernel.name, "shape": list(sim.kernel.shape),
                           "simulated_iterations": res.simulated_iterations,
                           "fast_forward": res.fast_forward,
-                          "note": "one SM, first wave; loop iterations beyond the simulated ones are "
+                          "note": "the first CTA of one SM; loop iterations beyond the simulated ones are "
                                   "extrapolated and not shown"}}
 
 

@@ -255,14 +255,14 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, cluster: in
                         warps=(0, *consumers)),)
         tensors = (*tensors, Tensor("order", mt * nt * 4))
     params = {"stages": stages, "bn": bn, "swizzle": swizzle} | ({"order": order} if order else {})
-    tile_order, persistent = None, 0
+    order_fn, persistent = None, 0
     if order:
-        tile_order = tile_sequence(order, mt, nt)
+        order_fn = tile_order(order, mt, nt)
         persistent = 132
     launch = Launch(grid, (384, 1, 1), 168, smem)  # __launch_bounds__(384, 1): 65536 / 384 rounded to 8
     return Kernel(name, "hgemm", shape, params, launch, prologue, Loop(tiles, body), epi, tensors,
                   2 * M * N * K, _twin(name), mbarriers={"full": len(a) + len(b), "empty": len(consumers)},
-                  warpgroup_regs=(40, 232, 232), cluster=cluster, tile_order=tile_order, persistent_ctas=persistent,
+                  warpgroup_regs=(40, 232, 232), cluster=cluster, tile_order=order_fn, persistent_ctas=persistent,
                   notes=("cluster partners are assumed symmetric: the partner's multicast half of B lands when this "
                          "CTA's does" if cluster > 1 else ""))
 
@@ -293,44 +293,57 @@ def hgemm_persistent(shape, stages, bn, swizzle, order):
 GROUP_M = 8
 
 
-def tile_sequence(order: str, mt: int, nt: int) -> tuple[int, ...]:
-    """Linear tile indices (``m * nt + n``: the grid's blockIdx.y * gridDim.x + blockIdx.x) in processing order."""
+HILBERT_MAX_POINTS = 1 << 24  # the Hilbert order is tabulated (like the twin's host table) up to this many points
+
+
+def tile_order(order: str, mt: int, nt: int):
+    """The scheduler's tile order as a function from positions (an integer array) to linear tile indices
+    (``m * nt + n``: the grid's blockIdx.y * gridDim.x + blockIdx.x). Row and grouped orders are closed forms;
+    the Hilbert order is a table over the smallest power-of-two square holding the tiles."""
     if order == "row":
-        return tuple(range(mt * nt))
+        return lambda pos: np.asarray(pos, dtype=np.int64)
     if order == "grouped":
-        seq = []
-        for g in range(0, mt, GROUP_M):
-            for n in range(nt):
-                for m in range(g, min(g + GROUP_M, mt)):
-                    seq.append(m * nt + n)
-        return tuple(seq)
+        def grouped(pos):
+            pos = np.asarray(pos, dtype=np.int64)
+            g, rest = pos // (GROUP_M * nt), pos % (GROUP_M * nt)
+            rows = np.minimum(GROUP_M, mt - g * GROUP_M)  # the last group may hold fewer M tiles
+            n, m = rest // rows, g * GROUP_M + rest % rows
+            return m * nt + n
+        return grouped
     if order == "hilbert":
         side = 1
         while side < max(mt, nt):
             side *= 2
-        seq = []
-        for d in range(side * side):
-            m, n = _hilbert_d2xy(side, d)
-            if m < mt and n < nt:
-                seq.append(m * nt + n)
-        return tuple(seq)
+        if side * side > HILBERT_MAX_POINTS:
+            raise KernelError(f"hilbert order: {mt} x {nt} tiles need a {side} x {side} curve, more than the "
+                              f"{HILBERT_MAX_POINTS} points gpusim tabulates")
+        m, n = _hilbert_d2xy(side, np.arange(side * side, dtype=np.int64))
+        keep = (m < mt) & (n < nt)
+        table = (m * nt + n)[keep]
+        return lambda pos: table[np.asarray(pos, dtype=np.int64)]
     raise KernelError(f"unknown tile order '{order}' (row, grouped, hilbert)")
 
 
-def _hilbert_d2xy(side: int, d: int) -> tuple[int, int]:
-    """Position ``d`` along the Hilbert curve filling a ``side`` x ``side`` square (side a power of two)."""
-    x = y = 0
-    s, t = 1, d
+def tile_sequence(order: str, mt: int, nt: int) -> np.ndarray:
+    """Every tile in processing order."""
+    return tile_order(order, mt, nt)(np.arange(mt * nt))
+
+
+def _hilbert_d2xy(side: int, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``d`` along the Hilbert curve filling a ``side`` x ``side`` square (side a power of two)."""
+    x = np.zeros_like(d)
+    y = np.zeros_like(d)
+    s, t = 1, d.copy()
     while s < side:
         rx = 1 & (t // 2)
         ry = 1 & (t ^ rx)
-        if ry == 0:
-            if rx == 1:
-                x, y = s - 1 - x, s - 1 - y
-            x, y = y, x
-        x += s * rx
-        y += s * ry
+        flip = (ry == 0) & (rx == 1)
+        x = np.where(flip, s - 1 - x, x)
+        y = np.where(flip, s - 1 - y, y)
+        swap = ry == 0
+        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        x = x + s * rx
+        y = y + s * ry
         t //= 4
         s *= 2
     return x, y
-

@@ -27,6 +27,8 @@ class L2Spec:
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
     miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
     bandwidth_bytes_per_cycle: float = spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock")
+    partitions: int = spec_field(1, 8, "L2 partitions (addresses hashed evenly over them)")
+    sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
 
     @property
     def hit_latency_cycles(self) -> int:
@@ -69,6 +71,7 @@ class L2Footprint:
     tensor: str
     kind: str  # "ld" or "st"
     depends: tuple[bool, bool, bool]  # whether its data changes with blockIdx.x, .y, .z
+    data: tuple  # what its tiles hold (first sector, size, dependence): ops with the same data share tiles
     tile_bytes_per_chunk: float  # distinct bytes one CTA touches in one chunk of the loop
     request_sectors_per_chunk: float  # sectors one CTA sends to L2 in one chunk (its L1 misses)
 
@@ -90,8 +93,9 @@ class L2Result:
 
 def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
              spec: L2Spec, max_waves: int, order=None, keys_of=None) -> L2Result:
-    """Follow CTA waves in launch order (or the tile ``order`` of a persistent kernel's scheduler: linear CTA
-    indices) through an LRU of tiles; see the module docstring. ``keys_of[name](linear CTA indices)``, where
+    """Follow CTA waves in launch order (or the tile ``order`` of a persistent kernel's scheduler: a function
+    from positions to linear CTA indices) through an LRU of tiles; see the module docstring.
+    ``keys_of[name](linear CTA indices)``, where
     given, names each CTA's tile by its data (its first sector) instead of by the CTA coordinates the data
     depends on (cluster members that share a multicast tile).
 
@@ -112,7 +116,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
-            lin = np.asarray(order, dtype=np.int64)[lin]
+            lin = np.asarray(order(lin), dtype=np.int64)
         coords = (lin % grid[0], (lin // grid[0]) % grid[1], lin // (grid[0] * grid[1]))
         keys = {}
         for o in ops:
@@ -127,7 +131,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in ops:
                 w_req[o.name] += len(lin) * o.request_sectors_per_chunk
                 for key in keys[o.name]:
-                    hit = lru.access((o.tensor, o.name, q, *key.tolist()), int(o.tile_bytes_per_chunk))
+                    hit = lru.access((o.tensor, o.data, q, *key.tolist()), int(o.tile_bytes_per_chunk))
                     if o.kind == "st":
                         wr[o.name] += o.tile_bytes_per_chunk
                     elif not hit:
@@ -151,5 +155,5 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 wr[o.name] *= n / (sim_waves * ctas_per_wave) if sim_waves * ctas_per_wave < n else 1
     for o in ops:  # dirty data still in L2 when the kernel ends is not written back
         if o.kind == "st":
-            wr[o.name] = max(wr[o.name] - lru.resident_bytes(lambda key, o=o: key[1] == o.name), 0.0)
+            wr[o.name] = max(wr[o.name] - lru.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)
     return L2Result(req, rd, wr, sim_waves, waves)

@@ -34,7 +34,7 @@ def timeline_of(name: str, shape: tuple[int, ...], overrides: Overrides, cfg_pat
     if not o.ok:
         return {"metrics": None, "error": o.error}
     sim = o.sim
-    res = sim.full or sim.tail
+    res = sim.result
     wpc = -(-sim.kernel.launch.threads_per_block // sim.config.sm.warp_size_threads)
     views = {}
     for wg in (False, True):

@@ -1,0 +1,153 @@
+"""Rate-limited resources shared inside the simulation: the building block of every unit's timing.
+
+A :class:`RateServer` does ``rate`` units of work per cycle (instructions, bytes, wavefronts) for whoever asks.
+Its time is cut into bins of ``bin_cycles``; a request takes free capacity from the bin it arrives in onwards,
+so a request made later for an earlier time uses capacity left free earlier instead of queueing behind work
+booked for the future, and no bin ever holds more work than the rate allows: a resource can never be busier
+than its peak, whatever order the units call it in.
+
+Work that a fast-forward skips over (a warp's steady-state loop) is booked as a *background* reservation: a
+constant rate over an interval, taken from the capacity of every bin it overlaps. A reservation that would
+push the resource past its rate is stretched (same work at the rate still free), and the caller is told how
+long it really took.
+
+Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+BIN_CYCLES = 32  # width of a capacity bin: the granularity at which the order of requests can be reshuffled
+EPS = 1e-9
+
+
+class RateServer:
+    """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
+
+    __slots__ = ("rate", "name", "_cap", "_used", "_bg_t", "_bg_rate", "_bg_end", "busy", "last_end", "_floor")
+
+    def __init__(self, rate: float, name: str = "") -> None:
+        if not rate > 0:
+            raise ValueError(f"{name}: rate {rate} must be positive")
+        self.rate = float(rate)
+        self.name = name
+        self._cap = self.rate * BIN_CYCLES
+        self._used: dict[int, float] = {}  # bin -> work booked by requests
+        # background reservations as a step function of time: change points and the reserved rate after each
+        self._bg_t: list[float] = [0.0]
+        self._bg_rate: list[float] = [0.0]
+        self._bg_end = 0.0  # no background load from here on
+        self.busy = 0.0  # cycles of work done (work / rate), requests and reservations together
+        self.last_end = 0.0  # completion time of the latest work booked
+        self._floor = 0  # bins below this were pruned (they lie before every live warp's clock)
+
+    # --- background ------------------------------------------------------------------------------------
+    def _bg_at(self, t: float) -> float:
+        return self._bg_rate[bisect.bisect_right(self._bg_t, t) - 1]
+
+    def _bg_work(self, a: float, b: float) -> float:
+        """Background work reserved over [a, b)."""
+        ts, rs = self._bg_t, self._bg_rate
+        i = bisect.bisect_right(ts, a) - 1
+        if i == len(ts) - 1 or ts[i + 1] >= b:
+            return rs[i] * (b - a)
+        total, t = 0.0, a
+        while t < b:
+            nxt = ts[i + 1] if i + 1 < len(ts) else math.inf
+            seg = min(nxt, b)
+            total += rs[i] * (seg - t)
+            t, i = seg, i + 1
+        return total
+
+    def _bg_max(self, a: float, b: float) -> float:
+        ts, rs = self._bg_t, self._bg_rate
+        i = bisect.bisect_right(ts, a) - 1
+        j = bisect.bisect_left(ts, b)
+        return max(rs[i:max(j, i + 1)])
+
+    def reserve(self, start: float, work: float, duration: float) -> float:
+        """Book ``work`` spread evenly from ``start`` over ``duration`` cycles as background load; return the
+        duration it really takes (longer when the resource has less than that rate left: the rate left over
+        the interval from other reservations, and from requests already booked there)."""
+        if work <= EPS or duration <= 0:
+            return max(duration, 0.0)
+        rate = work / duration
+        b0, b1 = int(start // BIN_CYCLES), int((start + duration) // BIN_CYCLES)
+        booked = sum(v for b, v in self._used.items() if b0 <= b <= b1)  # requests already in the interval
+        free = self.rate - self._bg_max(start, start + duration) - booked / max(duration, BIN_CYCLES)
+        if rate > free:  # stretch: the same work at the rate still free
+            rate = max(free, self.rate * 1e-3)
+            duration = work / rate
+        end = start + duration
+        ts, rs = self._bg_t, self._bg_rate
+        for t in (start, end):  # split the step function at both ends
+            i = bisect.bisect_right(ts, t) - 1
+            if ts[i] != t:
+                ts.insert(i + 1, t)
+                rs.insert(i + 1, rs[i])
+        i0, i1 = ts.index(start), ts.index(end)
+        for k in range(i0, i1):
+            rs[k] += rate
+        self._bg_end = max(self._bg_end, end)
+        self.busy += work / self.rate
+        self.last_end = max(self.last_end, end)
+        return duration
+
+    # --- requests -------------------------------------------------------------------------------------
+    def earliest_start(self, arrive: float) -> float:
+        """When a request arriving at ``arrive`` would start (nothing is booked)."""
+        b = max(int(arrive // BIN_CYCLES), self._floor)
+        while True:
+            lo = b * BIN_CYCLES
+            taken = self._used.get(b, 0.0) + (self._bg_work(lo, lo + BIN_CYCLES) if lo < self._bg_end else 0.0)
+            t_in = max(arrive, lo)
+            if min(self._cap - taken, self.rate * (lo + BIN_CYCLES - t_in)) > EPS:
+                return max(t_in, lo + taken / self.rate)
+            b += 1
+
+    def serve(self, arrive: float, work: float) -> tuple[float, float]:
+        """Do ``work`` arriving at ``arrive``: returns (start, end) of its service."""
+        if work <= EPS:
+            return arrive, arrive
+        rate, cap, used = self.rate, self._cap, self._used
+        b = int(arrive // BIN_CYCLES)
+        if b < self._floor:
+            b = self._floor
+        remaining = work
+        start = -1.0
+        bg_end = self._bg_end
+        while True:
+            lo = b * BIN_CYCLES
+            hi = lo + BIN_CYCLES
+            taken = used.get(b, 0.0)
+            if lo < bg_end:
+                taken += self._bg_work(lo, hi)
+            t_in = arrive if arrive > lo else lo
+            avail = cap - taken
+            room = rate * (hi - t_in)
+            if room < avail:
+                avail = room
+            if avail > EPS:
+                fill = lo + taken / rate  # the bin's booked work packed from its start
+                if start < 0:
+                    start = t_in if t_in > fill else fill
+                take = remaining if remaining < avail else avail
+                used[b] = used.get(b, 0.0) + take
+                remaining -= take
+                if remaining <= EPS:
+                    end = (t_in if t_in > fill else fill) + take / rate
+                    break
+            b += 1
+        self.busy += work / rate
+        if end > self.last_end:
+            self.last_end = end
+        return start, end
+
+    def prune(self, before: float) -> None:
+        """Forget bins that end before ``before`` (no request can arrive there any more)."""
+        floor = int(before // BIN_CYCLES) - 1
+        if floor > self._floor + 4096:
+            self._used = {b: v for b, v in self._used.items() if b >= floor}
+            self._floor = floor
