@@ -215,6 +215,8 @@ def cmd_validate(a) -> int:
           f"({summary['time_worst']}), top stall match {summary['top_stall_match_pct']:.0f}%")
     for ladder, rho in summary["spearman"].items():
         print(f"Spearman rank correlation {ladder}: {rho:.3f}")
+    print(f"busiest predicted unit: {summary['max_utilization_pct']:.1f}% of its peak "
+          f"({summary['max_utilization_where']}; physics allows at most 100%)")
     for metric, st in summary["per_metric"].items():
         print(f"  {metric:<58} mean {st['mean']:6.1f} {st['unit']:<3} worst {st['max']:6.1f} {st['unit']}")
     if a.report or a.figure:

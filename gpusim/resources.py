@@ -61,39 +61,50 @@ class RateServer:
             t, i = seg, i + 1
         return total
 
-    def _bg_max(self, a: float, b: float) -> float:
-        ts, rs = self._bg_t, self._bg_rate
-        i = bisect.bisect_right(ts, a) - 1
-        j = bisect.bisect_left(ts, b)
-        return max(rs[i:max(j, i + 1)])
-
     def reserve(self, start: float, work: float, duration: float) -> float:
         """Book ``work`` spread evenly from ``start`` over ``duration`` cycles as background load; return the
-        duration it really takes (longer when the resource has less than that rate left: the rate left over
-        the interval from other reservations, and from requests already booked there)."""
+        duration it really takes. It starts after the bins that already hold requests, and where other
+        reservations leave less than that rate free, it takes what is free there and finishes later."""
         if work <= EPS or duration <= 0:
             return max(duration, 0.0)
-        rate = work / duration
-        b0, b1 = int(start // BIN_CYCLES), int((start + duration) // BIN_CYCLES)
-        booked = sum(v for b, v in self._used.items() if b0 <= b <= b1)  # requests already in the interval
-        free = self.rate - self._bg_max(start, start + duration) - booked / max(duration, BIN_CYCLES)
-        if rate > free:  # stretch: the same work at the rate still free
-            rate = max(free, self.rate * 1e-3)
-            duration = work / rate
-        end = start + duration
+        want = work / duration
+        b0 = int(start // BIN_CYCLES)
+        ahead = [b for b in self._used if b >= b0]  # bins holding requests already booked from ``start`` on
+        booked = 0.0
         ts, rs = self._bg_t, self._bg_rate
-        for t in (start, end):  # split the step function at both ends
-            i = bisect.bisect_right(ts, t) - 1
-            if ts[i] != t:
-                ts.insert(i + 1, t)
-                rs.insert(i + 1, rs[i])
-        i0, i1 = ts.index(start), ts.index(end)
-        for k in range(i0, i1):
-            rs[k] += rate
-        self._bg_end = max(self._bg_end, end)
+        pieces: list[tuple[float, float, float]] = []  # (from, to, rate)
+        t = max(start, (max(ahead) + 1) * BIN_CYCLES) if ahead else start  # so it never shares a bin with them
+        left = work
+        i = bisect.bisect_right(ts, t) - 1
+        while left > EPS:
+            nxt = ts[i + 1] if i + 1 < len(ts) else math.inf
+            rate = min(want, max(self.rate - rs[i] - booked, 0.0))
+            if rate > EPS:
+                seg = min(nxt - t, left / rate)
+                pieces.append((t, t + seg, rate))
+                left -= rate * seg
+                t += seg
+            else:
+                t = nxt
+            if t >= nxt:
+                i += 1
+            if nxt == math.inf and rate <= EPS:  # nothing left for it even after every reservation ends
+                rate = max(self.rate - booked, self.rate * 0.5)
+                pieces.append((t, t + left / rate, rate))
+                t += left / rate
+                left = 0.0
+        for a, b, rate in pieces:
+            for x in (a, b):  # split the step function at both ends
+                k = bisect.bisect_right(ts, x) - 1
+                if ts[k] != x:
+                    ts.insert(k + 1, x)
+                    rs.insert(k + 1, rs[k])
+            for k in range(ts.index(a), ts.index(b)):
+                rs[k] += rate
+        self._bg_end = max(self._bg_end, t)
         self.busy += work / self.rate
-        self.last_end = max(self.last_end, end)
-        return duration
+        self.last_end = max(self.last_end, t)
+        return t - start
 
     # --- requests -------------------------------------------------------------------------------------
     def earliest_start(self, arrive: float) -> float:

@@ -217,7 +217,13 @@ def summarize(rows: list[Row]) -> dict:
             per_metric[metric] = {"mean": sum(errs) / len(errs), "max": max(errs), "n": len(errs),
                                   "unit": "pts" if COMPARED[metric] == "pts" else "%"}
     stalls = [r for r in rows if r.top_stall[1]]
+    # physics: the busiest unit of every predicted row, as a share of its peak
+    busiest = max(((u, k, r) for r in rows for k, u in r.predicted.get("gpusim__utilization_pct", {}).items()),
+                  key=lambda x: x[0], default=(0.0, "", None))
     return {
+        "max_utilization_pct": busiest[0],
+        "max_utilization_where": f"{busiest[1]} of {busiest[2].label} {','.join(map(str, busiest[2].shape))}"
+        if busiest[2] else "",
         "kernels": len(rows),
         "time_mape_pct": sum(t) / len(t) if t else 0.0,
         "time_max_err_pct": max(t) if t else 0.0,
@@ -249,6 +255,9 @@ def check(summary: dict, tol: dict) -> list[str]:
         got = summary["per_metric"].get(metric)
         if got and got["max"] > limit:
             bad.append(f"{metric}: worst error {got['max']:.1f}{got['unit']} > {limit}")
+    if summary.get("max_utilization_pct", 0.0) > 100.0:  # never a tolerance: a unit busier than its peak
+        bad.append(f"{summary['max_utilization_where']} predicted at {summary['max_utilization_pct']:.1f}% of its "
+                   "peak (> 100%)")
     if summary["top_stall_match_pct"] < tol.get("stalls", {}).get("min_top_match_pct", 0.0):
         bad.append(f"top stall matches ncu on {summary['top_stall_match_pct']:.0f}% of kernels < "
                    f"{tol['stalls']['min_top_match_pct']}%")

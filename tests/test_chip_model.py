@@ -1,0 +1,72 @@
+"""The chip-level model: shared resources are shared, nothing is busier than its peak, and the answer does not
+depend on how many SMs are simulated in detail."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpusim.api import predict
+from gpusim.chip import representative_works, simulate
+from gpusim.config import load_config
+from gpusim.ir import build_kernel
+from gpusim.metrics import report
+from gpusim.resources import BIN_CYCLES, RateServer
+
+TIME = "gpu__time_duration.sum"
+
+
+def test_rate_server_serves_a_late_request_for_an_earlier_time_first():
+    # a request booked for t=1000 must not delay one that arrives later in call order but at t=0
+    s = RateServer(1.0)
+    s.serve(1000, 100)
+    start, end = s.serve(0, 50)
+    assert start == 0 and end == 50
+
+
+def test_rate_server_never_exceeds_its_rate():
+    s = RateServer(2.0)
+    ends = [s.serve(0, 64)[1] for _ in range(10)]  # 640 units at 2 per cycle: the last ends at 320
+    assert max(ends) == pytest.approx(320, abs=BIN_CYCLES)
+    assert s.busy == pytest.approx(320)
+
+
+def test_reservation_takes_only_what_is_free():
+    s = RateServer(1.0)
+    assert s.reserve(0, 1000, 1000) == pytest.approx(1000)
+    # the unit is now full over [0, 1000): a second reservation of the same work runs after it
+    assert s.reserve(0, 1000, 1000) == pytest.approx(2000)
+    assert s.busy == pytest.approx(2000)
+
+
+def test_tail_ctas_stand_for_exactly_the_real_tail():
+    # 133 CTAs, 1 per SM: one full wave of 132 and a tail of one CTA that has the chip to itself
+    k = build_kernel("sgemm_2d_blocktiling", (128 * 7, 128 * 19, 64), {"regs_per_thread": "255"})
+    works, sm_weight = representative_works(k, 1, 132, 2)
+    assert sum(w.weight for w in works) == pytest.approx(k.launch.num_ctas)
+    assert works[-1].weight == pytest.approx(k.launch.num_ctas - 132)
+
+
+@pytest.mark.parametrize("name,shape", [("hgemm_ws", (2048, 2048, 2048)), ("sgemm_vectorized", (2048, 2048, 512))])
+def test_answer_converges_with_the_simulated_sms(name, shape):
+    cfg = load_config()
+    k = build_kernel(name, shape)
+    t = {n: report(simulate(k, cfg, representatives=n))[TIME] for n in (1, 2, 4)}
+    assert abs(t[2] - t[4]) / t[4] < 0.05, t
+    assert abs(t[1] - t[4]) / t[4] < 0.10, t
+
+
+@pytest.mark.parametrize("name,shape", [("sgemm_naive", (1024, 1024, 1024)), ("hgemm_ws", (4096, 4096, 4096)),
+                                        ("fa3", (2, 8, 2048, 128)), ("hgemm_mma_pipelined", (2048, 2048, 2048))])
+def test_no_unit_busier_than_its_peak(name, shape):
+    m, _ = predict(name, shape)
+    over = {k: v for k, v in m["gpusim__utilization_pct"].items() if not 0.0 <= v <= 100.0}
+    assert not over, m["gpusim__verdict"]
+
+
+def test_writes_drain_before_the_kernel_ends():
+    # a kernel that ends in stores: its time covers the stores reaching L2, so the predicted L2 write
+    # bandwidth (bytes written over the time) stays below the chip's L2 bandwidth
+    m, sim = predict("sgemm_coalesced", (2048, 2048, 64))
+    written = m["lts__t_sectors_op_write.sum"] * 32
+    t = m[TIME] * 1e-9
+    assert written / t <= sim.config.l2.bandwidth_bytes_per_cycle * sim.config.chip.sm_clock_hz
