@@ -173,6 +173,14 @@ class _Cta:
         self.stats = np.zeros((nwarps, len(STALLS)))
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
+        self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
+
+    def work_vector(self, index: dict) -> np.ndarray:
+        """Work its warps booked on each unit, in ``index`` order."""
+        v = np.zeros(len(index))
+        for srv, w in self.booked.items():
+            v[index[srv]] += w
+        return v
 
     def loop(self, tile: int, env: simpy.Environment) -> _LoopState:
         st = self.loops.get(tile)
@@ -269,7 +277,9 @@ class ChipModel:
             if sm.tma:
                 self._unit_of[sm.tma] = ("TMA", sm_weight)
         self._servers = list(self._unit_of)
-        self.busy_snaps: list[np.ndarray] = []
+        self._index = {srv: i for i, srv in enumerate(self._servers)}
+        self._rates = np.array([srv.rate for srv in self._servers])
+        self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.skip_busy = np.zeros(len(self._servers))
         # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
         self.loop_idle = [not _loop_has_work(kernel, timings, lw) for lw in range(self.wpc)]
@@ -574,7 +584,7 @@ class ChipModel:
             yield ls.event
             stretch = ls.event.value
         else:
-            stretch = self._book_skip(ls)
+            stretch = self._book_skip(cta, ls)
             ls.event.succeed(stretch)
         arrived, length = next((a, d) for lw, a, d, _ in ls.skips if lw == wp.lw)
         if stretch > 1.0:
@@ -583,7 +593,7 @@ class ChipModel:
         if wake > env.now:
             yield env.timeout(wake - env.now)
 
-    def _book_skip(self, ls: _LoopState) -> float:
+    def _book_skip(self, cta: _Cta, ls: _LoopState) -> float:
         """Reserve the CTA's skipped work from now to its warps' latest wake-up; return the stretch."""
         now = self.env.now
         end = max(a + d for _, a, d, _ in ls.skips)
@@ -596,6 +606,7 @@ class ChipModel:
         stretch = 1.0
         for srv, w in total.items():
             stretch = max(stretch, srv.reserve(now, w, span) / span)
+            cta.booked[srv] = cta.booked.get(srv, 0.0) + w
         return stretch
 
     def _loop(self, wp: _Warp, tile: int):
@@ -643,6 +654,8 @@ class ChipModel:
             self._span(wp, "drain", "stall", env.now, env.now + wait)
             yield env.timeout(wait)
         cta.end[lw] = env.now
+        for srv, w in wp.work.items():
+            cta.booked[srv] = cta.booked.get(srv, 0.0) + w
         self.unfinished.discard((cta.serial, lw))
         left[0] -= 1
         if left[0] == 0:
@@ -669,7 +682,7 @@ class ChipModel:
         self.done_times.append(env.now)
         self.done_weight.append(work.weight)
         self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
-        self.busy_snaps.append(np.array([s.busy for s in self._servers]))
+        self.done_work.append(cta.work_vector(self._index))
         for key in [key for key in self.mbar if key[0] == serial]:
             del self.mbar[key]
         for s in sm.servers():
@@ -710,16 +723,18 @@ class ChipModel:
             return
         skip = len(self.queue) - keep
         works = [self.queue.popleft() for _ in range(skip)]
-        self.skip_time += skip / r2
+        # each skipped CTA books on the units what a CTA of the window booked (its requests and its skipped
+        # loop); the stretch lasts as long as the CTA rate says, and never less than its busiest unit needs
+        busy = sum(self.done_work[-window:]) * (skip / window) / self._rates
+        length = max(skip / r2, float(busy.max()))
+        self.skip_busy += busy
+        self.skip_time += length
         self.skip_weight += sum(w.weight for w in works)
         recent = self.done_stats[-window:]
         wts = self.done_weight[-window:]
-        per_weight = sum(wts) / window
-        scale = sum(w.weight for w in works) / max(per_weight, 1e-12) / window
-        self.skip_stats += sum(s * wt for (s, _), wt in zip(recent, wts, strict=True)) * scale
+        scale = sum(w.weight for w in works) / max(sum(wts), 1e-12)
+        self.skip_stats += sum(st * wt for (st, _), wt in zip(recent, wts, strict=True)) * scale
         self.skip_warp_cycles += sum(c * wt for (_, c), wt in zip(recent, wts, strict=True)) * scale
-        snaps = self.busy_snaps
-        self.skip_busy += (snaps[-1] - snaps[-1 - window]) / (t2 - t1) * (skip / r2)
 
     # --- driver --------------------------------------------------------------------------------------
     def run(self) -> ChipResult:

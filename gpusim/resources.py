@@ -26,7 +26,8 @@ EPS = 1e-9
 class RateServer:
     """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
 
-    __slots__ = ("rate", "name", "_cap", "_used", "_bg_t", "_bg_rate", "_bg_end", "busy", "last_end", "_floor")
+    __slots__ = ("rate", "name", "_cap", "_used", "_next", "_bg_t", "_bg_rate", "_bg_end", "busy", "last_end",
+                 "_floor")
 
     def __init__(self, rate: float, name: str = "") -> None:
         if not rate > 0:
@@ -35,6 +36,7 @@ class RateServer:
         self.name = name
         self._cap = self.rate * BIN_CYCLES
         self._used: dict[int, float] = {}  # bin -> work booked by requests
+        self._next: dict[int, int] = {}  # a bin that requests filled -> a later bin to look at instead
         # background reservations as a step function of time: change points and the reserved rate after each
         self._bg_t: list[float] = [0.0]
         self._bg_rate: list[float] = [0.0]
@@ -107,16 +109,31 @@ class RateServer:
         return t - start
 
     # --- requests -------------------------------------------------------------------------------------
+    def _find(self, b: int) -> int:
+        """The first bin from ``b`` on that requests have not filled (with path compression)."""
+        nxt = self._next
+        if b not in nxt:
+            return b
+        path = []
+        while b in nxt:
+            path.append(b)
+            b = nxt[b]
+        for p in path:
+            nxt[p] = b
+        return b
+
     def earliest_start(self, arrive: float) -> float:
         """When a request arriving at ``arrive`` would start (nothing is booked)."""
-        b = max(int(arrive // BIN_CYCLES), self._floor)
+        b = self._find(max(int(arrive // BIN_CYCLES), self._floor))
         while True:
             lo = b * BIN_CYCLES
             taken = self._used.get(b, 0.0) + (self._bg_work(lo, lo + BIN_CYCLES) if lo < self._bg_end else 0.0)
             t_in = max(arrive, lo)
             if min(self._cap - taken, self.rate * (lo + BIN_CYCLES - t_in)) > EPS:
                 return max(t_in, lo + taken / self.rate)
-            b += 1
+            if taken >= self._cap - EPS:  # full for good (work is never taken back)
+                self._next[b] = b + 1
+            b = self._find(b + 1)
 
     def serve(self, arrive: float, work: float) -> tuple[float, float]:
         """Do ``work`` arriving at ``arrive``: returns (start, end) of its service."""
@@ -126,6 +143,7 @@ class RateServer:
         b = int(arrive // BIN_CYCLES)
         if b < self._floor:
             b = self._floor
+        b = self._find(b)
         remaining = work
         start = -1.0
         bg_end = self._bg_end
@@ -137,6 +155,10 @@ class RateServer:
                 taken += self._bg_work(lo, hi)
             t_in = arrive if arrive > lo else lo
             avail = cap - taken
+            if avail <= EPS:  # full for good (work is never taken back)
+                self._next[b] = b + 1
+                b = self._find(b + 1)
+                continue
             room = rate * (hi - t_in)
             if room < avail:
                 avail = room
@@ -145,12 +167,15 @@ class RateServer:
                 if start < 0:
                     start = t_in if t_in > fill else fill
                 take = remaining if remaining < avail else avail
-                used[b] = used.get(b, 0.0) + take
+                filled = used.get(b, 0.0) + take
+                used[b] = filled
+                if filled >= cap - EPS:
+                    self._next[b] = b + 1
                 remaining -= take
                 if remaining <= EPS:
                     end = (t_in if t_in > fill else fill) + take / rate
                     break
-            b += 1
+            b = self._find(b + 1)
         self.busy += work / rate
         if end > self.last_end:
             self.last_end = end
@@ -161,4 +186,5 @@ class RateServer:
         floor = int(before // BIN_CYCLES) - 1
         if floor > self._floor + 4096:
             self._used = {b: v for b, v in self._used.items() if b >= floor}
+            self._next = {b: v for b, v in self._next.items() if b >= floor}
             self._floor = floor
