@@ -192,7 +192,7 @@ def cmd_validate(a) -> int:
     else:
         main = v.latest_measurements(cfg.gpu_model)
         paths = [main, *v.companion_files(main)]
-    path = ", ".join(map(str, paths))
+    path = ", ".join(v.repo_relative(p) for p in paths)
     data = v.load_all(paths, cfg)
     skipped: list[str] = []
     rows = v.compare(cfg, data, _progress, skipped)
@@ -219,6 +219,15 @@ def cmd_validate(a) -> int:
           f"({summary['max_utilization_where']}; physics allows at most 100%)")
     for metric, st in summary["per_metric"].items():
         print(f"  {metric:<58} mean {st['mean']:6.1f} {st['unit']:<3} worst {st['max']:6.1f} {st['unit']}")
+    knobs = v.knob_sensitivity(rows)
+    if knobs:
+        print("\nknob sensitivity (time change against the kernel's defaults, predicted / measured):")
+        for k in knobs:
+            print(f"  {k.kernel:<22} {','.join(map(str, k.shape)):<16} {k.knobs:<22} {k.predicted_pct:+7.1f}% / "
+                  f"{k.measured_pct:+7.1f}%  {'' if k.same_direction else 'wrong direction'}")
+    print("\ngoals:")
+    for line in v.goal_lines(summary, knobs):
+        print(f"  {line}")
     if a.report or a.figure:
         print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))
     if a.check:

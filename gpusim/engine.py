@@ -116,7 +116,7 @@ class ChipResult:
     grid_skipped_ctas: float  # real CTAs whose time came from the grid fast-forward
     simulated_iterations: int  # most outer-loop iterations simulated by one warp
     period: float = 0.0  # cycles per outer-loop iteration of the first CTA in its measured window
-    trace: list = field(default_factory=list)  # (warp, name, category, t0, t1) of SM 0's first slot
+    trace: list = field(default_factory=list)  # (slot x warps per CTA + warp, name, category, t0, t1) on SM 0
 
 
 class ChipMemory:
@@ -174,6 +174,7 @@ class _Cta:
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
+        self.traced = False
 
     def work_vector(self, index: dict) -> np.ndarray:
         """Work its warps booked on each unit, in ``index`` order."""
@@ -237,6 +238,7 @@ class ChipModel:
         self.works = works
         self.tracing = trace
         self.trace: list = []
+        self.traced_slots: set[int] = set()
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         self.barrier_count: dict = {}
@@ -291,7 +293,7 @@ class ChipModel:
 
     def _span(self, wp: _Warp, name: str, cat: str, t0: float, t1: float) -> None:
         if wp.tracing and t1 > t0:
-            self.trace.append((wp.lw, name, cat, t0, t1))
+            self.trace.append((wp.cta.slot * self.wpc + wp.lw, name, cat, t0, t1))
 
     def _book(self, wp: _Warp, server: RateServer, arrive: float, work: float) -> tuple[float, float]:
         wp.work[server] = wp.work.get(server, 0.0) + work
@@ -637,7 +639,7 @@ class ChipModel:
 
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
-        wp = _Warp(lw, cta, self.tracing and cta.serial == 0)
+        wp = _Warp(lw, cta, cta.traced)
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
         for tile in range(tiles):
@@ -667,6 +669,10 @@ class ChipModel:
         serial = self.serial
         self.serial += 1
         cta = _Cta(serial, work, sm, slot, self.wpc)
+        # the timeline shows SM 0's first CTA in each slot (the CTAs resident together at the start)
+        cta.traced = self.tracing and sm.index == 0 and slot not in self.traced_slots
+        if cta.traced:
+            self.traced_slots.add(slot)
         cta.loop_warps = self.wpc - sum(self.loop_idle)
         if self.p.cta_launch_cycles:
             yield env.timeout(self.p.cta_launch_cycles)

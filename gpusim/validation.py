@@ -235,6 +235,75 @@ def summarize(rows: list[Row]) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class KnobChange:
+    """One measured knob setting against the same kernel and shape at its defaults."""
+
+    kernel: str
+    shape: tuple[int, ...]
+    knobs: str  # e.g. "stages=4"
+    predicted_pct: float  # relative change of the time, predicted
+    measured_pct: float  # relative change of the time, measured
+
+    @property
+    def gap_pts(self) -> float:
+        return self.predicted_pct - self.measured_pct
+
+    @property
+    def same_direction(self) -> bool:
+        return (self.predicted_pct > 0) == (self.measured_pct > 0) or abs(self.measured_pct) < 1.0
+
+
+def knob_sensitivity(rows: list[Row]) -> list[KnobChange]:
+    """Every measured knob variant beside its kernel's default row at the same shape: the predicted and the
+    measured relative change of the time (the what-if a user asks: "what does this knob buy?")."""
+    base = {(r.kernel, r.shape): r for r in rows if not r.params}
+    out = []
+    for r in rows:
+        b = base.get((r.kernel, r.shape))
+        if not r.params or b is None:
+            continue
+        pred = 100.0 * (r.predicted[TIME] / b.predicted[TIME] - 1.0)
+        meas = 100.0 * (r.measured[TIME] / b.measured[TIME] - 1.0)
+        out.append(KnobChange(r.kernel, r.shape, ",".join(f"{k}={v}" for k, v in r.params.items()), pred, meas))
+    return out
+
+
+# What the project aims for (issues "memory system at chip scale" and "the SM side"); printed beside the
+# tolerances, which only guard against regressions.
+GOALS = (
+    ("time MAPE over the suite", "time_mape_pct", 8.0, "%"),
+    ("worst time error", "time_max_err_pct", 25.0, "%"),
+    ("DRAM read bytes, worst row", ("per_metric", "dram__bytes_read.sum"), 15.0, "%"),
+    ("DRAM write bytes, worst row", ("per_metric", "dram__bytes_write.sum"), 15.0, "%"),
+    ("L2 hit rate, worst row", ("per_metric", "lts__t_sector_hit_rate.pct"), 5.0, "pts"),
+    ("busiest predicted unit", "max_utilization_pct", 100.0, "% of peak"),
+)
+
+
+def goal_lines(summary: dict, knobs: list[KnobChange]) -> list[str]:
+    """One line per goal: where the model stands and how far that is from the goal."""
+    lines = []
+    for label, key, goal, unit in GOALS:
+        if isinstance(key, tuple):
+            got = summary[key[0]].get(key[1], {}).get("max")
+        else:
+            got = summary.get(key)
+        if got is None:
+            continue
+        status = "met" if got <= goal else f"{got - goal:.1f} {unit} short"
+        lines.append(f"{label}: {got:.1f} {unit} (goal <= {goal:g}) {status}")
+    if summary["spearman"]:
+        worst = min(summary["spearman"].values())
+        lines.append(f"rank correlation, worst ladder: {worst:.3f} (goal >= 0.95) "
+                     f"{'met' if worst >= 0.95 else 'short'}")
+    if knobs:
+        off = [k for k in knobs if abs(k.gap_pts) > 5.0 or not k.same_direction]
+        lines.append(f"knob sweeps: {len(knobs) - len(off)} of {len(knobs)} within 5 points and the same direction "
+                     f"(goal: all)")
+    return lines
+
+
 def load_tolerances(path: Path = TOLERANCES) -> dict:
     return tomllib.loads(Path(path).read_text())
 
@@ -271,8 +340,18 @@ def _short(metric: str) -> str:
         .replace("l1tex__t_requests_pipe_lsu_mem_global_op_", "global requests ")
 
 
+def repo_relative(path) -> str:
+    """A path as the repository names it (absolute only when it lies outside the repository)."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
 def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -> str:
-    out = [f"# gpusim validation: {cfg.name}", "", f"Measurements: `{source}`  ", f"Config: `{cfg.path}`", "",
+    out = [f"# gpusim validation: {cfg.name}", "", f"Measurements: `{source}`  ",
+           f"Config: `{repo_relative(cfg.path)}`", "",
            "## Totals", "",
            f"- kernels x shapes compared: {summary['kernels']}",
            f"- time MAPE: {summary['time_mape_pct']:.1f}%; worst: {summary['time_max_err_pct']:.1f}% "
@@ -283,6 +362,16 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
     out += ["", "| metric | mean error | worst | n |", "|---|---|---|---|"]
     for metric, s in summary["per_metric"].items():
         out.append(f"| `{metric}` | {s['mean']:.1f} {s['unit']} | {s['max']:.1f} {s['unit']} | {s['n']} |")
+    knobs = knob_sensitivity(rows)
+    out += ["", "## Goals", ""] + [f"- {line}" for line in goal_lines(summary, knobs)]
+    if knobs:
+        out += ["", "## Knob sensitivity", "", "Each measured knob setting against the kernel's defaults at the same "
+                "shape: the relative change of the time, predicted and measured.", "",
+                "| kernel | shape | knobs | predicted change | measured change | gap | direction |",
+                "|---|---|---|---|---|---|---|"]
+        for k in knobs:
+            out.append(f"| {k.kernel} | {','.join(map(str, k.shape))} | {k.knobs} | {k.predicted_pct:+.1f}% | "
+                       f"{k.measured_pct:+.1f}% | {k.gap_pts:+.1f} pts | {'same' if k.same_direction else 'WRONG'} |")
     out += ["", "## Per kernel", "", "| kernel | shape | predicted ms | measured ms | time error | "
             "top stall (pred / ncu) |", "|---|---|---|---|---|---|"]
     for r in rows:
