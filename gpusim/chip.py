@@ -121,9 +121,14 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
         depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
             base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, sector_bytes)) for d in range(3))
         base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, sector_bytes)
-        if in_loop:  # distinct bytes of a chunk: the first iteration's, then what each further one adds
-            grow = (len(base) - len(base0)) / (sampled - 1) if sampled > 1 else 0.0
-            tile = (len(base0) + grow * (per_chunk - 1)) * sector_bytes * trips / (per_chunk * chunks)
+        if in_loop:  # distinct bytes of a chunk: exact when it is short, else the sampled iterations' and what
+            # each further one adds (a two-point fit over the first half and all of the sample, so iterations
+            # that share sectors in pairs or fours are counted right)
+            distinct = float(len(base))
+            if per_chunk > sampled:
+                half = len(patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, sector_bytes))
+                distinct += (len(base) - half) / (sampled - sampled // 2) * (per_chunk - sampled)
+            tile = distinct * sector_bytes * trips / (per_chunk * chunks)
         else:
             tile = len(base) * sector_bytes
         # the data this op's tiles are: ops that read (or write) the same bytes share L2 tiles

@@ -257,7 +257,7 @@ class ChipModel:
         self.first_period = 0.0
         # the grid fast-forward
         self.queue = deque(works)
-        self.done_times: list[float] = []
+        self.done_durations: list[float] = []
         self.done_weight: list[float] = []
         self.done_stats: list[tuple[np.ndarray, float]] = []
         self.skip_time = 0.0
@@ -669,6 +669,7 @@ class ChipModel:
         serial = self.serial
         self.serial += 1
         cta = _Cta(serial, work, sm, slot, self.wpc)
+        cta_start = env.now
         # the timeline shows SM 0's first CTA in each slot (the CTAs resident together at the start)
         cta.traced = self.tracing and sm.index == 0 and slot not in self.traced_slots
         if cta.traced:
@@ -685,7 +686,7 @@ class ChipModel:
         self.stalls += cta.stats.sum(axis=0) * work.weight
         self.warp_cycles += float((cta.end - cta.start).sum()) * work.weight
         self.loop_steady &= cta.steady
-        self.done_times.append(env.now)
+        self.done_durations.append(env.now - cta_start)
         self.done_weight.append(work.weight)
         self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
         self.done_work.append(cta.work_vector(self._index))
@@ -714,25 +715,24 @@ class ChipModel:
                 sm.active_cycles += env.now - sm.active_since
 
     def _grid_fast_forward(self) -> None:
-        """Once CTAs complete at a steady rate, skip the middle of the queue (keep the tail's last rounds)."""
+        """Once CTAs last equally long, skip the middle of the queue (keep the tail's last rounds). Every slot is
+        busy until the tail, so CTAs complete at slots / mean duration per cycle."""
         slots = len(self.sms) * self.ctas_per_sm
         window = GRID_WINDOW_ROUNDS * slots
         keep = GRID_TAIL_ROUNDS * slots
-        done = self.done_times
-        if len(self.queue) <= keep or len(done) < 3 * window:
+        durations = self.done_durations
+        if len(self.queue) <= keep or len(durations) < 3 * window:
             return
-        t0, t1, t2 = done[-1 - 2 * window], done[-1 - window], done[-1]
-        if t1 <= t0 or t2 <= t1:
-            return
-        r1, r2 = window / (t1 - t0), window / (t2 - t1)
-        if abs(r2 - r1) > STEADY_TOLERANCE * r2:
+        d1 = sum(durations[-2 * window:-window]) / window
+        d2 = sum(durations[-window:]) / window
+        if abs(d2 - d1) > STEADY_TOLERANCE * d2:
             return
         skip = len(self.queue) - keep
         works = [self.queue.popleft() for _ in range(skip)]
         # each skipped CTA books on the units what a CTA of the window booked (its requests and its skipped
         # loop); the stretch lasts as long as the CTA rate says, and never less than its busiest unit needs
         busy = sum(self.done_work[-window:]) * (skip / window) / self._rates
-        length = max(skip / r2, float(busy.max()))
+        length = max(skip * d2 / slots, float(busy.max()))
         self.skip_busy += busy
         self.skip_time += length
         self.skip_weight += sum(w.weight for w in works)

@@ -79,17 +79,23 @@ def latest_measurements(gpu_model: str) -> Path:
 
 
 def companion_files(path: Path) -> list[Path]:
-    """Measurement files of the same run date as ``path`` (``<family>-<date>.json``) that hold kernels: the
-    tensor-core and attention twins are measured by their own device scripts."""
+    """The newest ``<family>-<date>.json`` of every family beside ``path`` that holds kernels: the tensor-core,
+    attention and memory-bound twins are measured by their own device scripts, on their own dates."""
+    import re
+
     path = Path(path)
-    out = []
-    for f in sorted(path.parent.glob(f"*-{path.stem}.json")):
-        try:
-            if isinstance(json.loads(f.read_text()).get("kernels"), list):
-                out.append(f)
-        except (json.JSONDecodeError, OSError):
+    newest: dict[str, Path] = {}
+    for f in sorted(path.parent.glob("*-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json")):
+        m = re.fullmatch(r"(.+)-(\d{4}-\d{2}-\d{2})\.json", f.name)
+        if not m or m.group(1)[:1].isdigit():
             continue
-    return out
+        try:
+            if not isinstance(json.loads(f.read_text()).get("kernels"), list):
+                continue
+        except (json.JSONDecodeError, OSError, AttributeError):
+            continue
+        newest[m.group(1)] = f  # sorted by name: the last one of a family is its newest date
+    return [newest[k] for k in sorted(newest)]
 
 
 def load_all(paths: list[Path], cfg: HardwareConfig) -> dict:
