@@ -387,7 +387,8 @@ class ChipModel:
             return
         t = self._deps(wp, op.after, now)
         l1 = cta.sm.l1tex
-        backlog_ok = l1.earliest_start(t + 1) - 1 - p.lsu_queue_cycles  # the queue ahead of L1TEX is full
+        # the queue in front of L1TEX is full while more than its depth of work is booked ahead of this request
+        backlog_ok = t + l1.queue_delay(t + 1, float(tm.l1tex_cycles[par, j, wp.lw])) - p.lsu_queue_cycles
         if backlog_ok > t:
             self._charge(cta, wp.lw, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
             self._span(wp, "throttle", "stall", t, backlog_ok)

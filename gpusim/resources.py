@@ -135,8 +135,13 @@ class RateServer:
                 self._next[b] = b + 1
             b = self._find(b + 1)
 
-    def serve(self, arrive: float, work: float) -> tuple[float, float]:
-        """Do ``work`` arriving at ``arrive``: returns (start, end) of its service."""
+    def queue_delay(self, arrive: float, work: float) -> float:
+        """Cycles a request of ``work`` arriving at ``arrive`` would wait beyond its own service time: the work
+        booked ahead of it (nothing is booked)."""
+        return self.serve(arrive, work, book=False)[1] - arrive - work / self.rate
+
+    def serve(self, arrive: float, work: float, book: bool = True) -> tuple[float, float]:
+        """Do ``work`` arriving at ``arrive``: returns (start, end) of its service (``book=False``: only say so)."""
         if work <= EPS:
             return arrive, arrive
         rate, cap, used = self.rate, self._cap, self._used
@@ -167,18 +172,20 @@ class RateServer:
                 if start < 0:
                     start = t_in if t_in > fill else fill
                 take = remaining if remaining < avail else avail
-                filled = used.get(b, 0.0) + take
-                used[b] = filled
-                if filled >= cap - EPS:
-                    self._next[b] = b + 1
+                if book:
+                    filled = used.get(b, 0.0) + take
+                    used[b] = filled
+                    if filled >= cap - EPS:
+                        self._next[b] = b + 1
                 remaining -= take
                 if remaining <= EPS:
                     end = (t_in if t_in > fill else fill) + take / rate
                     break
             b = self._find(b + 1)
-        self.busy += work / rate
-        if end > self.last_end:
-            self.last_end = end
+        if book:
+            self.busy += work / rate
+            if end > self.last_end:
+                self.last_end = end
         return start, end
 
     def prune(self, before: float) -> None:
