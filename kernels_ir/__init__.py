@@ -3,3 +3,4 @@
 from kernels_ir import sgemm  # noqa: F401
 from kernels_ir import hgemm  # noqa: F401
 from kernels_ir import attention  # noqa: F401
+from kernels_ir import membound  # noqa: F401
