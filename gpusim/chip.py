@@ -194,8 +194,9 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             written = l2.dram_write_bytes.get(name, 0.0)
             req = l2.request_sectors.get(name, 0.0) * sb
             frac = written / req if req else 0.0
+            write = p.lines * cfg.l2.write_cycles_per_line + p.sectors * cfg.l2.write_cycles_per_sector
             out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * frac, 0.0, 0.0,
-                                  cfg.l1.hit_latency_cycles)
+                                  cfg.l1.hit_latency_cycles, write)
     return out
 
 

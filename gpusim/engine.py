@@ -67,6 +67,7 @@ class MemTiming:
     l1_miss_fraction: float  # executions that miss L1 (request level)
     l2_miss_fraction: float  # of those, executions that miss L2
     latency_hit_cycles: int
+    l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ class ChipMemory:
     def __init__(self, p: SmParams) -> None:
         self.l2 = [RateServer(p.l2_bytes_per_cycle / p.l2_partitions, f"L2 partition {i}")
                    for i in range(p.l2_partitions)]
+        # stores: the L2's write path, bound by line and sector operations (its work is in cycles)
+        self.l2_write = RateServer(1.0, "L2 write")
         self.hbm = RateServer(p.hbm_bytes_per_cycle, "HBM")
 
     def l2_serve(self, arrive: float, nbytes: float) -> float:
@@ -132,7 +135,7 @@ class ChipMemory:
         return max(s.serve(arrive, share)[1] for s in self.l2)
 
     def servers(self) -> list[RateServer]:
-        return [*self.l2, self.hbm]
+        return [*self.l2, self.l2_write, self.hbm]
 
 
 class SmUnit:
@@ -268,6 +271,7 @@ class ChipModel:
         # every unit, the name it is reported under and what one instance counts for
         self._unit_of: dict[RateServer, tuple[str, float]] = {s: ("L2", 1.0 / len(self.mem.l2)) for s in self.mem.l2}
         self._unit_of[self.mem.hbm] = ("HBM", 1.0)
+        self._unit_of[self.mem.l2_write] = ("L2 write", 1.0)
         for sm in self.sms:
             for s in sm.issue:
                 self._unit_of[s] = ("issue", sm_weight)
@@ -320,16 +324,21 @@ class ChipModel:
         if queue:
             wp.open_group[queue] = max(wp.open_group.get(queue, 0.0), done)
 
-    def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float) -> tuple[float, float]:
-        """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times) and, for misses or
-        write-backs, HBM. Returns (L2 done, HBM done)."""
+    def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float,
+                     write_cycles: float = 0.0) -> tuple[float, float]:
+        """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times: read bandwidth for loads,
+        the write path's line and sector operations for stores) and, for misses or write-backs, HBM. Returns
+        (L2 done, HBM done)."""
         if l2b <= 0:
             return arrive, arrive
         w = wp.cta.work.weight
         _, port_end = self._book(wp, wp.cta.sm.port, arrive, l2b)
         l2_end = arrive
-        for s in self.mem.l2:
-            l2_end = max(l2_end, self._book(wp, s, arrive, l2b * w / len(self.mem.l2))[1])
+        if write_cycles:
+            l2_end = self._book(wp, self.mem.l2_write, arrive, write_cycles * w)[1]
+        else:
+            for s in self.mem.l2:
+                l2_end = max(l2_end, self._book(wp, s, arrive, l2b * w / len(self.mem.l2))[1])
         l2_end = max(l2_end, port_end)
         hbm_end = self._book(wp, self.mem.hbm, l2_end, hb * w)[1] if hb > 0 else l2_end
         return l2_end, hbm_end
@@ -404,7 +413,8 @@ class ChipModel:
         if op.space == "global":
             l2b = float(tm.l2_bytes[par, j, wp.lw])
             if l2b > 0:
-                l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, float(tm.hbm_bytes[par, j, wp.lw]))
+                wc = float(tm.l2_write_cycles[par, j, wp.lw]) if tm.l2_write_cycles is not None else 0.0
+                l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, float(tm.hbm_bytes[par, j, wp.lw]), wc)
                 if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
                     done = l2_end + p.l2_latency
                     if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
@@ -768,7 +778,7 @@ class ChipModel:
     def _instances(self) -> dict[str, int]:
         sp = self.p.subpartitions
         n = round(len(self.sms) * self.sm_weight)
-        return {"HBM": 1, "L2": 1, "L1TEX": n, "L2 port": n, "issue": n * sp, "TMA": n} | \
+        return {"HBM": 1, "L2": 1, "L2 write": 1, "L1TEX": n, "L2 port": n, "issue": n * sp, "TMA": n} | \
             {f"pipe {p}": n * sp for p in self.p.pipe_rate}
 
     def _busy(self) -> dict[str, float]:

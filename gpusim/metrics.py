@@ -171,6 +171,7 @@ def utilization(sim: Simulation) -> dict[str, float]:
         "HBM bandwidth": share("HBM") * cfg.hbm.achievable_bandwidth_bytes_per_second
         / cfg.hbm.peak_bandwidth_bytes_per_second,
         "L2 bandwidth": share("L2"),
+        "L2 write": share("L2 write"),
         "L2 port": share("L2 port"),
         "L1/shared pipe": share("L1TEX"),
         "issue slots": share("issue"),
@@ -184,7 +185,8 @@ def utilization(sim: Simulation) -> dict[str, float]:
     return {k: round(100 * v, 1) for k, v in out.items()}
 
 
-BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L2 port": "L2-port-bound",
+BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L2 write": "L2-write-bound",
+               "L2 port": "L2-port-bound",
                "L1/shared pipe": "L1/shared-bound",
                "issue slots": "issue-bound", "FP32 peak": "compute-bound", "tensor peak": "tensor-bound",
                "SFU pipe": "SFU-bound"}

@@ -29,6 +29,8 @@ class L2Spec:
     bandwidth_bytes_per_cycle: float = spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock")
     partitions: int = spec_field(1, 8, "L2 partitions (addresses hashed evenly over them)")
     sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
+    write_cycles_per_line: float = spec_field(0, 1, "chip cycles of the L2 write path per line a store touches")
+    write_cycles_per_sector: float = spec_field(0, 1, "chip cycles of the L2 write path per sector a store touches")
 
     @property
     def hit_latency_cycles(self) -> int:

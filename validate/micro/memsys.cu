@@ -51,7 +51,8 @@ __global__ void hbm_copy(const float4* __restrict__ a, float4* __restrict__ b, s
 
 // Stores of 4 B per lane touching `sectors` 32-B sectors per warp instruction (1..32): the warp's lanes are
 // split into `sectors` groups of 32/sectors consecutive words, group g in its own sector `g * 4` sectors apart
-// (so no two groups share a line). Every warp instruction writes a fresh region of the buffer.
+// (so no two groups share a line). Every warp instruction writes a fresh region of the buffer, wrapping around
+// its end (with a buffer smaller than the L2, every store hits L2 and no DRAM traffic is involved).
 __global__ void store_sectors(float* __restrict__ buf, size_t words, int sectors, int reps) {
   const int lane = threadIdx.x & 31;
   const int per = 32 / sectors;
@@ -60,8 +61,8 @@ __global__ void store_sectors(float* __restrict__ buf, size_t words, int sectors
   const size_t span = (size_t)sectors * 4 * 8;  // words one warp instruction spans (4 sectors of 8 words each)
   for (int r = 0; r < reps; ++r) {
     size_t base = ((size_t)r * warps + warp) * span;
-    size_t idx = base + (size_t)(lane / per) * 32 + (lane % per);
-    if (idx < words) buf[idx] = (float)r;
+    size_t idx = (base + (size_t)(lane / per) * 32 + (lane % per)) % words;  // wraps: a small buffer stays in L2
+    buf[idx] = (float)r;
   }
 }
 
