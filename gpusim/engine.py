@@ -44,6 +44,9 @@ WARM_ITERATIONS = 4
 WINDOW_ITERATIONS = 6
 STEADY_TOLERANCE = 0.03
 MAX_LOOP_ITERATIONS = 64
+# a persistent CTA's tiles: tiles simulated before the first steadiness test and the window of tiles it compares
+TILE_WARM = 1
+TILE_WINDOW = 2
 # grid fast-forward: completed CTA "rounds" (every slot once) per window of the CTA-throughput test, and rounds
 # always simulated at the end of the grid
 GRID_WINDOW_ROUNDS = 1
@@ -288,7 +291,11 @@ class ChipModel:
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.skip_busy = np.zeros(len(self._servers))
         # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
-        self.loop_idle = [not _loop_has_work(kernel, timings, lw) for lw in range(self.wpc)]
+        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), timings, lw)
+                          for lw in range(self.wpc)]
+        # warps with nothing to do in a whole tile (prologue, loop and epilogue)
+        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), timings, lw)
+                          for lw in range(self.wpc)]
 
     # --- helpers -------------------------------------------------------------------------------------
     def _charge(self, cta: _Cta, lw: int, reason: str, cycles: float) -> None:
@@ -568,24 +575,22 @@ class ChipModel:
                     yield from self._run(wp, op.body, it, jj)
 
     # --- the outer loop and its fast-forward ---------------------------------------------------------
-    def _steady(self, wp: _Warp) -> bool:
-        """Whether this warp's last two windows of iterations ran at the same period."""
-        m = wp.marks
-        n = WINDOW_ITERATIONS
-        if len(m) < WARM_ITERATIONS + 2 * n:
+    @staticmethod
+    def _steady(m: list, n: int = WINDOW_ITERATIONS, warm: int = WARM_ITERATIONS) -> bool:
+        """Whether the last two windows of ``n`` marks (iterations or tiles) ran at the same period."""
+        if len(m) < warm + 2 * n:
             return False
         t0, t1, t2 = m[-1 - 2 * n][0], m[-1 - n][0], m[-1][0]
         p1, p2 = (t1 - t0) / n, (t2 - t1) / n
         return p2 > 0 and abs(p2 - p1) <= STEADY_TOLERANCE * p2
 
-    def _skip(self, wp: _Warp, ls: _LoopState, extra: int):
-        """Skip ``extra`` iterations. Each warp measured its period and its work per unit over the last window;
-        when the CTA's last loop-active warp gets here, the CTA's work over the skipped stretch is booked on
+    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int,
+              members: int):
+        """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the last
+        window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work over the skipped stretch is booked on
         every unit at once as a background reservation (stretched for all warps alike where a unit has less
         room), and every warp sleeps its own period times ``extra`` (times the stretch) from its arrival."""
         cta, env = wp.cta, self.env
-        m = wp.marks
-        n = WINDOW_ITERATIONS
         (ta, sa, wa), (tb, sb, wb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
@@ -593,7 +598,7 @@ class ChipModel:
         if self.first_period == 0.0:
             self.first_period = period
         ls.skips.append((wp.lw, env.now, extra * period, work))
-        if len(ls.skips) < cta.loop_warps:
+        if len(ls.skips) < members:
             yield ls.event
             stretch = ls.event.value
         else:
@@ -636,7 +641,7 @@ class ChipModel:
                 break
             if ls.skip_after is None:  # the first warp to get here decides for the whole CTA, at an
                 # iteration no warp has started yet
-                if self._steady(wp):
+                if self._steady(wp.marks):
                     ls.skip_after = max(it, ls.started + 1)
                 elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
                     ls.skip_after = max(it, ls.started + 1)
@@ -644,7 +649,7 @@ class ChipModel:
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
                 self.max_iterations = max(self.max_iterations, it)
-                yield from self._skip(wp, ls, trips - it)
+                yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                 break
         self.max_iterations = max(self.max_iterations, min(it, trips))
 
@@ -653,14 +658,32 @@ class ChipModel:
         wp = _Warp(lw, cta, cta.traced)
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
-        for tile in range(tiles):
-            if tile:  # a persistent CTA's next tile: fresh per-tile state, same warp
+        # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole
+        # CTA by the first warp to finish a tile)
+        tile_marks = [(env.now, cta.stats[lw].copy(), dict(wp.work))]
+        ts = cta.loop(-1, env)
+        for tile in range(0 if self.tile_idle[lw] else tiles):
+            ts.started = max(ts.started, tile)
+            if tile:  # the next tile: fresh per-tile state, same warp
                 wp.ready.clear()
                 wp.marks.clear()
             yield from self._run(wp, k.prologue, 0, 0)
             if k.loop is not None and not self.loop_idle[lw]:
                 yield from self._loop(wp, tile)
             yield from self._run(wp, k.epilogue, 0, 0)
+            if tiles == 1:
+                break
+            tile_marks.append((env.now, cta.stats[lw].copy(), dict(wp.work)))
+            done_tiles = tile + 1
+            if done_tiles >= tiles:
+                break
+            if ts.skip_after is None and self._steady(tile_marks, TILE_WINDOW, TILE_WARM):
+                ts.skip_after = max(done_tiles, ts.started + 1)  # a tile no warp has begun
+            if ts.skip_after is not None and done_tiles >= ts.skip_after:
+                self.loop_ff = True
+                yield from self._skip(wp, ts, tiles - done_tiles, tile_marks, TILE_WINDOW,
+                                      self.wpc - sum(self.tile_idle))
+                break
         if wp.stores_done > env.now:  # the warp retires once its stores have reached L2
             wait = math.ceil(wp.stores_done) - env.now
             self._charge(cta, lw, "drain", wait)
@@ -803,8 +826,8 @@ class ChipModel:
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
 
 
-def _loop_has_work(kernel: Kernel, timings: dict[str, MemTiming], lw: int) -> bool:
-    """Whether local warp ``lw`` executes anything in the outer loop's body."""
+def _has_work(ops, timings: dict[str, MemTiming], lw: int) -> bool:
+    """Whether local warp ``lw`` executes anything in ``ops``."""
     def has(ops) -> bool:
         for op in ops:
             if isinstance(op, Loop):
@@ -817,4 +840,4 @@ def _loop_has_work(kernel: Kernel, timings: dict[str, MemTiming], lw: int) -> bo
                 return True
         return False
 
-    return kernel.loop is None or has(kernel.loop.body)
+    return has(ops)

@@ -1,4 +1,5 @@
-// IR twin: kernels_ir/membound.py mem_transpose_naive. NVIDIA's "naive transpose": 32x32 tiles, 32x8 threads,
+// gpusim-twin: kernels_ir/membound.py::mem_transpose_naive
+// NVIDIA's "naive transpose": 32x32 tiles, 32x8 threads,
 // each thread moves 4 elements; loads are coalesced, stores walk a column (32 sectors per warp store).
 #define TILE 32
 #define ROWS 8

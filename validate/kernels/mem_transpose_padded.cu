@@ -1,4 +1,5 @@
-// IR twin: kernels_ir/membound.py mem_transpose_padded. NVIDIA's "coalesced transpose" through a 32x33 shared
+// gpusim-twin: kernels_ir/membound.py::mem_transpose_padded
+// NVIDIA's "coalesced transpose" through a 32x33 shared
 // tile padded to 33 columns: coalesced loads and stores, conflict-free column reads.
 #define TILE 32
 #define ROWS 8

@@ -1,4 +1,5 @@
-// IR twin: kernels_ir/membound.py mem_transpose_shared. NVIDIA's "coalesced transpose" through a 32x32 shared
+// gpusim-twin: kernels_ir/membound.py::mem_transpose_shared
+// NVIDIA's "coalesced transpose" through a 32x32 shared
 // tile: coalesced loads and stores; the column read of the tile is a 32-way bank conflict.
 #define TILE 32
 #define ROWS 8
