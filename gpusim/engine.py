@@ -586,10 +586,11 @@ class ChipModel:
 
     def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int,
               members: int):
-        """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the last
-        window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work over the skipped stretch is booked on
-        every unit at once as a background reservation (stretched for all warps alike where a unit has less
-        room), and every warp sleeps its own period times ``extra`` (times the stretch) from its arrival."""
+        """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the
+        last window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work
+        over the skipped stretch is booked on every unit at once as a background reservation (stretched for all
+        warps alike where a unit has less room), and every warp sleeps its own period times ``extra`` (times the
+        stretch) from its arrival."""
         cta, env = wp.cta, self.env
         (ta, sa, wa), (tb, sb, wb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
