@@ -156,7 +156,6 @@ class SmUnit:
         self.active_since: float | None = None
         self.resident = 0
         self.active_cycles = 0.0
-        self.weight_cycles = 0.0  # active cycles weighted by the real SMs the resident CTAs stand for
 
     def servers(self) -> list[RateServer]:
         out = [*self.issue, self.l1tex, self.port]
@@ -742,9 +741,7 @@ class ChipModel:
             if sm.resident == 0:
                 sm.active_since = env.now
             sm.resident += 1
-            start = env.now
             yield from self._run_cta(work, sm, slot)
-            sm.weight_cycles += (env.now - start) * work.weight / self.ctas_per_sm
             sm.resident -= 1
             if sm.resident == 0:
                 sm.active_cycles += env.now - sm.active_since

@@ -122,19 +122,6 @@ class RateServer:
             nxt[p] = b
         return b
 
-    def earliest_start(self, arrive: float) -> float:
-        """When a request arriving at ``arrive`` would start (nothing is booked)."""
-        b = self._find(max(int(arrive // BIN_CYCLES), self._floor))
-        while True:
-            lo = b * BIN_CYCLES
-            taken = self._used.get(b, 0.0) + (self._bg_work(lo, lo + BIN_CYCLES) if lo < self._bg_end else 0.0)
-            t_in = max(arrive, lo)
-            if min(self._cap - taken, self.rate * (lo + BIN_CYCLES - t_in)) > EPS:
-                return max(t_in, lo + taken / self.rate)
-            if taken >= self._cap - EPS:  # full for good (work is never taken back)
-                self._next[b] = b + 1
-            b = self._find(b + 1)
-
     def queue_delay(self, arrive: float, work: float) -> float:
         """Cycles a request of ``work`` arriving at ``arrive`` would wait beyond its own service time: the work
         booked ahead of it (nothing is booked)."""
