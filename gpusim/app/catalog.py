@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 
 def registry() -> dict[str, KernelDef]:
     """Every registered kernel, in registration order (the ladder order)."""
-    import kernels_ir  # noqa: F401  (registers the kernels)
+    from gpusim import loader
+
+    loader.load()
 
     return REGISTRY
 
