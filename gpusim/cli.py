@@ -1,4 +1,4 @@
-"""Command line: ``gpusim run | list | ladder | trace | validate``."""
+"""Command line: ``gpusim run | list | ladder | trace | validate | sass``."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def cmd_run(a) -> int:
     from gpusim.api import predict
 
     m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
-    _check_sass(a.kernel)
+    _check_sass(a.kernel, sim.kernel)
     m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m}
     if a.json:
         print(json.dumps(m, indent=1, sort_keys=False))
@@ -91,7 +91,7 @@ def _rate(m: dict, kernel) -> str:
     return f"{dram_gbytes_per_s(m):,.0f} GB/s DRAM"
 
 
-def _check_sass(kernel_name: str) -> None:
+def _check_sass(kernel_name: str, kernel) -> None:
     """Warn (stderr, one line per mismatch) where a user kernel disagrees with the SASS of its ``source``."""
     from gpusim.ir import REGISTRY
 
@@ -101,7 +101,7 @@ def _check_sass(kernel_name: str) -> None:
     from gpusim import sass
 
     try:
-        for line in sass.compare_kernel(kernel_name):
+        for line in sass.compare(kernel, kd.source):
             print(f"gpusim: warning: {line}", file=sys.stderr)
     except sass.SassError as e:
         print(f"gpusim: warning: {kernel_name}: cannot compare with the SASS of {kd.source}: {e}", file=sys.stderr)
@@ -291,6 +291,28 @@ def cmd_validate(a) -> int:
     return 0
 
 
+def cmd_sass(a) -> int:
+    from pathlib import Path
+
+    from gpusim import sass
+
+    cu = Path(a.file)
+    funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
+    print(sass.summarize(funcs, a.kernel))
+    if a.skeleton:
+        chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
+        if len(chosen) != 1:
+            raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
+        out = Path(a.skeleton)
+        if out.suffix != ".py":
+            raise UserError(f"--skeleton {out}: expected a .py file")
+        name = "my_" + "".join(ch if ch.isalnum() else "_" for ch in chosen[0].name)
+        out.write_text(sass.skeleton(chosen[0], cu, name))
+        print(f"wrote {out}: fill in the functions marked NotImplementedError, then "
+              f"'gpusim run {name} --shape N --kernels {out}'")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gpusim", description="Cycle-approximate H100 simulator: predict a kernel's time and "
                                            "its Nsight Compute metrics, and say why.")
@@ -335,7 +357,20 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")
     val.add_argument("--check", action="store_true", help="exit 1 if validate/tolerances.toml is exceeded")
     val.set_defaults(fn=cmd_validate)
+    sa = sub.add_parser("sass", help="compile a .cu file and count its SASS instructions per loop body")
+    sa.add_argument("file", help="CUDA source (.cu)")
+    sa.add_argument("--arch", default="sm_90a", help="target architecture (default sm_90a)")
+    sa.add_argument("--kernel", default=None, help="only this kernel (function name)")
+    sa.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="preprocessor definition for nvcc")
+    sa.add_argument("--skeleton", default=None, metavar="OUT.py", help="write a starting kernel file")
+    sa.set_defaults(fn=cmd_sass)
     return p
+
+
+def _sass_error():
+    from gpusim.sass import SassError
+
+    return SassError
 
 
 def _validation_error():
@@ -360,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
-    except (*USER_ERRORS, _validation_error()) as e:
+    except (*USER_ERRORS, _validation_error(), _sass_error()) as e:
         print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into e.g. `head`, which closed early: not an error
