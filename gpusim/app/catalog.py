@@ -31,6 +31,30 @@ def registry() -> dict[str, KernelDef]:
     return REGISTRY
 
 
+def load_kernels(path_text: str = "", upload: tuple[str, bytes] | None = None) -> str:
+    """Load a user's kernels (a path to a ``.py`` file or folder, and/or an uploaded file's name and bytes)
+    through the same loader as ``--kernels``; returns "" or the one-line error."""
+    import hashlib
+    import tempfile
+
+    from gpusim import loader
+
+    paths = [path_text.strip()] if path_text.strip() else []
+    if upload is not None:
+        name, data = upload
+        if not name.endswith(".py"):
+            return f"{name}: expected a .py kernel file"
+        folder = Path(tempfile.gettempdir()) / "gpusim_uploads" / hashlib.sha256(data).hexdigest()[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / Path(name).name).write_bytes(data)
+        paths.append(str(folder / Path(name).name))
+    try:
+        loader.load(paths)
+    except KernelError as e:
+        return str(e)
+    return ""
+
+
 def families() -> list[str]:
     """Kernel families in registration order: ``sgemm``, then whatever the IR adds (``hgemm``, ...)."""
     return list(dict.fromkeys(kd.family for kd in registry().values()))
