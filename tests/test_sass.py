@@ -78,6 +78,12 @@ def test_guide_kernels_match_their_sass():
     for name in ("example_transpose_naive", "example_transpose_shared", "example_reduce_shared"):
         kd = REGISTRY[name]
         assert sass.compare(build_kernel(name, (4096,)), kd.source) == []
+    import dataclasses
+
+    k = build_kernel("example_transpose_naive", (4096,))
+    wrong = dataclasses.replace(k, launch=dataclasses.replace(k.launch, regs_per_thread=40))
+    (line,) = sass.compare(wrong, REGISTRY["example_transpose_naive"].source)
+    assert line.endswith("the IR launches 40 registers per thread, ptxas allocates 16")
     funcs = sass.compile_and_dump(REPO / "examples" / "transpose.cu", defines=("PAD=1",))
     padded = next(f for f in funcs if f.name == "transpose_shared")
     assert padded.smem_bytes == 32 * 33 * 4
