@@ -185,3 +185,20 @@ def test_ladder_columns_follow_what_the_kernels_contain(capsys):
     header = out.splitlines()[1]
     assert "lds confl" in header and "sect/req" in header and "GFLOP/s" in header
     assert "tensor%" not in header and "ldsm confl" not in header
+
+
+def test_a_pip_package_ships_kernels_through_the_entry_point_group(tmp_path, monkeypatch, capsys):
+    from importlib.metadata import EntryPoint
+
+    pkg = tmp_path / "site" / "mykernels_pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(GOOD.format(name="user_from_package", addr="lambda c: (c.bx * 128 + c.tid) * 4"))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    eps = [EntryPoint("builtin", "kernels_ir", loader.GROUP), EntryPoint("mine", "mykernels_pkg", loader.GROUP)]
+    monkeypatch.setattr(loader, "entry_points", lambda group: [e for e in eps if e.group == group])
+    loader._loaded_sources.discard("entry points")
+    assert main(["list"]) == 0
+    out, _ = capsys.readouterr()
+    lines = out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("user_from_package "))
+    assert lines[i + 1].strip() == "from mykernels_pkg"
