@@ -1,4 +1,4 @@
-"""Command line: ``gpusim run | list | ladder | trace | validate``."""
+"""Command line: ``gpusim run | list | ladder | trace | validate | sass``."""
 
 from __future__ import annotations
 
@@ -57,12 +57,13 @@ def cmd_run(a) -> int:
     from gpusim.api import predict
 
     m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
+    _check_sass(a.kernel, sim.kernel)
     m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m}
     if a.json:
         print(json.dumps(m, indent=1, sort_keys=False))
         return 0
     print(f"{a.kernel} {sim.kernel.shape} on {sim.config.name}")
-    print(f"  {m['gpu__time_duration.sum'] / 1e6:.3f} ms, {m['gpusim__gflops']:,.0f} GFLOP/s; {m['gpusim__verdict']}")
+    print(f"  {m['gpu__time_duration.sum'] / 1e6:.3f} ms, {_rate(m, sim.kernel)}; {m['gpusim__verdict']}")
     width = max(len(k) for k in m)
     for k, v in m.items():
         if k.startswith("smsp__average_warps_issue_stalled") or k == "gpusim__utilization_pct":
@@ -77,19 +78,48 @@ def cmd_run(a) -> int:
     return 0
 
 
+def dram_gbytes_per_s(m: dict) -> float:
+    """DRAM bytes (read + written) over the kernel's time, in GB/s."""
+    t = m["gpu__time_duration.sum"]
+    return (m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / t if t else 0.0
+
+
+def _rate(m: dict, kernel) -> str:
+    """The headline rate: FLOP/s for a kernel that declares its FLOPs, DRAM bytes/s for one that does not."""
+    if kernel.flops:
+        return f"{m['gpusim__gflops']:,.0f} GFLOP/s"
+    return f"{dram_gbytes_per_s(m):,.0f} GB/s DRAM"
+
+
+def _check_sass(kernel_name: str, kernel) -> None:
+    """Warn (stderr, one line per mismatch) where a user kernel disagrees with the SASS of its ``source``."""
+    from gpusim.ir import REGISTRY
+
+    kd = REGISTRY[kernel_name]
+    if not kd.source:
+        return
+    from gpusim import sass
+
+    try:
+        for line in sass.compare(kernel, kd.source):
+            print(f"gpusim: warning: {line}", file=sys.stderr)
+    except sass.SassError as e:
+        print(f"gpusim: warning: {kernel_name}: cannot compare with the SASS of {kd.source}: {e}", file=sys.stderr)
+
+
 def cmd_list(a) -> int:
-    import kernels_ir  # noqa: F401
     from gpusim.ir import REGISTRY
 
     for kd in sorted(REGISTRY.values(), key=lambda d: (d.family, list(REGISTRY).index(d.name))):
         params = ", ".join(f"{k}={v}" for k, v in kd.defaults.items()) or "-"
         print(f"{kd.name:<26} {kd.family:<9} shape {','.join(kd.shape_names):<8} params: {params}")
-        print(f"{'':<26} {kd.doc}")
+        if kd.doc:
+            print(f"{'':<26} {kd.doc}")
+        print(f"{'':<26} from {kd.origin}")
     return 0
 
 
 def ladder_rows(family: str, shape, config, progress=None) -> list[tuple[str, dict]]:
-    import kernels_ir  # noqa: F401
     from gpusim.api import predict
     from gpusim.config import load_config
     from gpusim.ir import REGISTRY
@@ -124,9 +154,11 @@ def cmd_ladder(a) -> int:
     if a.json:
         print(json.dumps(dict(rows), indent=1))
         return 0
-    cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"),
-            ("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}") if a.family == "sgemm" else
-            ("TFLOP/s", lambda m: f"{m['gpusim__tflops']:.0f}"),
+    has = _contents(a.family, shape)
+    rate = (("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}") if has["flops"] and not has["tensor"] else
+            ("TFLOP/s", lambda m: f"{m['gpusim__tflops']:.0f}") if has["flops"] else
+            ("DRAM GB/s", lambda m: f"{dram_gbytes_per_s(m):.0f}"))
+    cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"), rate,
             ("DRAM rd MB", lambda m: f"{m['dram__bytes_read.sum'] / 1e6:.0f}"),
             ("L2 hit%", lambda m: f"{m['lts__t_sector_hit_rate.pct']:.1f}"),
             ("L1 hit%", lambda m: f"{m['l1tex__t_sector_hit_rate.pct']:.1f}"),
@@ -139,7 +171,17 @@ def cmd_ladder(a) -> int:
             ("occ%", lambda m: f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f}"),
             ("regs", lambda m: str(m["launch__registers_per_thread"])),
             ("top stall", _top_stall)]
-    drop = {"sgemm": ("ldsm confl", "tensor%")}.get(a.family, ("L1 hit%", "sect/req", "lds confl", "sts confl"))
+    drop = set()
+    if not has["global_ld"]:
+        drop |= {"L1 hit%", "sect/req"}
+    if not has["lds"]:
+        drop.add("lds confl")
+    if not has["sts"]:
+        drop.add("sts confl")
+    if not has["ldsm"]:
+        drop.add("ldsm confl")
+    if not has["tensor"]:
+        drop.add("tensor%")
     cols = [c for c in cols if c[0] not in drop]
     table = [["kernel"] + [c for c, _ in cols]] + [[n] + [f(m) for _, f in cols] for n, m in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
@@ -157,6 +199,28 @@ def cmd_ladder(a) -> int:
               "are extrapolated)")
     print(f"simulated in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
     return 0
+
+
+def _contents(family: str, shape) -> dict[str, bool]:
+    """What the family's kernels contain (at their default parameters): the ladder shows the columns that
+    matter for them."""
+    from gpusim.ir import REGISTRY, Compute, Mem, build_kernel
+
+    has = dict.fromkeys(("flops", "global_ld", "lds", "sts", "ldsm", "tensor"), False)
+    for name, kd in REGISTRY.items():
+        if kd.family != family:
+            continue
+        k = build_kernel(name, shape)
+        has["flops"] |= k.flops > 0
+        for op in k.all_ops():
+            if isinstance(op, Mem):
+                has["global_ld"] |= op.space == "global" and op.kind == "ld"
+                has["lds"] |= op.space == "shared" and op.kind == "ld"
+                has["sts"] |= op.space == "shared" and op.kind == "st" and not op.async_copy
+                has["ldsm"] |= op.kind == "ldsm"
+            elif isinstance(op, Compute):
+                has["tensor"] |= op.pipe in ("tensor", "wgmma")
+    return has
 
 
 def _ratio(m: dict, a: str, b: str) -> str:
@@ -238,12 +302,39 @@ def cmd_validate(a) -> int:
     return 0
 
 
+def cmd_sass(a) -> int:
+    from pathlib import Path
+
+    from gpusim import sass
+
+    cu = Path(a.file)
+    funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
+    print(sass.summarize(funcs, a.kernel))
+    if a.skeleton:
+        chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
+        if len(chosen) != 1:
+            raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
+        out = Path(a.skeleton)
+        if out.suffix != ".py":
+            raise UserError(f"--skeleton {out}: expected a .py file")
+        name = "my_" + "".join(ch if ch.isalnum() else "_" for ch in chosen[0].name)
+        out.write_text(sass.skeleton(chosen[0], cu, name))
+        print(f"wrote {out}: fill in the functions marked NotImplementedError, then "
+              f"'gpusim run {name} --shape N --kernels {out}'")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gpusim", description="Cycle-approximate H100 simulator: predict a kernel's time and "
                                            "its Nsight Compute metrics, and say why.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
+    def kernels(sp):
+        sp.add_argument("--kernels", action="append", metavar="PATH",
+                        help="load kernels from a .py file or a folder of them (repeatable; also GPUSIM_KERNELS)")
+
     def common(sp, shape_required=True):
+        kernels(sp)
         sp.add_argument("--shape", required=shape_required, help="problem shape, e.g. 4096,4096,4096 (M,N,K)")
         sp.add_argument("--config", default=None, help="hardware config TOML (default configs/h100_sxm.toml)")
 
@@ -254,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="one JSON object keyed by ncu metric names")
     r.set_defaults(fn=cmd_run)
     lst = sub.add_parser("list", help="list the registered kernels and their parameters")
+    kernels(lst)
     lst.set_defaults(fn=cmd_list)
     lad = sub.add_parser("ladder", help="predict a whole ladder as a table")
     common(lad, shape_required=False)
@@ -271,11 +363,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="measurement JSON files (default: the newest run in validate/measurements and its "
                           "companion <family>-<date>.json files)")
     val.add_argument("--config", default=None)
+    kernels(val)
     val.add_argument("--report", default=None, help="write a markdown report here")
     val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")
     val.add_argument("--check", action="store_true", help="exit 1 if validate/tolerances.toml is exceeded")
     val.set_defaults(fn=cmd_validate)
+    sa = sub.add_parser("sass", help="compile a .cu file and count its SASS instructions per loop body")
+    sa.add_argument("file", help="CUDA source (.cu)")
+    sa.add_argument("--arch", default="sm_90a", help="target architecture (default sm_90a)")
+    sa.add_argument("--kernel", default=None, help="only this kernel (function name)")
+    sa.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="preprocessor definition for nvcc")
+    sa.add_argument("--skeleton", default=None, metavar="OUT.py", help="write a starting kernel file")
+    sa.set_defaults(fn=cmd_sass)
     return p
+
+
+def _sass_error():
+    from gpusim.sass import SassError
+
+    return SassError
 
 
 def _validation_error():
@@ -287,8 +393,10 @@ def _validation_error():
 def main(argv: list[str] | None = None) -> int:
     try:
         a = build_parser().parse_args(argv)
+        from gpusim import loader
+
+        loader.load(getattr(a, "kernels", None) or ())
         if getattr(a, "family", None) is not None:
-            import kernels_ir  # noqa: F401
             from gpusim.ir import REGISTRY
 
             fams = sorted({d.family for d in REGISTRY.values()})
@@ -298,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
-    except (*USER_ERRORS, _validation_error()) as e:
+    except (*USER_ERRORS, _validation_error(), _sass_error()) as e:
         print(f"gpusim: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into e.g. `head`, which closed early: not an error

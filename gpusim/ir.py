@@ -250,20 +250,43 @@ class KernelDef:
     doc: str
     cuda_twin: str
     choices: dict = field(default_factory=dict)  # parameter -> allowed values
+    origin: str = ""  # where it was defined: ``package.module`` (built-in, pip package) or a file path
+    file: str = ""  # the Python file that registered it
+    source: str = ""  # the CUDA source it describes (``gpusim run`` compares its SASS with the IR)
 
 
 REGISTRY: dict[str, KernelDef] = {}
 
 
-def register(name: str, family: str, shape_names: tuple[str, ...], defaults: dict, cuda_twin: str,
-             choices: dict | None = None):
-    """Decorator that registers a kernel builder ``build(shape, **params) -> Kernel``."""
+def register(name: str, family: str = "user", shape_names: tuple[str, ...] = (), defaults: dict | None = None,
+             cuda_twin: str = "", choices: dict | None = None, source: str = ""):
+    """Decorator that registers a kernel builder ``build(shape, **params) -> Kernel``.
+
+    ``cuda_twin`` (the validated CUDA twin in ``validate/kernels/``) is required of the built-in kernels only;
+    ``source`` names the ``.cu`` file a user kernel describes, relative to the kernel file."""
 
     def deco(fn):
+        import inspect
+        from pathlib import Path
+
+        file = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        module = fn.__module__ or ""
+        origin = file if module.startswith("gpusim_user_") or module == "__main__" else module
+        where = f"{file}:{fn.__code__.co_firstlineno}"
         if name in REGISTRY:
-            raise KernelError(f"kernel '{name}' registered twice")
-        REGISTRY[name] = KernelDef(name, family, fn, dict(defaults), shape_names,
-                                   (fn.__doc__ or "").strip().splitlines()[0], cuda_twin, dict(choices or {}))
+            raise KernelError(f"kernel '{name}' is defined twice: in {REGISTRY[name].file} and in {file}")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise KernelError(f"{where}: kernel name {name!r} must be an identifier")
+        if not isinstance(shape_names, tuple) or not all(isinstance(n, str) for n in shape_names):
+            raise KernelError(f"{where}: {name}: shape_names must be a tuple of names, got {shape_names!r}")
+        if module.split(".")[0] == "kernels_ir" and not cuda_twin:
+            raise KernelError(f"{where}: built-in kernel '{name}' needs cuda_twin")
+        src = ""
+        if source:
+            src = str((Path(file).parent / source).resolve())
+        doc = ((fn.__doc__ or "").strip().splitlines() or [""])[0]
+        REGISTRY[name] = KernelDef(name, family, fn, dict(defaults or {}), tuple(shape_names), doc, cuda_twin,
+                                   dict(choices or {}), origin, file, src)
         return fn
 
     return deco
@@ -271,8 +294,9 @@ def register(name: str, family: str, shape_names: tuple[str, ...], defaults: dic
 
 def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = None) -> Kernel:
     """Build a registered kernel, validating the shape and every override."""
-    import kernels_ir  # noqa: F401  (registers the kernels)
+    from gpusim import loader
 
+    loader.load()
     if name not in REGISTRY:
         raise KernelError(f"unknown kernel '{name}' (see 'gpusim list'; known: {', '.join(sorted(REGISTRY))})")
     kd = REGISTRY[name]
@@ -292,7 +316,14 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
         else:
             allowed = ", ".join([*params, "regs_per_thread", "smem_bytes"])
             raise KernelError(f"{name}: unknown parameter '{key}' (allowed: {allowed})")
-    kernel = kd.build(tuple(shape), **params)
+    try:
+        kernel = kd.build(tuple(shape), **params)
+    except KernelError:
+        raise
+    except Exception as e:  # a user's builder: one line with its file and line
+        raise KernelError(f"{name}: the builder raised {_where(e, kd.file)}") from None
+    if not isinstance(kernel, Kernel):
+        raise KernelError(f"{name}: the builder in {kd.file} returned {type(kernel).__name__}, not a Kernel")
     for op in kernel.all_ops():
         if isinstance(op, Compute) and op.pipe not in PIPES:
             raise KernelError(f"{name}: '{op.name}' names unknown pipe '{op.pipe}' (known: {', '.join(PIPES)})")
@@ -345,6 +376,15 @@ def _check_async(kernel: Kernel) -> None:
             raise KernelError(f"{name}: setmaxnreg {'/'.join(map(str, regs))} per warpgroup needs "
                               f"{128 * sum(regs)} registers, more than the {kernel.launch.regs_per_thread} x "
                               f"{threads} the launch allocates")
+
+
+def _where(e: Exception, file: str) -> str:
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == file] or \
+        traceback.extract_tb(e.__traceback__)
+    at = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(e).__name__}: {e}{at}"
 
 
 def require_divisible(kernel: str, shape_name: str, value: int, tile_name: str, tile: int) -> None:

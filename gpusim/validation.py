@@ -132,7 +132,9 @@ def _top_stall(metrics: dict) -> str:
 
 def compare(cfg: HardwareConfig, data: dict, progress=None, skipped: list[str] | None = None) -> list[Row]:
     """Predict every correct measured row; rows the IR cannot describe go to ``skipped`` with the reason."""
-    import kernels_ir  # noqa: F401
+    from gpusim import loader
+
+    loader.load()
     from gpusim.api import predict
     from gpusim.ir import REGISTRY, KernelError
 

@@ -391,3 +391,35 @@ def test_explorer_bad_input_is_a_message(app):
     at.selectbox(key="ex_hgemm_ws_stages").set_value(8)
     rerun(at)
     assert "No prediction" in errors(at) and "shared memory" in errors(at)
+
+
+def test_explorer_loads_a_user_kernel_file_and_shows_a_bad_one_as_one_line(app, tmp_path):
+    from gpusim import loader
+    from gpusim.ir import REGISTRY
+
+    saved, sources = dict(REGISTRY), set(loader._loaded_sources)
+    try:
+        at = goto(app, "explorer")
+        bad = tmp_path / "bad.py"
+        bad.write_text("import no_such_module_for_the_app\n")
+        at.text_input(key="ex_kernels_path").set_value(str(bad))
+        rerun(at)
+        assert f"{bad}:1: ModuleNotFoundError" in errors(at)
+        at.text_input(key="ex_kernels_path").set_value(str(REPO / "examples"))
+        rerun(at)
+        assert not errors(at)
+        at.selectbox(key="ex_kernel").set_value("example_transpose_padded")
+        rerun(at)
+        at.text_input(key="ex_example_transpose_padded_shape").set_value("1024")
+        rerun(at)
+        assert metric(at, "predicted time").endswith(("ms", "µs"))
+        assert metric(at, "DRAM GB/s")  # no FLOPs declared: the page leads with bytes per second
+        at = goto(at, "pipeline_lab")
+        at.text_input(key="pl_kernels_path").set_value(str(tmp_path / "missing"))
+        rerun(at)
+        assert "no such file or folder" in errors(at)
+    finally:
+        REGISTRY.clear()
+        REGISTRY.update(saved)
+        loader._loaded_sources.clear()
+        loader._loaded_sources.update(sources)

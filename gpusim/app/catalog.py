@@ -24,9 +24,35 @@ log = logging.getLogger(__name__)
 
 def registry() -> dict[str, KernelDef]:
     """Every registered kernel, in registration order (the ladder order)."""
-    import kernels_ir  # noqa: F401  (registers the kernels)
+    from gpusim import loader
+
+    loader.load()
 
     return REGISTRY
+
+
+def load_kernels(path_text: str = "", upload: tuple[str, bytes] | None = None) -> str:
+    """Load a user's kernels (a path to a ``.py`` file or folder, and/or an uploaded file's name and bytes)
+    through the same loader as ``--kernels``; returns "" or the one-line error."""
+    import hashlib
+    import tempfile
+
+    from gpusim import loader
+
+    paths = [path_text.strip()] if path_text.strip() else []
+    if upload is not None:
+        name, data = upload
+        if not name.endswith(".py"):
+            return f"{name}: expected a .py kernel file"
+        folder = Path(tempfile.gettempdir()) / "gpusim_uploads" / hashlib.sha256(data).hexdigest()[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / Path(name).name).write_bytes(data)
+        paths.append(str(folder / Path(name).name))
+    try:
+        loader.load(paths)
+    except KernelError as e:
+        return str(e)
+    return ""
 
 
 def families() -> list[str]:

@@ -11,6 +11,17 @@ from gpusim.app import catalog, ladder, timeline
 Overrides = tuple[tuple[str, object], ...]  # hashable knob overrides, sorted by name
 
 
+def user_kernels(prefix: str) -> None:
+    """A path box and an upload widget for the user's own kernel file (loaded like ``--kernels``)."""
+    with st.expander("your own kernel (a .py file or folder, as with --kernels)"):
+        path = st.text_input("path to a kernel file or folder", key=f"{prefix}_kernels_path",
+                             placeholder="examples/")
+        up = st.file_uploader("or upload a kernel file", type=["py"], key=f"{prefix}_kernels_file")
+        err = catalog.load_kernels(path, (up.name, up.getvalue()) if up is not None else None)
+    if err:
+        st.error(f"**Cannot load the kernel file:** {err}")
+
+
 def config_path() -> str:
     return st.session_state.get("config_path") or str(catalog.DEFAULT_CONFIG)
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from gpusim.app import catalog
 from gpusim.app.pages import common
+from gpusim.cli import dram_gbytes_per_s
 from gpusim.metrics import HEADLINE, STALL_METRIC
 
 TIME = "gpu__time_duration.sum"
@@ -29,6 +30,7 @@ st.markdown("Any registered kernel, any shape and knob: the prediction in Nsight
 
 
 def main() -> None:
+    common.user_kernels("ex")
     reg = catalog.registry()
     top = st.columns([2, 2])
     with top[0]:
@@ -55,7 +57,10 @@ def main() -> None:
         return
     c = st.columns(4)
     c[0].metric("predicted time", common.fmt_time(m[TIME]))
-    c[1].metric("GFLOP/s", f"{m['gpusim__gflops']:,.0f}")
+    if m["gpusim__gflops"]:
+        c[1].metric("GFLOP/s", f"{m['gpusim__gflops']:,.0f}")
+    else:  # a kernel that declares no FLOPs: DRAM bytes over time
+        c[1].metric("DRAM GB/s", f"{dram_gbytes_per_s(m):,.0f}")
     c[2].metric("achieved occupancy", f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f}%",
                 help=f"{m['gpusim__ctas_per_sm']} CTA(s) per SM, limited by {m['gpusim__occupancy_limiter']}")
     c[3].metric("waves", f"{m['gpusim__waves']:.2f}", help="CTAs / (SMs x CTAs per SM)")

@@ -75,6 +75,7 @@ def stage_charts(points: list[pipeline.StagePoint], times: dict[int, float], mea
 
 
 def main() -> None:
+    common.user_kernels("pl")
     names = catalog.kernels_with("stages")
     if not names:
         st.info("No registered kernel has a `stages` knob yet. The cp.async GEMM (`hgemm_mma_pipelined`), the "
