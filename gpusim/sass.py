@@ -28,7 +28,8 @@ IR_CLASSES = {"ld global": ("LDG",), "st global": ("STG",), "ld shared": ("LDS",
               "ldsm": ("LDSM",), "stsm": ("STSM",), "fp32": ("FFMA", "FADD", "FMUL"), "bar": ("BAR",)}
 INSTALL = {"nvcc": "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) or "
                    "'pip install nvidia-cuda-nvcc' and put its bin/ on PATH",
-           "cuobjdump": "'pip install nvidia-cuda-cuobjdump' (or 'pip install -e .[sass]')"}
+           "cuobjdump": "'pip install nvidia-cuda-cuobjdump' (or 'pip install -e .[sass]')",
+           "nvdisasm": "'pip install nvidia-cuda-nvdisasm' (or 'pip install -e .[sass]')"}
 
 _LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
 _FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
@@ -214,7 +215,13 @@ def compile_and_dump(cu: Path, arch: str = "sm_90a", defines: tuple[str, ...] = 
             first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
             raise SassError(f"{cu}: nvcc failed: {first.strip()}")
         ptxas = parse_ptxas(r.stderr)
-        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=False)
+        # cuobjdump -sass runs nvdisasm: let it find the one beside it or in NVIDIA's pip wheels
+        env = dict(os.environ)
+        try:
+            env["PATH"] = os.path.dirname(find_tool("nvdisasm")) + os.pathsep + env.get("PATH", "")
+        except SassError:
+            pass  # cuobjdump reports the missing nvdisasm itself, and the error below says so
+        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=False, env=env)
         res = subprocess.run([cuobjdump, "-res-usage", str(cubin)], capture_output=True, text=True, check=False)
         if sass.returncode:
             raise SassError(f"{cu}: cuobjdump failed: {sass.stderr.strip()[:200]}")
