@@ -246,6 +246,9 @@ class ChipModel:
         self.traced_slots: set[int] = set()
         self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
+        # a shuffle's result comes back through the MIO path, like a shared load (ncu: short_scoreboard)
+        self.kind_of |= {op.name: "short_scoreboard" for op in kernel.all_ops()
+                         if isinstance(op, Compute) and op.pipe == "shfl"}
         self.barrier_count: dict = {}
         self.barrier_event: dict = {}
         self.mbar: dict = {}  # (cta serial, bar, seq) -> [arrivals, latest arrival time, event]
@@ -472,7 +475,8 @@ class ChipModel:
             chain = math.ceil(n / max(op.ilp, 1)) * lat
             busy = max(n / min(rate, p.issue_per_cycle), chain)
             self._charge(cta, wp.lw, "selected", n)
-            self._charge(cta, wp.lw, "wait", busy - n)
+            # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
+            self._charge(cta, wp.lw, "short_scoreboard" if op.pipe == "shfl" else "wait", busy - n)
             self._span(wp, op.name, op.pipe, start, start + busy)
             t = start + busy
             end = math.ceil(t)

@@ -70,3 +70,20 @@ def test_writes_drain_before_the_kernel_ends():
     written = m["lts__t_sectors_op_write.sum"] * 32
     t = m[TIME] * 1e-9
     assert written / t <= sim.config.l2.bandwidth_bytes_per_cycle * sim.config.chip.sm_clock_hz
+
+
+def test_shuffles_run_at_the_measured_latency_and_stall_on_short_scoreboard():
+    # one warp, a chain of 64 dependent SHFL: 64 x 24 cycles (validate/measurements/h100/memsys-2026-11-23.json),
+    # and the warp waits on the shuffle's result as on a shared load
+    from gpusim.ir import Compute, Kernel, Launch, Mem, Tensor
+
+    cfg = load_config()
+    chain = Compute("shfl", "shfl", 64, ilp=1)
+    store = Mem("st", "global", "st", 4, lambda c: c.lane * 4, "out", after=("shfl",))
+    k = Kernel("shfl_chain", "test", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 0), (chain, store), None, (),
+               (Tensor("out", 128),), 0, "")
+    m = report(simulate(k, cfg))
+    lat = cfg.pipes.latency_cycles("shfl")
+    assert m["gpc__cycles_elapsed.max"] >= 64 * lat
+    stalls = {k.split("stalled_")[1].split("_per")[0]: v for k, v in m.items() if "issue_stalled_" in k}
+    assert max((v, s) for s, v in stalls.items() if s != "selected")[1] == "short_scoreboard", stalls

@@ -1,4 +1,5 @@
-"""Execution pipes of one SM: FP32, INT32, the special-function unit (MUFU: ex2 for softmax) and the
+"""Execution pipes of one SM: FP32, INT32, the special-function unit (MUFU: ex2 for softmax), warp shuffles
+(SHFL, through the shared-memory crossbar: its results are waited for like shared loads) and the
 tensor cores, as driven by ``mma.sync.m16n8k16`` (pipe ``tensor``) and by Hopper's asynchronous
 ``wgmma.mma_async.m64nNk16`` (pipe ``wgmma``), bf16/fp16 in, fp32 accumulate.
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from gpusim.specfield import spec_field
 
-PIPES = ("fp32", "int32", "sfu", "tensor", "wgmma")
+PIPES = ("fp32", "int32", "sfu", "shfl", "tensor", "wgmma")
 MMA_M16N8K16_FLOPS = 2 * 16 * 8 * 16
 
 
@@ -30,6 +31,8 @@ class PipesSpec:
     int32_latency_cycles: int = spec_field(1, 64, "dependent IADD-to-IADD latency")
     sfu_lanes_per_sm: int = spec_field(4, 256, "special-function (MUFU) lanes per SM")
     sfu_latency_cycles: int = spec_field(1, 200, "dependent MUFU latency")
+    shfl_lanes_per_sm: int = spec_field(4, 256, "warp-shuffle (SHFL) lanes per SM")
+    shfl_latency_cycles: int = spec_field(1, 200, "dependent SHFL latency")
     mma_sync_flops_per_cycle_per_sm: float = spec_field(256, 65536, "mma.sync m16n8k16 bf16 FLOP per cycle per SM")
     mma_sync_latency_cycles: int = spec_field(1, 500, "dependent mma.sync m16n8k16 latency")
     wgmma_flops_per_cycle_per_sm: float = spec_field(256, 65536, "wgmma m64nNk16 bf16 FLOP per cycle per SM")
@@ -47,10 +50,12 @@ class PipesSpec:
             return self.mma_sync_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
         if pipe == "wgmma":  # units of one warp's m64n8k16 share (same FLOP as one mma.sync)
             return self.wgmma_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
-        lanes = {"fp32": self.fp32_lanes_per_sm, "int32": self.int32_lanes_per_sm, "sfu": self.sfu_lanes_per_sm}[pipe]
+        lanes = {"fp32": self.fp32_lanes_per_sm, "int32": self.int32_lanes_per_sm, "sfu": self.sfu_lanes_per_sm,
+                 "shfl": self.shfl_lanes_per_sm}[pipe]
         return lanes / subpartitions / warp_size
 
     def latency_cycles(self, pipe: str) -> int:
         return {"fp32": self.fp32_latency_cycles, "int32": self.int32_latency_cycles,
-                "sfu": self.sfu_latency_cycles, "tensor": self.mma_sync_latency_cycles,
+                "sfu": self.sfu_latency_cycles, "shfl": self.shfl_latency_cycles,
+                "tensor": self.mma_sync_latency_cycles,
                 "wgmma": self.wgmma_latency_cycles}[pipe]
