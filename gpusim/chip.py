@@ -303,8 +303,8 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
                     d[name] *= scale
     timings = _timings(cfg, pats, l1, l2)
     works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives)
-    model = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta), round(sms / sm_weight), occ.ctas_per_sm,
-                      works, sm_weight, trace)
-    result = model.run()
+    reps = round(sms / sm_weight)
+    result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta), reps, occ.ctas_per_sm, works, sm_weight,
+                       trace).run()
     in_loop = {name: structure[name][0] for name in pats}
-    return Simulation(kernel, cfg, occ, pats, l1, l2, result, round(sms / sm_weight), in_loop, trip_scale=scale)
+    return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, trip_scale=scale)

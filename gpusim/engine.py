@@ -133,10 +133,6 @@ class ChipMemory:
         self.l2_write = RateServer(1.0, "L2 write")
         self.hbm = RateServer(p.hbm_bytes_per_cycle, "HBM")
 
-    def l2_serve(self, arrive: float, nbytes: float) -> float:
-        share = nbytes / len(self.l2)
-        return max(s.serve(arrive, share)[1] for s in self.l2)
-
     def servers(self) -> list[RateServer]:
         return [*self.l2, self.l2_write, self.hbm]
 
@@ -587,8 +583,7 @@ class ChipModel:
         p1, p2 = (t1 - t0) / n, (t2 - t1) / n
         return p2 > 0 and abs(p2 - p1) <= STEADY_TOLERANCE * p2
 
-    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int,
-              members: int):
+    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int, members: int):
         """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the
         last window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work
         over the skipped stretch is booked on every unit at once as a background reservation (stretched for all
