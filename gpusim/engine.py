@@ -400,6 +400,18 @@ class ChipModel:
             yield from self._async_store(wp, op, tm, par, j)
             return
         t = self._deps(wp, op.after, now)
+        l1cyc = float(tm.l1tex_cycles[par, j, wp.lw])
+        if op.predicated and l1cyc == 0 and not (op.space == "global" and float(tm.l2_bytes[par, j, wp.lw])):
+            # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
+            start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
+            self._charge(cta, wp.lw, "not_selected", start - t)
+            self._charge(cta, wp.lw, "selected", n_instr)
+            if op.kind in LOADS:
+                wp.ready[op.name] = issue_end
+            end = math.ceil(issue_end)
+            if end > now:
+                yield env.timeout(end - now)
+            return
         l1 = cta.sm.l1tex
         # the queue in front of L1TEX is full while more than its depth of work is booked ahead of this request
         backlog_ok = t + l1.queue_delay(t + 1, float(tm.l1tex_cycles[par, j, wp.lw])) - p.lsu_queue_cycles

@@ -80,6 +80,9 @@ class Mem:
     # tma: the mbarrier its completion arrives on, and the phase sequence number of that arrival
     arrive: str = ""
     seq: SeqFn | None = None
+    # a guarded instruction (SASS ``@P0 LDS``): every executing warp issues it even when its predicate turns
+    # every lane off (no memory work then); False: a warp with no active lane skips it (a uniform branch)
+    predicated: bool = False
 
 
 @dataclass(frozen=True)

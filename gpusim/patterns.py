@@ -85,6 +85,10 @@ def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int) -> np.ndarray:
     active = (rows >= 0).sum(axis=1)
     out = np.zeros((5, rows.shape[0]), dtype=np.int64)
     out[0] = active > 0
+    if op.predicated:  # a guarded instruction: every executing warp issues it, lanes on or off
+        warps = a.shape[1]
+        executing = np.ones(warps, dtype=bool) if op.warps is None else np.isin(np.arange(warps), op.warps)
+        out[0] |= np.tile(executing, op.repeat)
     if op.kind in ("ldsm", "stsm"):  # one 128-B phase per 8x8 matrix, row addresses from the first lanes
         n_rows = 8 * op.matrices
         fn = shared.ldmatrix_wavefronts if op.kind == "ldsm" else shared.stmatrix_wavefronts

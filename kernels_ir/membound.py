@@ -11,7 +11,9 @@ the SASS has them. Registers and shared memory from ``ptxas -v``. Shapes: ``N`` 
 
 from __future__ import annotations
 
-from gpusim.ir import Barrier, Compute, Kernel, Launch, Mem, Tensor, register, require_divisible
+import numpy as np
+
+from gpusim.ir import Barrier, Compute, Kernel, Launch, Loop, Mem, Tensor, register, require_divisible
 
 F32 = 4
 TILE, ROWS = 32, 8  # 32x32 tiles moved by 32x8 threads, 4 rows each
@@ -92,3 +94,185 @@ def mem_transpose_shared(shape):
 def mem_transpose_padded(shape):
     """As mem_transpose_shared with the tile padded to 33 columns: no bank conflicts."""
     return _tiled("mem_transpose_padded", shape, TILE + 1)
+
+
+# STREAM scale / add / triad: one float4 per thread, 256 threads per block (instruction mixes from the SASS)
+def _stream(name: str, shape, loads: int, pre: int, fp: str, regs: int) -> Kernel:
+    (n,) = shape
+    require_divisible(name, "N", n, "4 x 256", 1024)
+    addr = lambda c: (c.bx * 256 + c.tid) * 16  # noqa: E731
+    srcs = ("a", "b")[:loads] if loads > 1 else ("x",)
+    ld = tuple(Mem(f"ld_{t}", "global", "ld", 16, addr, t) for t in srcs)
+    body = (_ints("addr", pre), *ld, _ints("addr_st", 1),
+            Compute("math", "fp32", 4, 4, after=tuple(o.name for o in ld)),
+            Mem("st", "global", "st", 16, addr, "out", after=("math",)), _ints("exit", 1))
+    tensors = tuple(Tensor(t, n * F32) for t in srcs) + (Tensor("out", n * F32),)
+    return Kernel(name, "membound", shape, {}, Launch((n // 1024, 1, 1), (256, 1, 1), regs, 0), body, None, (),
+                  tensors, n * (2 if fp == "ffma" else 1), _twin(name))
+
+
+@register("mem_scale", "membound", ("N",), {}, _twin("mem_scale"))
+def mem_scale(shape):
+    """STREAM scale y = s*x over N floats, one float4 per thread."""
+    # SASS: 9 (LDC, S2R, ULDC, LEA, IMAD.WIDE) before LDG.E.128, IMAD.WIDE, 4 FMUL, STG.E.128, EXIT; 14 registers
+    return _stream("mem_scale", shape, 1, 9, "fmul", 14)
+
+
+@register("mem_add", "membound", ("N",), {}, _twin("mem_add"))
+def mem_add(shape):
+    """STREAM add c = a + b over N floats, one float4 per thread."""
+    # SASS: 10 before the two LDG.E.128, IMAD.WIDE, 4 FADD, STG.E.128, EXIT; 22 registers
+    return _stream("mem_add", shape, 2, 10, "fadd", 22)
+
+
+@register("mem_triad", "membound", ("N",), {}, _twin("mem_triad"))
+def mem_triad(shape):
+    """STREAM triad a = b + s*c over N floats, one float4 per thread."""
+    # SASS: 11 before the two LDG.E.128, IMAD.WIDE, 4 FFMA, STG.E.128, EXIT; 22 registers
+    return _stream("mem_triad", shape, 2, 11, "ffma", 22)
+
+
+@register("mem_transpose_swizzled", "membound", ("N",), {}, _twin("mem_transpose_swizzled"))
+def mem_transpose_swizzled(shape):
+    """Transpose through an unpadded 32x32 shared tile, columns XOR-swizzled by row: no bank conflicts."""
+    n = _check("mem_transpose_swizzled", shape)
+    # SASS: 13 address instructions, 4 LDG with 3 IMAD.WIDE among them, 25 (swizzled shared addresses of both
+    # phases, output addresses), 4 STS, BAR.SYNC, 4 LDS, IMAD.WIDE, 4 STG, EXIT; 26 registers
+    ld = Mem("ldIn", "global", "ld", F32,
+             lambda c: ((c.by * TILE + c.ty + ROWS * c.r) * n + c.bx * TILE + c.tx) * F32, "in", repeat=4)
+    sts = Mem("stsTile", "shared", "st", F32,
+              lambda c: ((c.ty + ROWS * c.r) * TILE + (c.tx ^ (c.ty + ROWS * c.r))) * F32, repeat=4,
+              after=("ldIn",))
+    lds = Mem("ldsTile", "shared", "ld", F32, lambda c: (c.tx * TILE + ((c.ty + ROWS * c.r) ^ c.tx)) * F32,
+              repeat=4)
+    st = Mem("stOut", "global", "st", F32,
+             lambda c: ((c.bx * TILE + c.ty + ROWS * c.r) * n + c.by * TILE + c.tx) * F32, "out", repeat=4,
+             after=("ldsTile",))
+    body = (_ints("addr", 16), ld, _ints("addr_sts", 25), sts, Barrier(), lds, _ints("addr_st", 1), st,
+            _ints("exit", 1))
+    return Kernel("mem_transpose_swizzled", "membound", shape, {}, Launch((n // TILE, n // TILE, 1),
+                  (TILE, ROWS, 1), 26, TILE * TILE * F32), body, None, (), _tensors(n), 0,
+                  _twin("mem_transpose_swizzled"))
+
+
+# Block reductions (Harris): 256 threads sum their block's floats into one partial sum per block
+RED = 256
+
+
+def _guard(c, on, addr):
+    return np.where(on, addr, -1)
+
+
+def _reduce_tree(name: str, shape, interleaved: bool) -> Kernel:
+    (n,) = shape
+    require_divisible(name, "N", n, "the block", RED)
+
+    def pair(c):  # (this thread's slot, the slot it adds) at step j, and whether the thread takes part
+        if interleaved:
+            s = 1 << c.j
+            return 2 * s * c.tid, 2 * s * c.tid + s, 2 * s * c.tid < RED
+        s = (RED // 2) >> c.j
+        return c.tid, c.tid + s, c.tid < s
+
+    def mine(c):
+        a, _, on = pair(c)
+        return _guard(c, on, a * F32)
+
+    def other(c):
+        _, b, on = pair(c)
+        return _guard(c, on, b * F32)
+
+    # every step is unrolled and predicated (@!P LDS/FADD/STS): all 8 warps issue it, whoever is on
+    step = (_ints("cmp", 2), Mem("lds_mine", "shared", "ld", F32, mine, predicated=True),
+            Mem("lds_other", "shared", "ld", F32, other, predicated=True),
+            Compute("add", "fp32", 1, after=("lds_mine", "lds_other")),
+            Mem("sts_sum", "shared", "st", F32, mine, after=("add",), predicated=True), Barrier())
+    body = (_ints("addr", 7), Mem("ld_in", "global", "ld", F32, lambda c: (c.bx * RED + c.tid) * F32, "in"),
+            _ints("addr_sts", 6 if interleaved else 5),
+            Mem("sts_first", "shared", "st", F32, lambda c: c.tid * F32, after=("ld_in",)), Barrier(),
+            Loop(8, step, var="j"),
+            _ints("exit_test", 1),
+            Mem("lds_total", "shared", "ld", F32, lambda c: _guard(c, c.tid == 0, 0)),
+            _ints("addr_out", 2),
+            Mem("st_out", "global", "st", F32, lambda c: _guard(c, c.tid == 0, c.bx * F32), "out",
+                after=("lds_total",)), _ints("exit", 1))
+    return Kernel(name, "membound", shape, {}, Launch((n // RED, 1, 1), (RED, 1, 1), 12, RED * F32), body, None,
+                  (), (Tensor("in", n * F32), Tensor("out", n // RED * F32)), n - n // RED, _twin(name))
+
+
+@register("mem_reduce_interleaved", "membound", ("N",), {}, _twin("mem_reduce_interleaved"))
+def mem_reduce_interleaved(shape):
+    """Block reduction, interleaved addressing (Harris 2): sdata[2*s*tid] += sdata[2*s*tid + s], bank conflicts."""
+    # SASS: 8 strides unrolled, each ISETP/SHL + predicated LDS pair, FADD, STS, BAR (the first pair merged
+    # into one LDS.64 by ptxas: modelled as two LDS, same wavefronts); then @P0 EXIT, LDS, LDC, IMAD.WIDE, STG
+    return _reduce_tree("mem_reduce_interleaved", shape, True)
+
+
+@register("mem_reduce_sequential", "membound", ("N",), {}, _twin("mem_reduce_sequential"))
+def mem_reduce_sequential(shape):
+    """Block reduction, sequential addressing (Harris 3): sdata[tid] += sdata[tid + s], no bank conflicts."""
+    return _reduce_tree("mem_reduce_sequential", shape, False)
+
+
+@register("mem_reduce_shuffle", "membound", ("N",), {}, _twin("mem_reduce_shuffle"))
+def mem_reduce_shuffle(shape):
+    """Block reduction with warp shuffles: one float4 per thread, five SHFL.DOWN per warp, 8 warp sums."""
+    (n,) = shape
+    require_divisible("mem_reduce_shuffle", "N", n, "4 x 256", 4 * RED)
+    # SASS: 7 before LDG.E.128, 3 FADD, 5 x (SHFL.DOWN, FADD) with 9 integer instructions among them, @!P0 STS
+    # (lane 0 of every warp), BAR.SYNC, @P1 EXIT (warps 1..7); warp 0: 7 integer, @!P1 LDS (lanes 0..7),
+    # 3 x (SHFL.DOWN, FADD), @P0 EXIT, LDC, IMAD.WIDE, STG (lane 0), EXIT
+    first = (0,)
+    body = (_ints("addr", 7), Mem("ld_in", "global", "ld", 16, lambda c: (c.bx * RED + c.tid) * 16, "in"),
+            Compute("sum4", "fp32", 3, 2, after=("ld_in",)),
+            Loop(5, (Compute("shfl", "shfl", 1, after=("sum4", "add")), Compute("add", "fp32", 1, after=("shfl",))),
+                 var="j"),
+            _ints("addr_sts", 9),
+            Mem("sts_warp", "shared", "st", F32, lambda c: _guard(c, c.lane == 0, c.warp * F32), after=("add",)),
+            Barrier(), _ints("exit_test", 1),
+            Compute("addr_lds", "int32", 7, warps=first),
+            Mem("lds_warps", "shared", "ld", F32, lambda c: _guard(c, c.lane < 8, c.lane * F32), warps=first),
+            Loop(3, (Compute("shfl2", "shfl", 1, after=("lds_warps", "add2"), warps=first),
+                     Compute("add2", "fp32", 1, after=("shfl2",), warps=first)), var="j"),
+            Compute("addr_out", "int32", 3, warps=first),
+            Mem("st_out", "global", "st", F32, lambda c: _guard(c, c.tid == 0, c.bx * F32), "out", after=("add2",),
+                warps=first), _ints("exit", 1))
+    return Kernel("mem_reduce_shuffle", "membound", shape, {}, Launch((n // (4 * RED), 1, 1), (RED, 1, 1), 12, 32),
+                  body, None, (), (Tensor("in", n * F32), Tensor("out", n // (4 * RED) * F32)), n - n // (4 * RED),
+                  _twin("mem_reduce_shuffle"))
+
+
+@register("mem_strided", "membound", ("N",), {"stride": 4}, _twin("mem_strided"), {"stride": (1, 2, 4, 8, 16, 32)})
+def mem_strided(shape, stride=4):
+    """Strided read y[i] = x[i*stride]: a warp's load touches min(32, 4*stride) sectors; coalesced writes."""
+    (n,) = shape
+    require_divisible("mem_strided", "N", n, "the block", RED)
+    # SASS: 14 (S2R, ULDC, USHF, LEA, IMAD, IMAD.WIDE.U32, IADD3, LEA, LEA.HI.X, LDC) before LDG, IMAD.WIDE.U32,
+    # STG, EXIT; 10 registers
+    i = lambda c: c.bx * RED + c.tid  # noqa: E731
+    body = (_ints("addr", 14), Mem("ld_x", "global", "ld", F32, lambda c: i(c) * stride * F32, "x"),
+            _ints("addr_st", 1), Mem("st_y", "global", "st", F32, lambda c: i(c) * F32, "y", after=("ld_x",)),
+            _ints("exit", 1))
+    return Kernel("mem_strided", "membound", shape, {"stride": stride}, Launch((n // RED, 1, 1), (RED, 1, 1), 10, 0),
+                  body, None, (), (Tensor("x", n * stride * F32), Tensor("y", n * F32)), 0, _twin("mem_strided"))
+
+
+GATHER_MULTIPLIER = 2654435761  # Knuth's multiplicative hash; odd, so i -> i*M mod 2^k permutes 0..2^k-1
+
+
+@register("mem_gather", "membound", ("N",), {}, _twin("mem_gather"))
+def mem_gather(shape):
+    """Gather y[i] = x[idx[i]] with idx a scattered permutation (i * 2654435761 mod N, N a power of two)."""
+    (n,) = shape
+    if n < RED or n & (n - 1):
+        from gpusim.ir import KernelError
+        raise KernelError(f"mem_gather: N={n} must be a power of two and at least {RED}")
+    # SASS: 9 before LDG idx, IMAD.WIDE.U32 (the gathered address), LDG x, IMAD.WIDE.U32, STG, EXIT; 12 registers
+    i = lambda c: (c.bx * RED + c.tid).astype(np.int64)  # noqa: E731
+    body = (_ints("addr", 9), Mem("ld_idx", "global", "ld", F32, lambda c: i(c) * F32, "idx"),
+            Compute("addr_x", "int32", 1, after=("ld_idx",)),
+            Mem("ld_x", "global", "ld", F32, lambda c: (i(c) * GATHER_MULTIPLIER % n) * F32, "x", after=("addr_x",)),
+            _ints("addr_st", 1), Mem("st_y", "global", "st", F32, lambda c: i(c) * F32, "y", after=("ld_x",)),
+            _ints("exit", 1))
+    return Kernel("mem_gather", "membound", shape, {}, Launch((n // RED, 1, 1), (RED, 1, 1), 12, 0), body, None, (),
+                  (Tensor("x", n * F32), Tensor("idx", n * F32), Tensor("y", n * F32)), 0, _twin("mem_gather"))
