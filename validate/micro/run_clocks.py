@@ -1,0 +1,159 @@
+"""SM clock under load, per pipe mix, and start-up costs on the H100 (kernels in validate/micro/clocks.cu).
+
+    python3 validate/micro/run_clocks.py --out validate/measurements/h100/clocks-2026-11-24.json
+
+Measures, each with what, unit and how in the JSON:
+- the SM clock while every SM runs one pipe mix (idle timer spin, FP32 FFMA, tensor mma.sync bf16, HBM-streaming
+  loads) for 200 ms: per block d(clock64) / d(%globaltimer), in MHz; the tensor mix five times in a row (does it
+  fall as the chip heats?); nvidia-smi's clock and power before and after;
+- kernel launch: back-to-back empty launches (GPU time per launch, CUDA events over 2,000) and one launch alone
+  (events around it, median of 200);
+- cluster launch: an empty grid of 528 CTAs without clusters and with compile-time clusters of 2 and 4 (median of
+  50 launches, CUDA events);
+- mbarrier set-up: cycles from CTA entry to past __syncthreads() with thread 0 initialising 0, 1, 4, 16 mbarriers.
+Each part runs in its own try block; the JSON is rewritten after every part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+SMS_WAVE = 4  # CTAs per SM in the clock kernels
+RUN_NS = 200_000_000
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    out = Path(a.out)
+    import cupy as cp
+    import numpy as np
+
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    sms = props["multiProcessorCount"]
+    name_ = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    res = {"schema": "micro-1", "date": time.strftime("%Y-%m-%d"),
+           "gpu": {"name": name_, "sm_count": sms, "nvidia_smi": common.nvidia_smi()},
+           "software": {"cupy": cp.__version__, "driver": cp.cuda.runtime.driverGetVersion(),
+                        "nvcc": common.nvcc_version()}, "results": {}}
+    mod = cp.RawModule(code=(HERE / "clocks.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    fn = {k: mod.get_function(k) for k in ("clk_ffma", "clk_hmma", "clk_mem", "clk_idle", "st_empty", "st_cluster2",
+                                           "st_cluster4", "st_mbar")}
+    sink = cp.zeros(16, dtype=cp.float32)
+    buf = cp.ones((2 << 30) // 16 * 4, dtype=cp.float32)  # 2 GiB
+
+    def part(name, f):
+        common.log(name)
+        try:
+            res["results"][name] = f()
+        except Exception:
+            res["results"][name] = {"error": traceback.format_exc()[-2000:]}
+        common.write_json(out, res)
+
+    def clock(kind):
+        blocks = sms if kind == "idle" else sms * SMS_WAVE
+        threads = 32 if kind == "idle" else (512 if kind == "mem" else 256)
+        rec = cp.zeros(blocks * 5, dtype=cp.int64)
+        ns = np.int64(RUN_NS)
+        smi0 = common.nvidia_smi()
+        if kind == "ffma":
+            fn["clk_ffma"]((blocks,), (threads,), (ns, np.float32(0.999), np.float32(0.001), sink, rec))
+        elif kind == "hmma":
+            fn["clk_hmma"]((blocks,), (threads,), (ns, np.uint32(12345), sink, rec))
+        elif kind == "mem":
+            fn["clk_mem"]((blocks,), (threads,), (ns, buf, np.int64(buf.size // 4), sink, rec))
+        else:
+            fn["clk_idle"]((blocks,), (threads,), (ns, rec))
+        cp.cuda.runtime.deviceSynchronize()
+        smi1 = common.nvidia_smi()
+        r = rec.get().reshape(-1, 5)
+        mhz = (r[:, 1] - r[:, 0]) / (r[:, 3] - r[:, 2]) * 1e3
+        return {"what": f"SM clock with every SM running the {kind} mix, {RUN_NS / 1e6:.0f} ms", "unit": "MHz",
+                "median": float(np.median(mhz)), "min": float(mhz.min()), "max": float(mhz.max()),
+                "blocks": int(blocks), "threads": int(threads),
+                "nvidia_smi_before": {k: smi0.get(k) for k in ("clocks.sm", "power.draw", "temperature.gpu")},
+                "nvidia_smi_after": {k: smi1.get(k) for k in ("clocks.sm", "power.draw", "temperature.gpu")}}
+
+    for kind in ("idle", "ffma", "mem", "hmma"):
+        part(f"clock_{kind}", lambda kind=kind: clock(kind))
+    part("clock_hmma_repeated", lambda: [clock("hmma")["median"] for _ in range(5)])
+    part("clock_ffma_after_hmma", lambda: clock("ffma"))
+
+    def events(f, n):
+        ts = []
+        for _ in range(n):
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            f()
+            e.record()
+            e.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(s, e) * 1e6)
+        return ts
+
+    def launches():
+        k = fn["st_empty"]
+        for _ in range(100):
+            k((1,), (32,), ())
+        cp.cuda.runtime.deviceSynchronize()
+        n = 2000
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        for _ in range(n):
+            k((1,), (32,), ())
+        e.record()
+        e.synchronize()
+        single = events(lambda: k((1,), (32,), ()), 200)
+        return {"back_to_back_ns_per_launch": cp.cuda.get_elapsed_time(s, e) * 1e6 / n,
+                "single_launch_ns": common.summarize(single),
+                "what": "empty kernel, 1 CTA of 32 threads: GPU time per launch back to back (2,000 launches "
+                        "between two events), and events around one launch (median of 200)", "unit": "ns"}
+
+    part("kernel_launch", launches)
+
+    def clusters():
+        out_ = {}
+        for key, k in (("none", "st_empty"), ("cluster2", "st_cluster2"), ("cluster4", "st_cluster4")):
+            f = fn[k]
+            f((sms * 4,), (128,), ())
+            cp.cuda.runtime.deviceSynchronize()
+            out_[key] = common.summarize(events(lambda f=f: f((sms * 4,), (128,), ()), 50))
+        out_["what"] = f"empty grid of {sms * 4} CTAs x 128 threads, events around one launch, median of 50"
+        out_["unit"] = "ns"
+        return out_
+
+    part("cluster_launch", clusters)
+
+    def mbar():
+        out_ = {}
+        rec = cp.zeros(sms, dtype=cp.int64)
+        for n in (0, 1, 4, 16):
+            vals = []
+            for _ in range(20):
+                fn["st_mbar"]((sms,), (128,), (np.int32(n), rec))
+                cp.cuda.runtime.deviceSynchronize()
+                vals.extend(rec.get().tolist())
+            out_[str(n)] = {"median": float(statistics.median(vals)), "min": float(min(vals))}
+        out_["what"] = "cycles from CTA entry to past __syncthreads() (128 threads), thread 0 initialising n " \
+                       "mbarriers + fence.mbarrier_init first; one CTA per SM, 20 launches"
+        out_["unit"] = "cycles"
+        return out_
+
+    part("mbarrier_setup", mbar)
+    for k, v in res["results"].items():
+        print(k, v if not isinstance(v, dict) else {kk: vv for kk, vv in v.items() if kk != "what"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
