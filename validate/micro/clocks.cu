@@ -127,3 +127,9 @@ extern "C" __global__ void st_mbar(int n, long long* rec) {
   const long long c1 = clock64();
   if (threadIdx.x == 0) rec[blockIdx.x] = c1 - c0;
 }
+
+// kernel launch on the GPU: launch i records %globaltimer at entry; launched back to back from a CUDA graph, the
+// gaps between entries are the GPU's cost of one more launch, free of the host's
+extern "C" __global__ void st_stamp(long long* rec, int i) {
+  if (threadIdx.x == 0) rec[i] = gtimer();
+}

@@ -6,8 +6,9 @@ Measures, each with what, unit and how in the JSON:
 - the SM clock while every SM runs one pipe mix (idle timer spin, FP32 FFMA, tensor mma.sync bf16, HBM-streaming
   loads) for 200 ms: per block d(clock64) / d(%globaltimer), in MHz; the tensor mix five times in a row (does it
   fall as the chip heats?); nvidia-smi's clock and power before and after;
-- kernel launch: back-to-back empty launches (GPU time per launch, CUDA events over 2,000) and one launch alone
-  (events around it, median of 200);
+- kernel launch: back-to-back empty launches from Python (CUDA events over 2,000: host-bound), one launch alone
+  (events around it, median of 200), and the GPU's own launch-to-launch gap (empty kernels back to back in a
+  CUDA graph, %globaltimer at each entry);
 - cluster launch: an empty grid of 528 CTAs without clusters and with compile-time clusters of 2 and 4 (median of
   50 launches, CUDA events);
 - mbarrier set-up: cycles from CTA entry to past __syncthreads() with thread 0 initialising 0, 1, 4, 16 mbarriers.
@@ -49,7 +50,7 @@ def main() -> int:
                         "nvcc": common.nvcc_version()}, "results": {}}
     mod = cp.RawModule(code=(HERE / "clocks.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
     fn = {k: mod.get_function(k) for k in ("clk_ffma", "clk_hmma", "clk_mem", "clk_idle", "st_empty", "st_cluster2",
-                                           "st_cluster4", "st_mbar")}
+                                           "st_cluster4", "st_mbar", "st_stamp")}
     sink = cp.zeros(16, dtype=cp.float32)
     buf = cp.ones((2 << 30) // 16 * 4, dtype=cp.float32)  # 2 GiB
 
@@ -120,6 +121,28 @@ def main() -> int:
                         "between two events), and events around one launch (median of 200)", "unit": "ns"}
 
     part("kernel_launch", launches)
+
+    def graph_launches():
+        n = 200
+        rec = cp.zeros(n, dtype=cp.int64)
+        stream = cp.cuda.Stream(non_blocking=True)
+        k = fn["st_stamp"]
+        with stream:
+            stream.begin_capture()
+            for i in range(n):
+                k((1,), (32,), (rec, np.int32(i)))
+            graph = stream.end_capture()
+        gaps = []
+        for _ in range(5):
+            graph.launch(stream)
+            stream.synchronize()
+            g = rec.get()
+            gaps.extend(np.diff(g).tolist())
+        return {"what": "empty kernels (1 CTA) launched back to back from a CUDA graph: ns between consecutive "
+                        "kernels' entries (%globaltimer), 5 x 199 gaps", "unit": "ns",
+                "median": float(np.median(gaps)), "min": float(min(gaps)), "p90": float(np.percentile(gaps, 90))}
+
+    part("kernel_launch_graph", graph_launches)
 
     def clusters():
         out_ = {}
