@@ -62,7 +62,8 @@ def cmd_run(a) -> int:
     if a.json:
         print(json.dumps(m, indent=1, sort_keys=False))
         return 0
-    print(f"{a.kernel} {sim.kernel.shape} on {sim.config.name}")
+    print(f"{a.kernel} {sim.kernel.shape} on {sim.config.name}, SM clock "
+          f"{m['sm__cycles_elapsed.avg.per_second'] / 1e6:,.0f} MHz")
     print(f"  {m['gpu__time_duration.sum'] / 1e6:.3f} ms, {_rate(m, sim.kernel)}; {m['gpusim__verdict']}")
     width = max(len(k) for k in m)
     for k, v in m.items():

@@ -66,7 +66,7 @@ def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
 def report(sim: Simulation) -> dict:
     """One flat dict keyed by ncu metric names (plus ``gpusim__*`` keys for what ncu has no name for)."""
     cfg, k = sim.config, sim.kernel
-    clock = cfg.chip.sm_clock_hz
+    clock = sm_clock_hz_for(sim)
     time_ns = sim.total_cycles / clock * 1e9 + cfg.chip.kernel_overhead_ns
     sb = cfg.l2.sector_bytes
     ld_sectors = _sum_ops(sim, "global", "ld", "sectors")
@@ -144,6 +144,7 @@ def report(sim: Simulation) -> dict:
     flops_per_s = k.flops / (time_ns * 1e-9)
     m["gpusim__gflops"] = round(flops_per_s / 1e9, 1)
     m["gpusim__tflops"] = round(flops_per_s / 1e12, 2)
+    m["sm__cycles_elapsed.avg.per_second"] = round(clock)
     m["gpusim__ctas_per_sm"] = sim.occ.ctas_per_sm
     m["gpusim__occupancy_limiter"] = sim.occ.limiter
     m["gpusim__waves"] = round(k.launch.num_ctas / (cfg.chip.sm_count * sim.occ.ctas_per_sm), 3)
@@ -153,6 +154,29 @@ def report(sim: Simulation) -> dict:
     m["gpusim__utilization_pct"] = utilization(sim)
     m["gpusim__verdict"] = verdict(m)
     return m
+
+
+def tensor_activity(sim: Simulation) -> float:
+    """Tensor-core work per cycle as a share of the dense wgmma peak (mma.sync counted at its FLOP rate)."""
+    cfg, res = sim.config, sim.result
+    cyc = max(res.cycles, 1.0)
+    p = cfg.pipes
+
+    def share(unit: str) -> float:
+        return res.busy.get(unit, 0.0) / (res.instances.get(unit, 1) * cyc)
+
+    return share("pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
+        share("pipe wgmma")
+
+
+def sm_clock_hz_for(sim: Simulation) -> float:
+    """The SM clock the kernel runs at: the H100 holds its clock under FP32 and memory work and lowers it under
+    tensor work (power). Linear in tensor activity through the measured point (every SM saturated with mma.sync,
+    ``chip.sm_clock_mma_sync_saturated_hz``), floored at half the clock."""
+    chip, p = sim.config.chip, sim.config.pipes
+    at_mma = p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm  # activity of the measured point
+    drop = (chip.sm_clock_hz - chip.sm_clock_mma_sync_saturated_hz) * tensor_activity(sim) / at_mma
+    return max(chip.sm_clock_hz - drop, 0.5 * chip.sm_clock_hz)
 
 
 def utilization(sim: Simulation) -> dict[str, float]:
@@ -166,7 +190,6 @@ def utilization(sim: Simulation) -> dict[str, float]:
     def share(unit: str) -> float:
         return res.busy.get(unit, 0.0) / (res.instances.get(unit, 1) * cyc)
 
-    p = cfg.pipes
     out = {
         "HBM bandwidth": share("HBM") * cfg.hbm.achievable_bandwidth_bytes_per_second
         / cfg.hbm.peak_bandwidth_bytes_per_second,
@@ -176,8 +199,7 @@ def utilization(sim: Simulation) -> dict[str, float]:
         "L1/shared pipe": share("L1TEX"),
         "issue slots": share("issue"),
     }
-    tensor = share("pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
-        share("pipe wgmma")
+    tensor = tensor_activity(sim)
     if tensor:
         out |= {"tensor peak": tensor, "SFU pipe": share("pipe sfu")}
     else:
