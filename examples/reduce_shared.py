@@ -23,10 +23,11 @@ def build(shape):
     require_divisible("example_reduce_shared", "N", n, "THREADS", THREADS)
     step = (  # unrolled by ptxas (#pragma unroll): one copy per stride, all predicated on tid < s
         Compute("cmp", "int32", 1),  # ISETP tid < s
-        Mem("ld_mine", "shared", "ld", F32, lambda c: _active(c, c.tid * F32)),
-        Mem("ld_other", "shared", "ld", F32, lambda c: _active(c, (c.tid + ((THREADS // 2) >> c.j)) * F32)),
+        Mem("ld_mine", "shared", "ld", F32, lambda c: _active(c, c.tid * F32), predicated=True),
+        Mem("ld_other", "shared", "ld", F32, lambda c: _active(c, (c.tid + ((THREADS // 2) >> c.j)) * F32),
+            predicated=True),
         Compute("add", "fp32", 1, after=("ld_mine", "ld_other")),  # FADD
-        Mem("st_sum", "shared", "st", F32, lambda c: _active(c, c.tid * F32), after=("add",)),
+        Mem("st_sum", "shared", "st", F32, lambda c: _active(c, c.tid * F32), after=("add",), predicated=True),
         Barrier(),
     )
     body = (

@@ -131,3 +131,28 @@ def test_no_resource_is_busier_than_its_peak(predicted, kernel):
     m = predicted(kernel, SHAPE)
     over = {k: v for k, v in m["gpusim__utilization_pct"].items() if not 0.0 <= v <= 100.0}
     assert not over, f"{kernel}: {over}; verdict: {m['gpusim__verdict']}"
+
+
+def test_predicated_instructions_are_issued_by_every_warp_even_with_no_lane_on():
+    """A guarded instruction (SASS ``@P LDS``) costs every executing warp an issue slot whatever its
+    predicate; behind a uniform branch a warp with no active lane skips it. Only lanes that are on touch the
+    shared memory in either case: one 4-byte load by warp 0's 32 lanes is one wavefront."""
+    import numpy as np
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Kernel, Launch, Mem, Tensor
+    from gpusim.metrics import report
+
+    def kernel(predicated: bool) -> Kernel:
+        only_warp0 = Mem("lds", "shared", "ld", 4, lambda c: np.where(c.tid < 32, c.tid * 4, -1),
+                         predicated=predicated)
+        return Kernel("guarded", "user", (1,), {}, Launch((132, 1, 1), (256, 1, 1), 16, 1024), (only_warp0,),
+                      None, (), (Tensor("t", 4),), 0, "")
+
+    inst = "smsp__inst_executed.sum"
+    wf = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+    cfg = load_config()
+    guarded, branch = report(simulate(kernel(True), cfg)), report(simulate(kernel(False), cfg))
+    assert guarded[inst] == 132 * 8 and branch[inst] == 132 * 1  # 8 warps issue it; only warp 0 does
+    assert guarded[wf] == branch[wf] == 132 * 1
