@@ -104,7 +104,17 @@ def _l1_stream(kernel, pats, structure, ctas, sm_count, sector_bytes, iterations
     yield from part(EPILOGUE, [0])
 
 
-def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> list[L2Footprint]:
+def _fetch_ratio(sectors: np.ndarray, sector_bytes: int, granularity_bytes: int) -> float:
+    """HBM bytes per wanted byte when every missed sector brings its aligned ``granularity_bytes`` block: the
+    blocks the sectors fall in against the sectors themselves (1 when the neighbours are wanted too)."""
+    per = max(granularity_bytes // sector_bytes, 1)
+    if per == 1 or not len(sectors):
+        return 1.0
+    return len(np.unique(sectors // per)) * per / len(sectors)
+
+
+def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes,
+                fetch_granularity_bytes: int) -> list[L2Footprint]:
     out = []
     per_chunk = max(trips // chunks, 1)
     gx, gy, gz = kernel.launch.grid
@@ -138,10 +148,28 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
             st = l1.get(op.name)
             req *= 1 - (st.sector_hits / st.sectors if st and st.sectors else 0.0)
         scale = 1.0 / chunks if not in_loop else 1.0
+        fetch = _fetch_ratio(base, sector_bytes, fetch_granularity_bytes) if op.kind in ("ld", "tma") else 1.0
         out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale,
-                               request_sectors_per_chunk=req / chunks))
+                               request_sectors_per_chunk=req / chunks, fetch_ratio=fetch))
     return out
+
+
+def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, l2_bytes: int) -> None:
+    """When every global tensor the kernel touches fits in the L2 together, nothing is evicted: each byte comes
+    from HBM at most once, so a tensor's reads are at most its size. The per-CTA tiles of the L2 model count a
+    sector once per CTA that wants it, which overcounts when CTAs share sectors they do not share tiles of (a
+    gather); this is the physical bound on that."""
+    used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
+    sizes = {t.name: t.size_bytes for t in kernel.tensors if t.name in used}
+    if not sizes or sum(sizes.values()) > l2_bytes:
+        return
+    for tensor, size in sizes.items():
+        names = [n for n, p in pats.items() if p.op.tensor == tensor and p.op.kind in ("ld", "tma")]
+        total = sum(l2.dram_read_bytes.get(n, 0.0) for n in names)
+        if total > size:
+            for n in names:
+                l2.dram_read_bytes[n] *= size / total
 
 
 def _data_keys(kernel, pats, sector_bytes):
@@ -177,7 +205,8 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             h2 = l2.hit_fraction(name, sb)
             l2b = p.sectors * sb * 1.0
             out[name] = MemTiming(np.zeros_like(l2b), (p.instructions > 0).astype(np.int64), p.period, l2b,
-                                  l2b * (1 - h2), 1.0, 1 - h2, cfg.tma.l2_latency_cycles)
+                                  l2b * l2.dram_bytes_per_request_byte(name, sb), 1.0, 1 - h2,
+                                  cfg.tma.l2_latency_cycles)
             continue
         l1cyc = p.lines / cfg.l1.lines_per_cycle
         l1cyc = np.maximum(l1cyc, p.sectors * sb / cfg.l1.data_bytes_per_cycle)
@@ -187,7 +216,8 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             m1 = 1 - st.requests_all_hit / st.requests if st.requests else 1.0
             h2 = l2.hit_fraction(name, sb)
             l2b = p.sectors * sb * (1 - h1)
-            out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * (1 - h2), m1, 1 - h2,
+            out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * l2.dram_bytes_per_request_byte(name, sb),
+                                  m1, 1 - h2,
                                   cfg.l1.hit_latency_cycles)
         else:
             l2b = p.sectors * sb * 1.0
@@ -289,7 +319,7 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
     l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, sb,
                                  min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
     chunks = min(trips, L2_CHUNKS)
-    fps = _footprints(kernel, pats, structure, l1, trips, chunks, sb)
+    fps = _footprints(kernel, pats, structure, l1, trips, chunks, sb, cfg.hbm.fetch_granularity_bytes)
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
@@ -301,6 +331,7 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
             for name in d:
                 if structure[name][0]:
                     d[name] *= scale
+    _cap_reads_when_everything_fits(kernel, pats, l2, cfg.l2.size_bytes)
     timings = _timings(cfg, pats, l1, l2)
     works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives)
     reps = round(sms / sm_weight)

@@ -83,10 +83,13 @@ def report(sim: Simulation) -> dict:
     dram_wr = sum(sim.l2.dram_write_bytes.values())
     # ncu counts lookups in both L2 partitions: a sector that misses to DRAM is looked up
     # ``miss_lookups_per_sector`` times (measured), so lookups and misses both grow with DRAM reads
-    extra = dram_rd / sb * (cfg.l2.miss_lookups_per_sector - 1)
+    # a missed sector is one miss however many neighbours the fetch brings along (hbm.fetch_granularity_bytes)
+    fetch = sim.l2.fetch_ratio or {}
+    missed = sum(v / fetch.get(n, 1.0) for n, v in sim.l2.dram_read_bytes.items()) / sb
+    extra = missed * (cfg.l2.miss_lookups_per_sector - 1)
     l2_req_ld += extra
     l2_total = l2_req_ld + l2_req_st
-    l2_hit = 100.0 * (1 - dram_rd / sb * cfg.l2.miss_lookups_per_sector / l2_total) if l2_total else 100.0
+    l2_hit = 100.0 * (1 - missed * cfg.l2.miss_lookups_per_sector / l2_total) if l2_total else 100.0
     res = sim.result
     occ_pct = 100.0 * res.warp_cycles / res.sm_active_cycles / cfg.sm.max_warps_per_sm if res.sm_active_cycles \
         else 0.0

@@ -156,3 +156,19 @@ def test_predicated_instructions_are_issued_by_every_warp_even_with_no_lane_on()
     guarded, branch = report(simulate(kernel(True), cfg)), report(simulate(kernel(False), cfg))
     assert guarded[inst] == 132 * 8 and branch[inst] == 132 * 1  # 8 warps issue it; only warp 0 does
     assert guarded[wf] == branch[wf] == 132 * 1
+
+
+@pytest.mark.parametrize("stride, bytes_per_float", [(1, 4), (8, 32), (32, 64)])
+def test_hbm_fetches_the_aligned_64_byte_block_of_every_missed_sector(predicted, stride, bytes_per_float):
+    """y[i] = x[i * stride] over N floats: stride 1 reads every byte of x once (4 B per float), stride 8 one
+    whole 32-B sector per float, stride 32 one sector per 128-B line, whose 64-B block HBM delivers whole."""
+    n = 1 << 22
+    m = predicted("mem_strided", (n,), stride=str(stride))
+    assert m["dram__bytes_read.sum"] == n * bytes_per_float
+
+
+def test_a_gather_whose_tensors_fit_in_l2_reads_each_byte_once(predicted):
+    """y[i] = x[idx[i]] with a scattered permutation: x, idx and y (4 MiB each) fit in the 50 MB L2 together,
+    so x and idx come from HBM once each however the CTAs share x's sectors."""
+    n = 1 << 20
+    assert predicted("mem_gather", (n,))["dram__bytes_read.sum"] == 2 * n * F32

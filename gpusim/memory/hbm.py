@@ -15,3 +15,5 @@ class HbmSpec:
     peak_bandwidth_bytes_per_second: float = spec_field(1e11, 1e14, "datasheet bandwidth")
     achievable_bandwidth_bytes_per_second: float = spec_field(1e11, 1e14, "sustained bandwidth (copy)")
     load_latency_cycles: int = spec_field(1, 10000, "load latency of an L2 miss, end to end")
+    fetch_granularity_bytes: int = spec_field(
+        32, 256, "bytes the L2 reads from HBM for a missed sector: the aligned block around it")

@@ -76,6 +76,7 @@ class L2Footprint:
     data: tuple  # what its tiles hold (first sector, size, dependence): ops with the same data share tiles
     tile_bytes_per_chunk: float  # distinct bytes one CTA touches in one chunk of the loop
     request_sectors_per_chunk: float  # sectors one CTA sends to L2 in one chunk (its L1 misses)
+    fetch_ratio: float = 1.0  # bytes read from HBM per tile byte on a miss (the fetch granularity's neighbours)
 
 
 @dataclass
@@ -85,12 +86,21 @@ class L2Result:
     dram_write_bytes: dict[str, float]
     waves_simulated: int
     waves_total: int
+    fetch_ratio: dict = None  # op -> HBM bytes per missed tile byte
 
     def hit_fraction(self, name: str, sector_bytes: int) -> float:
         req = self.request_sectors.get(name, 0.0)
         if req <= 0:
             return 1.0
-        return min(max(1.0 - self.dram_read_bytes.get(name, 0.0) / sector_bytes / req, 0.0), 1.0)
+        fetch = self.fetch_ratio.get(name, 1.0)
+        return min(max(1.0 - self.dram_read_bytes.get(name, 0.0) / fetch / sector_bytes / req, 0.0), 1.0)
+
+    def dram_bytes_per_request_byte(self, name: str, sector_bytes: int) -> float:
+        """HBM bytes read per byte the op requests from L2 (above 1 when misses fetch unwanted neighbours)."""
+        req = self.request_sectors.get(name, 0.0)
+        if req <= 0:
+            return 0.0
+        return min(self.dram_read_bytes.get(name, 0.0) / sector_bytes / req, self.fetch_ratio.get(name, 1.0))
 
 
 def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
@@ -133,11 +143,12 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in ops:
                 w_req[o.name] += len(lin) * o.request_sectors_per_chunk
                 for key in keys[o.name]:
-                    hit = lru.access((o.tensor, o.data, q, *key.tolist()), int(o.tile_bytes_per_chunk))
+                    hit = lru.access((o.tensor, o.data, q, *key.tolist()),
+                                     int(o.tile_bytes_per_chunk * o.fetch_ratio))
                     if o.kind == "st":
                         wr[o.name] += o.tile_bytes_per_chunk
                     elif not hit:
-                        w_rd[o.name] += o.tile_bytes_per_chunk
+                        w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
     for w_rd, w_req in zip(per_wave_rd, per_wave_req, strict=True):
@@ -158,4 +169,4 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     for o in ops:  # dirty data still in L2 when the kernel ends is not written back
         if o.kind == "st":
             wr[o.name] = max(wr[o.name] - lru.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)
-    return L2Result(req, rd, wr, sim_waves, waves)
+    return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops})
