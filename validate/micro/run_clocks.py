@@ -11,7 +11,10 @@ Measures, each with what, unit and how in the JSON:
   CUDA graph, %globaltimer at each entry);
 - cluster launch: an empty grid of 528 CTAs without clusters and with compile-time clusters of 2 and 4 (median of
   50 launches, CUDA events);
-- mbarrier set-up: cycles from CTA entry to past __syncthreads() with thread 0 initialising 0, 1, 4, 16 mbarriers.
+- mbarrier set-up: cycles from CTA entry to past __syncthreads() with thread 0 initialising 0, 1, 4, 16 mbarriers;
+- the SM clock under wgmma (one warpgroup per SM, m64n256k16 back to back), the second point of the clock model;
+- the instruction caches: cycles per instruction of a looped straight-line body of 256..32768 SASS instructions
+  (validate/micro/icache.cu), 1 and 4 warps per SMSP.
 Each part runs in its own try block; the JSON is rewritten after every part.
 """
 
@@ -173,6 +176,55 @@ def main() -> int:
         return out_
 
     part("mbarrier_setup", mbar)
+
+    def wgmma_clock():
+        hop = cp.RawModule(code=(HERE / "hopper.cu").read_text(), options=("-std=c++17", "--gpu-architecture=sm_90a"))
+        k = hop.get_function("hop_wgmma_tp_n256_b64")
+        rec = cp.zeros(sms * 5, dtype=cp.int64)
+        k((sms,), (128,), (np.int32(100), np.uint32(12345), rec, sink), shared_mem=2048 + 256 * 32)  # warm-up
+        cp.cuda.runtime.deviceSynchronize()
+        out_ = {"runs_mhz": []}
+        for _ in range(3):
+            k((sms,), (128,), (np.int32(40000), np.uint32(12345), rec, sink), shared_mem=2048 + 256 * 32)
+            cp.cuda.runtime.deviceSynchronize()
+            r = rec.get().reshape(-1, 5)
+            mhz = (r[:, 1] - r[:, 0]) / (r[:, 3] - r[:, 2]) * 1e3
+            cyc = float(np.median(r[:, 1] - r[:, 0]))
+            out_["runs_mhz"].append(float(np.median(mhz)))
+            out_["flop_per_clk_per_sm"] = 40000 * 64 * 2 * 64 * 256 * 16 / cyc
+            out_["seconds"] = float(np.median(r[:, 3] - r[:, 2])) / 1e9
+        out_["median_mhz"] = float(np.median(out_["runs_mhz"]))
+        out_["what"] = ("SM clock with one warpgroup per SM running wgmma m64n256k16 bf16 back to back "
+                        "(hop_wgmma_tp_n256_b64 of validate/micro/hopper.cu, 40,000 x 64 wgmmas), three runs")
+        out_["unit"] = "MHz"
+        return out_
+
+    part("clock_wgmma", wgmma_clock)
+
+    def icache():
+        src = (HERE / "icache.cu").read_text()
+        out_ = {"what": "cycles per warp instruction per SMSP over a looped straight-line body of BODY IMADs "
+                        "(validate/micro/icache.cu), one CTA per SM, 1 or 4 warps per SMSP; 16 B per SASS "
+                        "instruction", "unit": "cycles per instruction per SMSP", "rows": []}
+        for body in (256, 512, 1024, 2048, 4096, 8192, 16384, 32768):
+            mod = cp.RawModule(code=src, options=("-std=c++17", "-arch=sm_90a", f"-DBODY={body}"))
+            k = mod.get_function("ic_body")
+            usink = cp.zeros(4, dtype=cp.uint32)
+            for threads in (128, 512):
+                iters = max((1 << 21) // body, 4)
+                rec = cp.zeros(sms * 2, dtype=cp.int64)
+                k((sms,), (threads,), (np.int32(2), np.uint32(7), usink, rec))  # warm-up
+                k((sms,), (threads,), (np.int32(iters), np.uint32(7), usink, rec))
+                cp.cuda.runtime.deviceSynchronize()
+                r = rec.get().reshape(-1, 2)
+                cyc = float(np.median(r[:, 1] - r[:, 0]))
+                warps_per_smsp = threads // 32 // 4
+                out_["rows"].append({"body_instructions": body, "body_bytes": body * 16, "warps_per_smsp": warps_per_smsp,
+                                     "cycles_per_instruction": cyc / (iters * body * warps_per_smsp)})
+                common.log(f"icache body {body} warps/smsp {warps_per_smsp}: {out_['rows'][-1]['cycles_per_instruction']:.3f}")
+        return out_
+
+    part("icache", icache)
     for k, v in res["results"].items():
         print(k, v if not isinstance(v, dict) else {kk: vv for kk, vv in v.items() if kk != "what"})
     return 0
