@@ -54,11 +54,13 @@ def Kernel(name: str, shape: tuple[int, ...], launch: Launch, *, tensors: tuple[
            prologue: tuple[Op, ...] = (), loop: Loop | None = None, epilogue: tuple[Op, ...] = (),
            flops: int = 0, family: str = "user", params: dict | None = None, notes: str = "",
            mbarriers: dict | None = None, trips_of: Callable[[int], int] | None = None,
-           cluster: int = 1) -> ir.Kernel:
+           cluster: int = 1, loop_sass_instructions: int = 0) -> ir.Kernel:
     """A complete kernel: launch, program (prologue, outer ``Loop``, epilogue) and global tensors.
 
-    ``flops`` is optional: without it the report leads with DRAM bytes per second."""
+    ``flops`` is optional: without it the report leads with DRAM bytes per second. ``loop_sass_instructions``
+    (the hot loop's size as ``gpusim sass`` reports it) lets the instruction-cache model charge fetch stalls
+    when the loop does not fit."""
     return ir.Kernel(name=name, family=family, shape=tuple(shape), params=dict(params or {}), launch=launch,
                      prologue=tuple(prologue), loop=loop, epilogue=tuple(epilogue), tensors=tuple(tensors),
                      flops=int(flops), cuda_twin="", notes=notes, mbarriers=dict(mbarriers or {}),
-                     trips_of=trips_of, cluster=cluster)
+                     trips_of=trips_of, cluster=cluster, loop_sass_instructions=int(loop_sass_instructions))

@@ -15,6 +15,8 @@ class ChipSpec:
     sm_clock_hz: float = spec_field(1e8, 5e9, "SM clock under load")
     sm_clock_mma_sync_saturated_hz: float = spec_field(
         1e8, 5e9, "SM clock with every SM's tensor pipe saturated by mma.sync (the power-limited clock)")
+    sm_clock_wgmma_saturated_hz: float = spec_field(
+        1e8, 5e9, "SM clock with every SM's tensor cores saturated by wgmma (the dense tensor peak)")
     kernel_overhead_ns: float = spec_field(0, 1e6, "fixed launch-to-completion time of an empty kernel")
     cta_launch_cycles: int = spec_field(0, 100000, "cycles to start a CTA on an SM after a slot frees")
     cta_dispatch_interval_ns: float = spec_field(0, 1e5, "time between successive CTA launches on the chip")

@@ -21,6 +21,7 @@ from gpusim.memory.l1 import L1Spec
 from gpusim.memory.l2 import L2Spec
 from gpusim.memory.shared import SharedMemorySpec
 from gpusim.memory.tma import TmaSpec
+from gpusim.sm.icache import IcacheSpec
 from gpusim.sm.occupancy import SmSpec
 from gpusim.sm.pipes import PipesSpec
 from gpusim.sm.scheduler import SchedulerSpec
@@ -38,6 +39,7 @@ SECTIONS: dict[str, type] = {
     "l2": L2Spec,
     "hbm": HbmSpec,
     "tma": TmaSpec,
+    "icache": IcacheSpec,
 }
 
 
@@ -61,6 +63,7 @@ class HardwareConfig:
     l2: L2Spec
     hbm: HbmSpec
     tma: TmaSpec
+    icache: IcacheSpec
     sources: dict[str, str]
 
     def cycles_to_ns(self, cycles: float) -> float:

@@ -36,7 +36,7 @@ from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelErr
 from gpusim.resources import RateServer
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
-          "math_pipe_throttle", "wait", "drain", "not_selected", "selected")
+          "math_pipe_throttle", "wait", "drain", "no_instruction", "not_selected", "selected")
 # loop fast-forward: iterations simulated before the first steady-state test, the window each test compares
 # with the one before it, the largest relative difference of the two windows' periods that counts as steady,
 # and the most iterations simulated before the loop is extrapolated anyway (reported as not steady)
@@ -94,6 +94,7 @@ class SmParams:
     cta_launch_cycles: int  # on the SM, per CTA
     cta_dispatch_interval_cycles: float  # chip-wide, between successive CTA launches
     tma: object = None  # TmaSpec
+    fetch_cycles_per_instruction: float = 0.0  # instruction-cache misses of the hot loop (gpusim/sm/icache.py)
 
 
 @dataclass
@@ -308,6 +309,14 @@ class ChipModel:
         wp.work[server] = wp.work.get(server, 0.0) + work
         return server.serve(arrive, work)
 
+    def _fetch(self, wp: _Warp, t: float, n: float) -> float:
+        """The warp waits for ``n`` instructions to arrive from the instruction caches (no_instruction)."""
+        wait = self.p.fetch_cycles_per_instruction * n
+        if wait > 0:
+            self._charge(wp.cta, wp.lw, "no_instruction", wait)
+            self._span(wp, "stall:no_instruction", "stall", t, t + wait)
+        return t + wait
+
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason = now, None
         for d in after:
@@ -403,6 +412,7 @@ class ChipModel:
         l1cyc = float(tm.l1tex_cycles[par, j, wp.lw])
         if op.predicated and l1cyc == 0 and not (op.space == "global" and float(tm.l2_bytes[par, j, wp.lw])):
             # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
+            t = self._fetch(wp, t, n_instr)
             start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
             self._charge(cta, wp.lw, "not_selected", start - t)
             self._charge(cta, wp.lw, "selected", n_instr)
@@ -422,6 +432,7 @@ class ChipModel:
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:
+            t = self._fetch(wp, t, n_instr)
             start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
             self._charge(cta, wp.lw, "not_selected", start - t)
             self._charge(cta, wp.lw, "selected", n_instr)
@@ -459,6 +470,7 @@ class ChipModel:
         pipe = cta.sm.pipes[op.pipe][sub]
         if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
             n = op.count // op.units
+            t = self._fetch(wp, t, n)
             start, issue_end = self._book(wp, slot, t, n)
             self._charge(cta, wp.lw, "not_selected", start - t)
             self._charge(cta, wp.lw, "selected", n)
@@ -475,6 +487,7 @@ class ChipModel:
         while remaining > 0:
             n = min(remaining, ISSUE_QUANTUM_INSTRUCTIONS)
             remaining -= n
+            t = self._fetch(wp, t, n)
             p_start, _ = self._book(wp, pipe, t, n)
             if p_start > t:
                 self._charge(cta, wp.lw, "math_pipe_throttle", p_start - t)

@@ -209,6 +209,9 @@ class Kernel:
     warpgroup_regs: tuple[int, ...] | None = None
     # thread-block cluster size (TMA multicast partners); 1: no cluster
     cluster: int = 1
+    # SASS instructions of the hot (outer) loop, as `gpusim sass` reports them: what the instruction caches must
+    # hold (gpusim/sm/icache.py); 0: small enough to fit
+    loop_sass_instructions: int = 0
 
     def tensor_base(self, name: str) -> int:
         """Byte address of a global tensor: tensors are laid out one after another, 1 MiB aligned."""

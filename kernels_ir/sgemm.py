@@ -703,8 +703,9 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     return Kernel(name, "sgemm", shape, w.params(), launch, prologue,
                   Loop(pairs - 1, body) if pairs > 1 else None, (*last, *w.epilogue(N, fmas)),
                   _tensors(M, N, K), 2 * M * N * K, _twin(name),
-                  notes="the twin's loop body is 8821 instructions (two copies of two unrolled compute tiles per "
-                        "group): instruction-cache misses (ncu: no_instruction) are not modelled")
+                  # the loop's code holds each group's path separately: 8821 instructions (`gpusim sass`), twice
+                  # what one warp issues per pair; 141 KB the instruction caches do not hold (ncu: no_instruction)
+                  loop_sass_instructions=8821 * (BK * TM * TN * WNITER) // (16 * 8 * 8 * 1))
 
 
 @register("sgemm_memcpy_async", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_memcpy_async"))
