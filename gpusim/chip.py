@@ -87,7 +87,7 @@ def per_warp_total(p: patterns.MemPattern, arr: np.ndarray, in_loop: bool, trips
     return full * per_it.sum(axis=0) + per_it[:rest].sum(axis=0)
 
 
-def _l1_stream(kernel, pats, structure, ctas, sm_count, sector_bytes, iterations):
+def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
     ops = [p.op for p in pats.values() if p.op.space == "global" and p.op.kind == "ld"]
     residents = [patterns.cta_coords(kernel, c * sm_count) for c in range(ctas)
                  if c * sm_count < kernel.launch.num_ctas]
@@ -97,14 +97,15 @@ def _l1_stream(kernel, pats, structure, ctas, sm_count, sector_bytes, iterations
             for op in (o for o in ops if structure[o.name][2] == name):
                 for j in range(structure[op.name][1]):
                     for cta in residents:
-                        yield it, op.name, patterns.warp_sector_ids(kernel, op, cta, it, j, sector_bytes)
+                        yield it, op.name, patterns.warp_sector_ids(kernel, op, cta, it, j, geo)
 
     yield from part(PROLOGUE, [0])
     yield from part(LOOP, range(iterations))
     yield from part(EPILOGUE, [0])
 
 
-def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> list[L2Footprint]:
+def _footprints(kernel, pats, structure, l1, trips, chunks, geo) -> list[L2Footprint]:
+    sector_bytes = geo.sector_bytes
     out = []
     per_chunk = max(trips // chunks, 1)
     gx, gy, gz = kernel.launch.grid
@@ -117,16 +118,16 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
         sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
         its = range(sampled) if in_loop else [0]
 
-        base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, sector_bytes)
+        base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, geo)
         depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
-            base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, sector_bytes)) for d in range(3))
-        base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, sector_bytes)
+            base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, geo)) for d in range(3))
+        base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, geo)
         if in_loop:  # distinct bytes of a chunk: exact when it is short, else the sampled iterations' and what
             # each further one adds (a two-point fit over the first half and all of the sample, so iterations
             # that share sectors in pairs or fours are counted right)
             distinct = float(len(base))
             if per_chunk > sampled:
-                half = len(patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, sector_bytes))
+                half = len(patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, geo))
                 distinct += (len(base) - half) / (sampled - sampled // 2) * (per_chunk - sampled)
             tile = distinct * sector_bytes * trips / (per_chunk * chunks)
         else:
@@ -144,7 +145,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes) -> lis
     return out
 
 
-def _data_keys(kernel, pats, sector_bytes):
+def _data_keys(kernel, pats, geo):
     """Per global op, a function from linear CTA indices to the first sector each CTA's tile starts at."""
     out = {}
     for name, p in pats.items():
@@ -154,8 +155,8 @@ def _data_keys(kernel, pats, sector_bytes):
         def key(lin, op=p.op):
             firsts = []
             for i in np.asarray(lin).tolist():
-                a = patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, i), 0, 0)
-                firsts.append(int(a[a >= 0].min()) // sector_bytes if (a >= 0).any() else -1)
+                a = patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, i), 0, 0, geo.lanes)
+                firsts.append(int(a[a >= 0].min()) // geo.sector_bytes if (a >= 0).any() else -1)
             return np.array(firsts, dtype=np.int64)
         out[name] = key
     return out
@@ -279,21 +280,22 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
                         cfg.shared_memory.carveouts_bytes)
     except LaunchError as e:
         raise LaunchError(f"{kernel.name}: {e}") from None
-    pats = patterns.analyze(kernel)
+    geo = patterns.AccessGeometry.of(cfg)
+    pats = patterns.analyze(kernel, geo)
     structure = _structure(kernel)
     trips = patterns.loop_trips(kernel)
     sms = cfg.chip.sm_count
     sb = cfg.l1.sector_bytes
     l1_capacity = cfg.sm.unified_l1_smem_bytes - occ.smem_carveout_bytes
     warm = min(L1_WARM_ITERATIONS, trips // 2)
-    l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, sb,
+    l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
                                  min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
     chunks = min(trips, L2_CHUNKS)
-    fps = _footprints(kernel, pats, structure, l1, trips, chunks, sb)
+    fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo)
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
-    keys_of = _data_keys(kernel, pats, sb) if kernel.cluster > 1 else None
+    keys_of = _data_keys(kernel, pats, geo) if kernel.cluster > 1 else None
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of)
     scale = trip_scale(kernel)
     if scale != 1.0:  # the loop runs `scale` as often as its trips say
