@@ -206,11 +206,13 @@ def _params(cfg: HardwareConfig, warps_per_cta: int) -> SmParams:
     return SmParams(
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
         issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
+        issue_quantum=cfg.scheduler.issue_quantum_instructions,
         pipe_rate={pipe: cfg.pipes.instructions_per_cycle(pipe, sm.subpartitions, sm.warp_size_threads)
                    for pipe in PIPES},
         pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
         lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
+        issue_to_l1tex_cycles=cfg.l1.issue_to_pipe_cycles,
         l1tex_per_cycle=1.0,  # MemTiming.l1tex_cycles are already cycles of the L1TEX pipe
         l2_latency=cfg.l2.hit_latency_cycles,
         hbm_latency=cfg.hbm.load_latency_cycles,

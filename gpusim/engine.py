@@ -51,7 +51,6 @@ TILE_WINDOW = 2
 # always simulated at the end of the grid
 GRID_WINDOW_ROUNDS = 1
 GRID_TAIL_ROUNDS = 1
-ISSUE_QUANTUM_INSTRUCTIONS = 32  # a compute bundle yields the issue slot after this many instructions
 
 
 class DeadlockError(KernelError):
@@ -80,10 +79,12 @@ class SmParams:
     subpartitions: int
     warp_size: int
     issue_per_cycle: float
+    issue_quantum: int  # instructions of a compute bundle issued before the warp yields the issue slot
     pipe_rate: dict  # pipe -> warp instructions per cycle per sub-partition
     pipe_latency: dict
     barrier_latency: int
     lsu_queue_cycles: int
+    issue_to_l1tex_cycles: int  # from a memory instruction's issue to the L1TEX pipe
     l1tex_per_cycle: float  # L1TEX pipe: lines or wavefronts per cycle
     l2_latency: int
     hbm_latency: int
@@ -402,7 +403,8 @@ class ChipModel:
         t = self._deps(wp, op.after, now)
         l1 = cta.sm.l1tex
         # the queue in front of L1TEX is full while more than its depth of work is booked ahead of this request
-        backlog_ok = t + l1.queue_delay(t + 1, float(tm.l1tex_cycles[par, j, wp.lw])) - p.lsu_queue_cycles
+        backlog_ok = t + l1.queue_delay(t + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw])) - \
+            p.lsu_queue_cycles
         if backlog_ok > t:
             self._charge(cta, wp.lw, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
             self._span(wp, "throttle", "stall", t, backlog_ok)
@@ -413,7 +415,7 @@ class ChipModel:
             start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
             self._charge(cta, wp.lw, "not_selected", start - t)
             self._charge(cta, wp.lw, "selected", n_instr)
-        _, l1_end = self._book(wp, l1, start + 1, float(tm.l1tex_cycles[par, j, wp.lw]))
+        _, l1_end = self._book(wp, l1, start + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw]))
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global":
             l2b = float(tm.l2_bytes[par, j, wp.lw])
@@ -461,7 +463,7 @@ class ChipModel:
             return
         remaining = op.count
         while remaining > 0:
-            n = min(remaining, ISSUE_QUANTUM_INSTRUCTIONS)
+            n = min(remaining, p.issue_quantum)
             remaining -= n
             p_start, _ = self._book(wp, pipe, t, n)
             if p_start > t:

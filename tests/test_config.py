@@ -104,7 +104,7 @@ BAD = {
     "unknown key": (_edit(r"^(subpartitions = .*)$", r'\1\nwarp_schedulers = { value = 4, source = "x" }'),
                     ["warp_schedulers", "[sm]"]),
     "missing key": (_edit(r"^max_ctas_per_sm = .*\n", ""), ["max_ctas_per_sm", "missing"]),
-    "missing section": (_edit(r"^\[scheduler\]\n(.*\n){2}", ""), ["scheduler"]),
+    "missing section": (_edit(r"^\[scheduler\]\n(.+\n)*", ""), ["scheduler"]),
     "out of range": (_edit(r"^sm_count = \{ value = 132,", "sm_count = { value = 0,"),
                      ["sm_count", "[1, 1024]", "out of range"]),
     "out of range float": (_edit(r"^sm_clock_hz = \{ value = 1.98e9,", "sm_clock_hz = { value = 9e9,"),
