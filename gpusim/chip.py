@@ -28,11 +28,15 @@ from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
 from gpusim.sm.pipes import PIPES
 
+# Algorithmic, not hardware (the hardware numbers come from the config): how much of the address stream the cache
+# models replay. L1: loop iterations that warm the LRU before counting, and iterations replayed; L2: chunks the
+# K loop is cut into, CTA waves followed before the rest is extrapolated, and loop iterations whose addresses are
+# evaluated per chunk (the rest scaled).
 L1_WARM_ITERATIONS = 8
 L1_SAMPLE_ITERATIONS = 24
 L2_CHUNKS = 16
 L2_MAX_WAVES = 12
-L2_SAMPLE_ITERATIONS = 8  # loop iterations whose addresses are evaluated per L2 chunk (the rest scaled)
+L2_SAMPLE_ITERATIONS = 8
 REPRESENTATIVE_SMS = 2  # SMs simulated in detail (tests/test_chip_model.py shows the answer converges)
 TRIP_SAMPLES = 4096  # CTAs whose loop trips are averaged when a grid is larger
 

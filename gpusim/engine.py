@@ -37,6 +37,9 @@ from gpusim.resources import RateServer
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "drain", "not_selected", "selected")
+# The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
+# before the model extrapolates a steady state (the hardware numbers the engine uses come from configs/, through
+# SmParams). Numerical guards (1e-9 in _bresenham, 1e-12 against an empty window) are not model parameters.
 # loop fast-forward: iterations simulated before the first steady-state test, the window each test compares
 # with the one before it, the largest relative difference of the two windows' periods that counts as steady,
 # and the most iterations simulated before the loop is extrapolated anyway (reported as not steady)
@@ -373,7 +376,7 @@ class ChipModel:
         self._charge(cta, wp.lw, "not_selected", start - t)
         self._charge(cta, wp.lw, "selected", 1)
         issue_end = start + p.tma.issue_cycles
-        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)
+        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)  # [tma] issue_cycles less the selected cycle
         eng_start, _ = self._book(wp, cta.sm.tma, start, 1.0)
         l2b = float(tm.l2_bytes[par, j, wp.lw])
         hb = float(tm.hbm_bytes[par, j, wp.lw])
