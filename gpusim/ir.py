@@ -30,6 +30,11 @@ SPACES = ("global", "shared")
 KINDS = ("ld", "st", "ldsm", "stsm", "tma")
 LOADS = ("ld", "ldsm")
 QUEUES = ("cp.async", "wgmma")  # asynchronous-operation queues with commit/wait groups
+# instruction-set facts, not hardware numbers: a warpgroup is 4 contiguous warps of 32 threads, and setmaxnreg
+# takes a multiple of 8 registers in 24..256 [PTX]
+WARPGROUP_THREADS = 128
+SETMAXNREG_RANGE = (24, 256)
+SETMAXNREG_STEP = 8
 SeqFn = Callable[[int, int], int]  # (outer iteration, inner iteration) -> mbarrier phase sequence number
 
 
@@ -381,17 +386,18 @@ def _check_async(kernel: Kernel) -> None:
             raise KernelError(f"{name}: mbarrier '{bar}' needs a positive arrival count, got {count!r}")
     if kernel.warpgroup_regs is not None:
         threads = kernel.launch.threads_per_block
-        groups = -(-threads // 128)
+        groups = -(-threads // WARPGROUP_THREADS)
         regs = kernel.warpgroup_regs
         if len(regs) != groups:
             raise KernelError(f"{name}: setmaxnreg lists {len(regs)} warpgroups, the block has {groups}")
         for r in regs:
-            if r % 8 or not 24 <= r <= 256:
-                raise KernelError(f"{name}: setmaxnreg {r} must be a multiple of 8 in 24..256")
-        if 128 * sum(regs) > kernel.launch.regs_per_thread * threads:
+            lo, hi = SETMAXNREG_RANGE
+            if r % SETMAXNREG_STEP or not lo <= r <= hi:
+                raise KernelError(f"{name}: setmaxnreg {r} must be a multiple of {SETMAXNREG_STEP} in {lo}..{hi}")
+        if WARPGROUP_THREADS * sum(regs) > kernel.launch.regs_per_thread * threads:
             raise KernelError(f"{name}: setmaxnreg {'/'.join(map(str, regs))} per warpgroup needs "
-                              f"{128 * sum(regs)} registers, more than the {kernel.launch.regs_per_thread} x "
-                              f"{threads} the launch allocates")
+                              f"{WARPGROUP_THREADS * sum(regs)} registers, more than the "
+                              f"{kernel.launch.regs_per_thread} x {threads} the launch allocates")
 
 
 def _where(e: Exception, file: str) -> str:
