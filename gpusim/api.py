@@ -12,7 +12,7 @@ def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
             config: HardwareConfig | str | None = None, trace: bool = False) -> tuple[dict, Simulation]:
     """Simulate one kernel launch; returns (metrics keyed by ncu names, the full simulation)."""
     cfg = config if isinstance(config, HardwareConfig) else load_config(config)
-    kernel = build_kernel(name, tuple(shape), overrides)
+    kernel = build_kernel(name, tuple(shape), overrides, cfg)
     try:
         sim = simulate(kernel, cfg, trace=trace)
     except KernelError as e:  # an address expression of a user's file: say which file

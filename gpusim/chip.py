@@ -28,11 +28,15 @@ from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
 from gpusim.sm.pipes import PIPES
 
+# Algorithmic, not hardware (the hardware numbers come from the config): how much of the address stream the cache
+# models replay. L1: loop iterations that warm the LRU before counting, and iterations replayed; L2: chunks the
+# K loop is cut into, CTA waves followed before the rest is extrapolated, and loop iterations whose addresses are
+# evaluated per chunk (the rest scaled).
 L1_WARM_ITERATIONS = 8
 L1_SAMPLE_ITERATIONS = 24
 L2_CHUNKS = 16
 L2_MAX_WAVES = 12
-L2_SAMPLE_ITERATIONS = 8  # loop iterations whose addresses are evaluated per L2 chunk (the rest scaled)
+L2_SAMPLE_ITERATIONS = 8
 REPRESENTATIVE_SMS = 2  # SMs simulated in detail (tests/test_chip_model.py shows the answer converges)
 TRIP_SAMPLES = 4096  # CTAs whose loop trips are averaged when a grid is larger
 
@@ -87,7 +91,7 @@ def per_warp_total(p: patterns.MemPattern, arr: np.ndarray, in_loop: bool, trips
     return full * per_it.sum(axis=0) + per_it[:rest].sum(axis=0)
 
 
-def _l1_stream(kernel, pats, structure, ctas, sm_count, sector_bytes, iterations):
+def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
     ops = [p.op for p in pats.values() if p.op.space == "global" and p.op.kind == "ld"]
     residents = [patterns.cta_coords(kernel, c * sm_count) for c in range(ctas)
                  if c * sm_count < kernel.launch.num_ctas]
@@ -97,7 +101,7 @@ def _l1_stream(kernel, pats, structure, ctas, sm_count, sector_bytes, iterations
             for op in (o for o in ops if structure[o.name][2] == name):
                 for j in range(structure[op.name][1]):
                     for cta in residents:
-                        yield it, op.name, patterns.warp_sector_ids(kernel, op, cta, it, j, sector_bytes)
+                        yield it, op.name, patterns.warp_sector_ids(kernel, op, cta, it, j, geo)
 
     yield from part(PROLOGUE, [0])
     yield from part(LOOP, range(iterations))
@@ -113,8 +117,8 @@ def _fetch_ratio(sectors: np.ndarray, sector_bytes: int, granularity_bytes: int)
     return len(np.unique(sectors // per)) * per / len(sectors)
 
 
-def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes,
-                fetch_granularity_bytes: int) -> list[L2Footprint]:
+def _footprints(kernel, pats, structure, l1, trips, chunks, geo, fetch_granularity_bytes: int) -> list[L2Footprint]:
+    sector_bytes = geo.sector_bytes
     out = []
     per_chunk = max(trips // chunks, 1)
     gx, gy, gz = kernel.launch.grid
@@ -127,16 +131,16 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, sector_bytes,
         sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
         its = range(sampled) if in_loop else [0]
 
-        base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, sector_bytes)
+        base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, geo)
         depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
-            base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, sector_bytes)) for d in range(3))
-        base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, sector_bytes)
+            base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, geo)) for d in range(3))
+        base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, geo)
         if in_loop:  # distinct bytes of a chunk: exact when it is short, else the sampled iterations' and what
             # each further one adds (a two-point fit over the first half and all of the sample, so iterations
             # that share sectors in pairs or fours are counted right)
             distinct = float(len(base))
             if per_chunk > sampled:
-                half = len(patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, sector_bytes))
+                half = len(patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, geo))
                 distinct += (len(base) - half) / (sampled - sampled // 2) * (per_chunk - sampled)
             tile = distinct * sector_bytes * trips / (per_chunk * chunks)
         else:
@@ -172,7 +176,7 @@ def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, l2_bytes: int) -> 
                 l2.dram_read_bytes[n] *= size / total
 
 
-def _data_keys(kernel, pats, sector_bytes):
+def _data_keys(kernel, pats, geo):
     """Per global op, a function from linear CTA indices to the first sector each CTA's tile starts at."""
     out = {}
     for name, p in pats.items():
@@ -182,8 +186,8 @@ def _data_keys(kernel, pats, sector_bytes):
         def key(lin, op=p.op):
             firsts = []
             for i in np.asarray(lin).tolist():
-                a = patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, i), 0, 0)
-                firsts.append(int(a[a >= 0].min()) // sector_bytes if (a >= 0).any() else -1)
+                a = patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, i), 0, 0, geo.lanes)
+                firsts.append(int(a[a >= 0].min()) // geo.sector_bytes if (a >= 0).any() else -1)
             return np.array(firsts, dtype=np.int64)
         out[name] = key
     return out
@@ -230,13 +234,13 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
     return out
 
 
-def loop_code_instructions(kernel: Kernel, pats) -> int:
+def loop_code_instructions(kernel: Kernel, pats, warp_size: int) -> int:
     """SASS instructions of the outer loop: the kernel's own figure (``loop_sass_instructions``, from
     ``gpusim sass``) or, without one, the most instructions one warp issues per iteration, inner loops taken as
     unrolled (exact for the fully unrolled FP32 rungs: 98-2255 against their SASS loops' 100-2251)."""
     if kernel.loop_sass_instructions or kernel.loop is None:
         return kernel.loop_sass_instructions
-    warps = -(-kernel.launch.threads_per_block // 32)
+    warps = -(-kernel.launch.threads_per_block // warp_size)
     per_warp = np.zeros(warps)
 
     def walk(ops, mult: int):
@@ -255,16 +259,19 @@ def loop_code_instructions(kernel: Kernel, pats) -> int:
 def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None, ctas_per_sm: int = 1,
             pats=None) -> SmParams:
     sm = cfg.sm
-    code = loop_code_instructions(kernel, pats) * cfg.icache.instruction_bytes if kernel is not None else 0
+    code = loop_code_instructions(kernel, pats, sm.warp_size_threads) * cfg.icache.instruction_bytes \
+        if kernel is not None else 0
     fetch = cfg.icache.fetch_cycles_per_instruction(code, warps_per_cta * ctas_per_sm / sm.subpartitions)
     return SmParams(
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
         issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
+        issue_quantum=cfg.scheduler.issue_quantum_instructions,
         pipe_rate={pipe: cfg.pipes.instructions_per_cycle(pipe, sm.subpartitions, sm.warp_size_threads)
                    for pipe in PIPES},
         pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
         lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
+        issue_to_l1tex_cycles=cfg.l1.issue_to_pipe_cycles,
         l1tex_per_cycle=1.0,  # MemTiming.l1tex_cycles are already cycles of the L1TEX pipe
         l2_latency=cfg.l2.hit_latency_cycles,
         hbm_latency=cfg.hbm.load_latency_cycles,
@@ -334,21 +341,22 @@ def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
                         cfg.shared_memory.carveouts_bytes)
     except LaunchError as e:
         raise LaunchError(f"{kernel.name}: {e}") from None
-    pats = patterns.analyze(kernel)
+    geo = patterns.AccessGeometry.of(cfg)
+    pats = patterns.analyze(kernel, geo)
     structure = _structure(kernel)
     trips = patterns.loop_trips(kernel)
     sms = cfg.chip.sm_count
     sb = cfg.l1.sector_bytes
     l1_capacity = cfg.sm.unified_l1_smem_bytes - occ.smem_carveout_bytes
     warm = min(L1_WARM_ITERATIONS, trips // 2)
-    l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, sb,
+    l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
                                  min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
     chunks = min(trips, L2_CHUNKS)
-    fps = _footprints(kernel, pats, structure, l1, trips, chunks, sb, cfg.hbm.fetch_granularity_bytes)
+    fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm.fetch_granularity_bytes)
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
-    keys_of = _data_keys(kernel, pats, sb) if kernel.cluster > 1 else None
+    keys_of = _data_keys(kernel, pats, geo) if kernel.cluster > 1 else None
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of)
     scale = trip_scale(kernel)
     if scale != 1.0:  # the loop runs `scale` as often as its trips say

@@ -291,7 +291,7 @@ def cmd_validate(a) -> int:
             print(f"  {k.kernel:<22} {','.join(map(str, k.shape)):<16} {k.knobs:<22} {k.predicted_pct:+7.1f}% / "
                   f"{k.measured_pct:+7.1f}%  {'' if k.same_direction else 'wrong direction'}")
     print("\ngoals:")
-    for line in v.goal_lines(summary, knobs):
+    for line in v.goal_lines(summary, knobs, v.load_tolerances()):
         print(f"  {line}")
     if a.report or a.figure:
         print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))

@@ -94,7 +94,23 @@ def load_config(path: str | Path | None = None) -> HardwareConfig:
         if not isinstance(table, dict):
             raise ConfigError(f"{where}: missing table [{section}]")
         specs[section] = _build(cls, table, f"{where}: [{section}]", sources, section)
+    _check_together(specs, where)
     return HardwareConfig(path=where, name=raw["name"], gpu_model=raw["gpu_model"], sources=sources, **specs)
+
+
+def _check_together(specs: dict[str, Any], where: str) -> None:
+    """Keys whose allowed values depend on each other: sectors and lines are powers of two, a line is a whole
+    number of sectors, and L1 and L2 use one sector size (the model moves L1 sectors to L2 one for one)."""
+    l1, l2 = specs["l1"], specs["l2"]
+    for section, key, value in (("l1", "sector_bytes", l1.sector_bytes), ("l1", "line_bytes", l1.line_bytes)):
+        if value & (value - 1):
+            raise ConfigError(f"{where}: [{section}] {key}: {value} is not a power of two")
+    if l1.line_bytes < l1.sector_bytes:
+        raise ConfigError(f"{where}: [l1] line_bytes: {l1.line_bytes} is smaller than sector_bytes "
+                          f"({l1.sector_bytes}); a line holds whole sectors")
+    if l2.sector_bytes != l1.sector_bytes:
+        raise ConfigError(f"{where}: [l2] sector_bytes: {l2.sector_bytes} differs from [l1] sector_bytes "
+                          f"({l1.sector_bytes}); gpusim needs one sector size")
 
 
 def _build(cls: type, table: dict, where: str, sources: dict[str, str], section: str) -> Any:

@@ -37,6 +37,9 @@ from gpusim.resources import RateServer
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "drain", "no_instruction", "not_selected", "selected")
+# The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
+# before the model extrapolates a steady state (the hardware numbers the engine uses come from configs/, through
+# SmParams). Numerical guards (1e-9 in _bresenham, 1e-12 against an empty window) are not model parameters.
 # loop fast-forward: iterations simulated before the first steady-state test, the window each test compares
 # with the one before it, the largest relative difference of the two windows' periods that counts as steady,
 # and the most iterations simulated before the loop is extrapolated anyway (reported as not steady)
@@ -51,7 +54,6 @@ TILE_WINDOW = 2
 # always simulated at the end of the grid
 GRID_WINDOW_ROUNDS = 1
 GRID_TAIL_ROUNDS = 1
-ISSUE_QUANTUM_INSTRUCTIONS = 32  # a compute bundle yields the issue slot after this many instructions
 
 
 class DeadlockError(KernelError):
@@ -80,10 +82,12 @@ class SmParams:
     subpartitions: int
     warp_size: int
     issue_per_cycle: float
+    issue_quantum: int  # instructions of a compute bundle issued before the warp yields the issue slot
     pipe_rate: dict  # pipe -> warp instructions per cycle per sub-partition
     pipe_latency: dict
     barrier_latency: int
     lsu_queue_cycles: int
+    issue_to_l1tex_cycles: int  # from a memory instruction's issue to the L1TEX pipe
     l1tex_per_cycle: float  # L1TEX pipe: lines or wavefronts per cycle
     l2_latency: int
     hbm_latency: int
@@ -381,7 +385,7 @@ class ChipModel:
         self._charge(cta, wp.lw, "not_selected", start - t)
         self._charge(cta, wp.lw, "selected", 1)
         issue_end = start + p.tma.issue_cycles
-        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)
+        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)  # [tma] issue_cycles less the selected cycle
         eng_start, _ = self._book(wp, cta.sm.tma, start, 1.0)
         l2b = float(tm.l2_bytes[par, j, wp.lw])
         hb = float(tm.hbm_bytes[par, j, wp.lw])
@@ -424,7 +428,8 @@ class ChipModel:
             return
         l1 = cta.sm.l1tex
         # the queue in front of L1TEX is full while more than its depth of work is booked ahead of this request
-        backlog_ok = t + l1.queue_delay(t + 1, float(tm.l1tex_cycles[par, j, wp.lw])) - p.lsu_queue_cycles
+        backlog_ok = t + l1.queue_delay(t + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw])) - \
+            p.lsu_queue_cycles
         if backlog_ok > t:
             self._charge(cta, wp.lw, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
             self._span(wp, "throttle", "stall", t, backlog_ok)
@@ -436,7 +441,7 @@ class ChipModel:
             start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
             self._charge(cta, wp.lw, "not_selected", start - t)
             self._charge(cta, wp.lw, "selected", n_instr)
-        _, l1_end = self._book(wp, l1, start + 1, float(tm.l1tex_cycles[par, j, wp.lw]))
+        _, l1_end = self._book(wp, l1, start + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw]))
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global":
             l2b = float(tm.l2_bytes[par, j, wp.lw])
@@ -485,7 +490,7 @@ class ChipModel:
             return
         remaining = op.count
         while remaining > 0:
-            n = min(remaining, ISSUE_QUANTUM_INSTRUCTIONS)
+            n = min(remaining, p.issue_quantum)
             remaining -= n
             t = self._fetch(wp, t, n)
             p_start, _ = self._book(wp, pipe, t, n)

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpusim.sm.pipes import PIPES
+
+if TYPE_CHECKING:
+    from gpusim.config import HardwareConfig
 
 SPACES = ("global", "shared")
 # ldsm/stsm: ldmatrix/stmatrix (shared only, 16-B rows); tma: a TMA tile copy global -> shared (one thread
@@ -26,6 +30,11 @@ SPACES = ("global", "shared")
 KINDS = ("ld", "st", "ldsm", "stsm", "tma")
 LOADS = ("ld", "ldsm")
 QUEUES = ("cp.async", "wgmma")  # asynchronous-operation queues with commit/wait groups
+# instruction-set facts, not hardware numbers: a warpgroup is 4 contiguous warps of 32 threads, and setmaxnreg
+# takes a multiple of 8 registers in 24..256 [PTX]
+WARPGROUP_THREADS = 128
+SETMAXNREG_RANGE = (24, 256)
+SETMAXNREG_STEP = 8
 SeqFn = Callable[[int, int], int]  # (outer iteration, inner iteration) -> mbarrier phase sequence number
 
 
@@ -259,6 +268,9 @@ class KernelDef:
     origin: str = ""  # where it was defined: ``package.module`` (built-in, pip package) or a file path
     file: str = ""  # the Python file that registered it
     source: str = ""  # the CUDA source it describes (``gpusim run`` compares its SASS with the IR)
+    # whether the builder takes the hardware config it is built for (a keyword-only ``hw``): kernels whose launch
+    # depends on the GPU (one persistent CTA per SM, the shared-memory limit of a block) read it from there
+    wants_hw: bool = False
 
 
 REGISTRY: dict[str, KernelDef] = {}
@@ -268,8 +280,10 @@ def register(name: str, family: str = "user", shape_names: tuple[str, ...] = (),
              cuda_twin: str = "", choices: dict | None = None, source: str = ""):
     """Decorator that registers a kernel builder ``build(shape, **params) -> Kernel``.
 
-    ``cuda_twin`` (the validated CUDA twin in ``validate/kernels/``) is required of the built-in kernels only;
-    ``source`` names the ``.cu`` file a user kernel describes, relative to the kernel file."""
+    A builder that declares a keyword-only parameter ``hw`` receives the :class:`~gpusim.config.HardwareConfig`
+    the kernel is built for (``hw.chip.sm_count``, ``hw.sm.smem_per_block_max_bytes``, ...). ``cuda_twin`` (the
+    validated CUDA twin in ``validate/kernels/``) is required of the built-in kernels only; ``source``
+    names the ``.cu`` file a user kernel describes, relative to the kernel file."""
 
     def deco(fn):
         import inspect
@@ -291,15 +305,18 @@ def register(name: str, family: str = "user", shape_names: tuple[str, ...] = (),
         if source:
             src = str((Path(file).parent / source).resolve())
         doc = ((fn.__doc__ or "").strip().splitlines() or [""])[0]
+        hw = inspect.signature(fn).parameters.get("hw")
+        wants_hw = hw is not None and hw.kind is inspect.Parameter.KEYWORD_ONLY
         REGISTRY[name] = KernelDef(name, family, fn, dict(defaults or {}), tuple(shape_names), doc, cuda_twin,
-                                   dict(choices or {}), origin, file, src)
+                                   dict(choices or {}), origin, file, src, wants_hw)
         return fn
 
     return deco
 
 
-def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = None) -> Kernel:
-    """Build a registered kernel, validating the shape and every override."""
+def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = None,
+                 config: HardwareConfig | None = None) -> Kernel:
+    """Build a registered kernel for ``config`` (default: the H100), validating the shape and every override."""
     from gpusim import loader
 
     loader.load()
@@ -322,6 +339,10 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
         else:
             allowed = ", ".join([*params, "regs_per_thread", "smem_bytes"])
             raise KernelError(f"{name}: unknown parameter '{key}' (allowed: {allowed})")
+    if kd.wants_hw:
+        from gpusim.config import load_config
+
+        params["hw"] = config if config is not None else load_config()
     try:
         kernel = kd.build(tuple(shape), **params)
     except KernelError:
@@ -371,17 +392,18 @@ def _check_async(kernel: Kernel) -> None:
             raise KernelError(f"{name}: mbarrier '{bar}' needs a positive arrival count, got {count!r}")
     if kernel.warpgroup_regs is not None:
         threads = kernel.launch.threads_per_block
-        groups = -(-threads // 128)
+        groups = -(-threads // WARPGROUP_THREADS)
         regs = kernel.warpgroup_regs
         if len(regs) != groups:
             raise KernelError(f"{name}: setmaxnreg lists {len(regs)} warpgroups, the block has {groups}")
         for r in regs:
-            if r % 8 or not 24 <= r <= 256:
-                raise KernelError(f"{name}: setmaxnreg {r} must be a multiple of 8 in 24..256")
-        if 128 * sum(regs) > kernel.launch.regs_per_thread * threads:
+            lo, hi = SETMAXNREG_RANGE
+            if r % SETMAXNREG_STEP or not lo <= r <= hi:
+                raise KernelError(f"{name}: setmaxnreg {r} must be a multiple of {SETMAXNREG_STEP} in {lo}..{hi}")
+        if WARPGROUP_THREADS * sum(regs) > kernel.launch.regs_per_thread * threads:
             raise KernelError(f"{name}: setmaxnreg {'/'.join(map(str, regs))} per warpgroup needs "
-                              f"{128 * sum(regs)} registers, more than the {kernel.launch.regs_per_thread} x "
-                              f"{threads} the launch allocates")
+                              f"{WARPGROUP_THREADS * sum(regs)} registers, more than the "
+                              f"{kernel.launch.regs_per_thread} x {threads} the launch allocates")
 
 
 def _where(e: Exception, file: str) -> str:

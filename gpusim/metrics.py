@@ -219,6 +219,7 @@ BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L2 
                "L1/shared pipe": "L1/shared-bound",
                "issue slots": "issue-bound", "FP32 peak": "compute-bound", "tensor peak": "tensor-bound",
                "SFU pipe": "SFU-bound"}
+# a reporting rule, not hardware: the verdict calls a kernel bound by its busiest unit from this share of its peak
 BOUND_THRESHOLD_PCT = 60.0
 
 

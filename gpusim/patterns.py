@@ -4,19 +4,45 @@ For every :class:`~gpusim.ir.Mem` operation the address expression is evaluated 
 the pure functions of :mod:`gpusim.memory.shared` (wavefronts) and :mod:`gpusim.memory.coalescing`
 (sectors, lines). The counts are computed for a few outer-loop iterations and two CTAs: the simulator
 requires them to repeat with period 1 or 2 in the loop (double buffering) and to be equal across CTAs,
-which holds for the divisible shapes the kernels accept, and says so when it does not.
+which holds for the divisible shapes the kernels accept, and says so when it does not. The hardware
+numbers the counts depend on (warp size, banks, bank width, sector and line size) come from the config
+(:class:`AccessGeometry`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpusim.ir import AddrCtx, Kernel, KernelError, Loop, Mem
 from gpusim.memory import coalescing, shared
 
-LANES = 32
+if TYPE_CHECKING:
+    from gpusim.config import HardwareConfig
+
+
+@dataclass(frozen=True)
+class AccessGeometry:
+    """The hardware numbers the access counts depend on, as the config gives them."""
+
+    lanes: int  # threads per warp ([sm] warp_size_threads)
+    banks: int  # [shared_memory] banks
+    bank_width_bytes: int  # [shared_memory] bank_width_bytes
+    sector_bytes: int  # [l1] sector_bytes
+    line_bytes: int  # [l1] line_bytes
+
+    @classmethod
+    def of(cls, cfg: HardwareConfig) -> AccessGeometry:
+        return cls(lanes=cfg.sm.warp_size_threads, banks=cfg.shared_memory.banks,
+                   bank_width_bytes=cfg.shared_memory.bank_width_bytes, sector_bytes=cfg.l1.sector_bytes,
+                   line_bytes=cfg.l1.line_bytes)
+
+    @property
+    def banks_kw(self) -> dict[str, int]:
+        """Keyword arguments of the bank-conflict functions in :mod:`gpusim.memory.shared`."""
+        return {"banks": self.banks, "bank_width_bytes": self.bank_width_bytes, "lanes": self.lanes}
 
 
 @dataclass(frozen=True)
@@ -32,8 +58,8 @@ class MemPattern:
     instructions: np.ndarray  # warp instructions with at least one active lane
     wavefronts: np.ndarray  # shared: wavefronts; global: 0
     ideal_wavefronts: np.ndarray
-    sectors: np.ndarray  # global: 32-B sectors; shared: 0
-    lines: np.ndarray  # global: 128-B lines; shared: 0
+    sectors: np.ndarray  # global: sectors (32 B on the H100); shared: 0
+    lines: np.ndarray  # global: cache lines (128 B on the H100); shared: 0
 
     @property
     def l1tex_cycles(self) -> np.ndarray:
@@ -46,19 +72,20 @@ def cta_coords(kernel: Kernel, linear: int) -> tuple[int, int, int]:
     return linear % gx, (linear // gx) % gy, linear // (gx * gy)
 
 
-def eval_addresses(kernel: Kernel, op: Mem, cta: tuple[int, int, int], it: int, j: int) -> np.ndarray:
-    """Byte addresses of one execution of ``op`` by every warp of a CTA: shape (repeat, warps, 32)."""
+def eval_addresses(kernel: Kernel, op: Mem, cta: tuple[int, int, int], it: int, j: int,
+                   lanes: int) -> np.ndarray:
+    """Byte addresses of one execution of ``op`` by every warp of a CTA: shape (repeat, warps, lanes)."""
     block = kernel.launch.block
     threads = kernel.launch.threads_per_block
-    warps = -(-threads // LANES)
+    warps = -(-threads // lanes)
     warp = np.arange(warps).reshape(1, warps, 1)
-    lane = np.arange(LANES).reshape(1, 1, LANES)
-    tid = warp * LANES + lane
+    lane = np.arange(lanes).reshape(1, 1, lanes)
+    tid = warp * lanes + lane
     ctx = AddrCtx(r=np.arange(op.repeat).reshape(op.repeat, 1, 1), warp=warp, lane=lane, tid=tid,
                   block=block, bx=cta[0], by=cta[1], bz=cta[2], it=it, j=j)
     try:
         a = np.asarray(op.addr(ctx), dtype=np.int64)
-        a = np.broadcast_to(a, (op.repeat, warps, LANES))
+        a = np.broadcast_to(a, (op.repeat, warps, lanes))
     except Exception as e:  # an address expression is user code: name it in the error
         raise KernelError(f"{kernel.name}: address expression of '{op.name}' failed: {e}") from None
     a = np.where(tid < threads, a, -1)  # threads beyond the block are not launched
@@ -78,10 +105,10 @@ def eval_addresses(kernel: Kernel, op: Mem, cta: tuple[int, int, int], it: int, 
     return a
 
 
-def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int) -> np.ndarray:
+def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int, geo: AccessGeometry) -> np.ndarray:
     """(5, warps) counts: instructions, wavefronts, ideal wavefronts, sectors, lines."""
-    a = eval_addresses(kernel, op, cta, it, j)
-    rows = a.reshape(-1, LANES)
+    a = eval_addresses(kernel, op, cta, it, j, geo.lanes)
+    rows = a.reshape(-1, geo.lanes)
     active = (rows >= 0).sum(axis=1)
     out = np.zeros((5, rows.shape[0]), dtype=np.int64)
     out[0] = active > 0
@@ -90,16 +117,17 @@ def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int) -> np.ndarray:
         executing = np.ones(warps, dtype=bool) if op.warps is None else np.isin(np.arange(warps), op.warps)
         out[0] |= np.tile(executing, op.repeat)
     if op.kind in ("ldsm", "stsm"):  # one 128-B phase per 8x8 matrix, row addresses from the first lanes
-        n_rows = 8 * op.matrices
+        n_rows = shared.LDMATRIX_ROWS * op.matrices
         fn = shared.ldmatrix_wavefronts if op.kind == "ldsm" else shared.stmatrix_wavefronts
-        out[1] = [fn(r[:n_rows], op.matrices) if (r[:n_rows] >= 0).all() else 0 for r in rows]
+        out[1] = [fn(r[:n_rows], op.matrices, banks=geo.banks, bank_width_bytes=geo.bank_width_bytes)
+                  if (r[:n_rows] >= 0).all() else 0 for r in rows]
         out[2] = np.where(out[1] > 0, op.matrices, 0)
     elif op.space == "shared":
-        out[1] = shared.wavefronts_batch(rows, op.width_bytes)
-        out[2] = shared.ideal_wavefronts_batch(rows, op.width_bytes)
+        out[1] = shared.wavefronts_batch(rows, op.width_bytes, **geo.banks_kw)
+        out[2] = shared.ideal_wavefronts_batch(rows, op.width_bytes, **geo.banks_kw)
     else:
-        out[3] = coalescing.sectors_batch(rows, op.width_bytes)
-        out[4] = coalescing.lines_batch(rows, op.width_bytes)
+        out[3] = coalescing.sectors_batch(rows, op.width_bytes, sector_bytes=geo.sector_bytes, lanes=geo.lanes)
+        out[4] = coalescing.lines_batch(rows, op.width_bytes, line_bytes=geo.line_bytes, lanes=geo.lanes)
     return out.reshape(5, op.repeat, -1).sum(axis=1)
 
 
@@ -107,8 +135,8 @@ def loop_trips(kernel: Kernel) -> int:
     return kernel.loop.trips if kernel.loop is not None else 1
 
 
-def analyze(kernel: Kernel) -> dict[str, MemPattern]:
-    """Exact per-warp counts of every memory operation of ``kernel``."""
+def analyze(kernel: Kernel, geo: AccessGeometry) -> dict[str, MemPattern]:
+    """Exact per-warp counts of every memory operation of ``kernel`` on hardware of geometry ``geo``."""
     out: dict[str, MemPattern] = {}
     last = cta_coords(kernel, kernel.launch.num_ctas - 1)
     trips = loop_trips(kernel)
@@ -122,9 +150,11 @@ def analyze(kernel: Kernel) -> dict[str, MemPattern]:
                 if op.name in out:
                     raise KernelError(f"{kernel.name}: two memory operations are named '{op.name}'")
                 its = samples if in_loop else [0]
-                per_it = [np.stack([_counts(kernel, op, (0, 0, 0), it, j) for j in range(inner)]) for it in its]
+                per_it = [np.stack([_counts(kernel, op, (0, 0, 0), it, j, geo) for j in range(inner)])
+                          for it in its]
                 period = _period(kernel, op, per_it)
-                if not np.array_equal(per_it[0], np.stack([_counts(kernel, op, last, 0, j) for j in range(inner)])):
+                if not np.array_equal(per_it[0], np.stack([_counts(kernel, op, last, 0, j, geo)
+                                                           for j in range(inner)])):
                     raise KernelError(f"{kernel.name}: the access pattern of '{op.name}' differs between blocks "
                                       f"(0,0,0) and {last}; gpusim needs identical patterns (divisible shapes)")
                 c = np.stack(per_it[:period])  # (period, inner, 5, warps)
@@ -146,9 +176,10 @@ def _period(kernel: Kernel, op: Mem, per_it: list[np.ndarray]) -> int:
                       "the next without a period of 1 or 2")
 
 
-def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, sector_bytes: int) -> list[np.ndarray]:
+def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, geo: AccessGeometry) -> list[np.ndarray]:
     """Distinct sector ids each warp touches in one execution (for the cache models)."""
-    a = eval_addresses(kernel, op, cta, it, j)  # (R, W, 32)
+    sector_bytes = geo.sector_bytes
+    a = eval_addresses(kernel, op, cta, it, j, geo.lanes)  # (R, W, lanes)
     a = np.where(a >= 0, a + kernel.tensor_base(op.tensor), -1)
     warps = a.shape[1]
     first = a // sector_bytes
@@ -162,13 +193,14 @@ def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, sector_bytes:
     return ids
 
 
-def cta_sector_ids(kernel: Kernel, op: Mem, cta, its, inner: int, sector_bytes: int) -> np.ndarray:
+def cta_sector_ids(kernel: Kernel, op: Mem, cta, its, inner: int, geo: AccessGeometry) -> np.ndarray:
     """Distinct sector ids a whole CTA touches over iterations ``its`` (all inner iterations)."""
+    sector_bytes = geo.sector_bytes
     chunks = []
     base = kernel.tensor_base(op.tensor)
     for it in its:
         for j in range(inner):
-            a = eval_addresses(kernel, op, cta, it, j).ravel()
+            a = eval_addresses(kernel, op, cta, it, j, geo.lanes).ravel()
             a = a[a >= 0] + base
             chunks.append(a // sector_bytes)
             chunks.append((a + op.width_bytes - 1) // sector_bytes)

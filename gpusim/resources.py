@@ -19,7 +19,9 @@ from __future__ import annotations
 import bisect
 import math
 
-BIN_CYCLES = 32  # width of a capacity bin: the granularity at which the order of requests can be reshuffled
+# algorithmic, not hardware: the width of a capacity bin (the granularity at which the order of requests can be
+# reshuffled), and the work below which a reservation counts as none
+BIN_CYCLES = 32
 EPS = 1e-9
 
 

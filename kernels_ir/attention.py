@@ -59,7 +59,7 @@ def _row_addr(B, H, N, d, row_of):
 
 @register("fa2", "attention", SHAPE, {"br": 0, "bc": 0, "causal": False, "swizzle": "128B"}, _twin("fa2"),
           {"swizzle": SWIZZLES, "br": (0, 64, 128), "bc": (0, 32, 64, 128)})
-def fa2(shape, br, bc, causal, swizzle):
+def fa2(shape, br, bc, causal, swizzle, *, hw):
     """FlashAttention-2 forward: 4 warps, mma.sync + ldmatrix, cp.async K/V, online softmax (br/bc 0: defaults)."""
     name = "fa2"
     d = shape[3]
@@ -73,7 +73,7 @@ def fa2(shape, br, bc, causal, swizzle):
         raise KernelError(f"{name}: br={br} gives each of the 4 warps fewer than 16 rows")
     q_off, k_off, v_off = 0, br * d * BF16, (br + bc) * d * BF16
     smem = (br + 2 * bc) * d * BF16
-    check_smem(name, smem, f"br={br}, bc={bc}, d={d}")
+    check_smem(name, smem, f"br={br}, bc={bc}, d={d}", hw)
     nblk = N // bc
 
     def s_addr(base, rows):
@@ -137,7 +137,7 @@ def fa2(shape, br, bc, causal, swizzle):
 
 @register("fa3", "attention", SHAPE, {"bc": 128, "causal": False, "stages": 2, "swizzle": "128B"}, _twin("fa3"),
           {"bc": (64, 128, 176), "stages": STAGES, "swizzle": SWIZZLES[1:]})
-def fa3(shape, bc, causal, stages, swizzle):
+def fa3(shape, bc, causal, stages, swizzle, *, hw):
     """FlashAttention-3 forward: TMA K/V ring, wgmma, producer + 2 consumer warpgroups in ping-pong (br=128)."""
     name = "fa3"
     br = 128
@@ -145,7 +145,7 @@ def fa3(shape, bc, causal, stages, swizzle):
     q_bytes = br * d * BF16
     kv_bytes = bc * d * BF16
     smem = q_bytes + stages * 2 * kv_bytes + 1024
-    check_smem(name, smem, f"stages={stages}, bc={bc}, d={d}")
+    check_smem(name, smem, f"stages={stages}, bc={bc}, d={d}", hw)
     nblk = N // bc
     producer = (0,)
     wg1, wg2 = (4, 5, 6, 7), (8, 9, 10, 11)

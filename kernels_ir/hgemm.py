@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.config import HardwareConfig
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
                        WaitGroup, register, require_divisible)
 from kernels_ir.tc_common import BF16, CHUNK, PANEL_BYTES, STAGES, SWIZZLES, check_smem, cp_async_tile, \
@@ -41,11 +42,11 @@ MMA_THREADS = 256
 MMA_STAGE_BYTES = (MMA_BM + MMA_BN) * PANEL_BYTES
 
 
-def _mma_kernel(name: str, shape, swizzle: str, stages: int) -> Kernel:
+def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig) -> Kernel:
     M, N, K = _check(name, shape, MMA_BM, MMA_BN)
     tiles = K // BK
     smem = stages * MMA_STAGE_BYTES
-    check_smem(name, smem, f"stages={stages} x {MMA_STAGE_BYTES // 1024} KB")
+    check_smem(name, smem, f"stages={stages} x {MMA_STAGE_BYTES // 1024} KB", hw)
     if stages > 1 and tiles < stages:
         raise KernelError(f"{name}: stages={stages} needs at least {stages} K tiles of {BK}, K={K} has {tiles}")
 
@@ -143,23 +144,23 @@ MMA_CHOICES = {"swizzle": SWIZZLES, "stages": STAGES}
 
 
 @register("hgemm_mma", "hgemm", SHAPE, {"swizzle": "none", "stages": 1}, _twin("hgemm_mma"), MMA_CHOICES)
-def hgemm_mma(shape, swizzle, stages):
+def hgemm_mma(shape, swizzle, stages, *, hw):
     """mma.sync m16n8k16 + ldmatrix, 128x128x64 tiles, 8 warps, unswizzled shared memory (8-way ldmatrix conflicts)."""
-    return _mma_kernel("hgemm_mma", shape, swizzle, stages)
+    return _mma_kernel("hgemm_mma", shape, swizzle, stages, hw)
 
 
 @register("hgemm_mma_swizzled", "hgemm", SHAPE, {"swizzle": "128B", "stages": 1}, _twin("hgemm_mma_swizzled"),
           MMA_CHOICES)
-def hgemm_mma_swizzled(shape, swizzle, stages):
+def hgemm_mma_swizzled(shape, swizzle, stages, *, hw):
     """As hgemm_mma with the 128B XOR swizzle: conflict-free ldmatrix."""
-    return _mma_kernel("hgemm_mma_swizzled", shape, swizzle, stages)
+    return _mma_kernel("hgemm_mma_swizzled", shape, swizzle, stages, hw)
 
 
 @register("hgemm_mma_pipelined", "hgemm", SHAPE, {"swizzle": "128B", "stages": 3}, _twin("hgemm_mma_pipelined"),
           MMA_CHOICES)
-def hgemm_mma_pipelined(shape, swizzle, stages):
+def hgemm_mma_pipelined(shape, swizzle, stages, *, hw):
     """As hgemm_mma_swizzled with a multi-stage cp.async pipeline (stages 1..8)."""
-    return _mma_kernel("hgemm_mma_pipelined", shape, swizzle, stages)
+    return _mma_kernel("hgemm_mma_pipelined", shape, swizzle, stages, hw)
 
 
 # --- Hopper: TMA + wgmma -------------------------------------------------------------------------------------
@@ -182,7 +183,7 @@ def _hopper_c_store(N, BN, rows_of, cols_of, warps, wg_first: int, name="stC"):
 
 @register("hgemm_tma_wgmma", "hgemm", SHAPE, {"stages": 1, "swizzle": "128B"}, _twin("hgemm_tma_wgmma"),
           {"stages": STAGES, "swizzle": SWIZZLES[1:]})
-def hgemm_tma_wgmma(shape, stages, swizzle):
+def hgemm_tma_wgmma(shape, stages, swizzle, *, hw):
     """TMA tile loads on an mbarrier + wgmma m64n128k16, 128x128x64 tiles, one warpgroup."""
     name = "hgemm_tma_wgmma"
     BM = BN = 128
@@ -190,7 +191,7 @@ def hgemm_tma_wgmma(shape, stages, swizzle):
     tiles = K // BK
     stage_bytes = (BM + BN) * PANEL_BYTES
     smem = stages * stage_bytes + 1024
-    check_smem(name, smem, f"stages={stages} x {stage_bytes // 1024} KB")
+    check_smem(name, smem, f"stages={stages} x {stage_bytes // 1024} KB", hw)
     warps = (0, 1, 2, 3)
     ahead = stages - 1
 
@@ -215,13 +216,14 @@ def hgemm_tma_wgmma(shape, stages, swizzle):
                   notes="the last stages-1 iterations issue copies the twin does not (their traffic is counted)")
 
 
-def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, cluster: int = 1, order: str = "") -> Kernel:
+def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: HardwareConfig, cluster: int = 1,
+               order: str = "") -> Kernel:
     BM, BN = 128, bn
     M, N, K = _check(name, shape, BM, BN)
     tiles = K // BK
     stage_bytes = (BM + BN) * PANEL_BYTES
     smem = stages * stage_bytes + 1024
-    check_smem(name, smem, f"stages={stages} x {stage_bytes // 1024} KB (bn={bn})")
+    check_smem(name, smem, f"stages={stages} x {stage_bytes // 1024} KB (bn={bn})", hw)
     mt, nt = M // BM, N // BN
     if cluster > 1:
         require_divisible(name, "M tiles", mt, "cluster", cluster)
@@ -258,7 +260,7 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, cluster: in
     order_fn, persistent = None, 0
     if order:
         order_fn = tile_order(order, mt, nt)
-        persistent = 132
+        persistent = hw.chip.sm_count  # one CTA per SM (the twin asks the device for its SM count)
     launch = Launch(grid, (384, 1, 1), 168, smem)  # __launch_bounds__(384, 1): 65536 / 384 rounded to 8
     return Kernel(name, "hgemm", shape, params, launch, prologue, Loop(tiles, body), epi, tensors,
                   2 * M * N * K, _twin(name), mbarriers={"full": len(a) + len(b), "empty": len(consumers)},
@@ -271,23 +273,23 @@ WS_CHOICES = {"stages": STAGES, "bn": (128, 256), "swizzle": SWIZZLES[1:]}
 
 
 @register("hgemm_ws", "hgemm", SHAPE, {"stages": 3, "bn": 256, "swizzle": "128B"}, _twin("hgemm_ws"), WS_CHOICES)
-def hgemm_ws(shape, stages, bn, swizzle):
+def hgemm_ws(shape, stages, bn, swizzle, *, hw):
     """Warp-specialized: a TMA producer warpgroup and 2 wgmma consumer warpgroups over an S-stage ring."""
-    return _ws_kernel("hgemm_ws", shape, stages, bn, swizzle)
+    return _ws_kernel("hgemm_ws", shape, stages, bn, swizzle, hw)
 
 
 @register("hgemm_ws_cluster", "hgemm", SHAPE, {"stages": 3, "bn": 256, "swizzle": "128B"},
           _twin("hgemm_ws_cluster"), WS_CHOICES)
-def hgemm_ws_cluster(shape, stages, bn, swizzle):
+def hgemm_ws_cluster(shape, stages, bn, swizzle, *, hw):
     """As hgemm_ws in 2x1 clusters: the partners share the B tile through TMA multicast."""
-    return _ws_kernel("hgemm_ws_cluster", shape, stages, bn, swizzle, cluster=2)
+    return _ws_kernel("hgemm_ws_cluster", shape, stages, bn, swizzle, hw, cluster=2)
 
 
 @register("hgemm_persistent", "hgemm", SHAPE, {"stages": 3, "bn": 256, "swizzle": "128B", "order": "grouped"},
           _twin("hgemm_persistent"), WS_CHOICES | {"order": ("row", "grouped", "hilbert")})
-def hgemm_persistent(shape, stages, bn, swizzle, order):
-    """As hgemm_ws, persistent (132 CTAs) with a tile order: row-major, grouped (8 M-tiles) or Hilbert."""
-    return _ws_kernel("hgemm_persistent", shape, stages, bn, swizzle, order=order)
+def hgemm_persistent(shape, stages, bn, swizzle, order, *, hw):
+    """As hgemm_ws, persistent (one CTA per SM) with a tile order: row-major, grouped (8 M-tiles) or Hilbert."""
+    return _ws_kernel("hgemm_persistent", shape, stages, bn, swizzle, hw, order=order)
 
 
 GROUP_M = 8

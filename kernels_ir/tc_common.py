@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.config import HardwareConfig
 from gpusim.ir import KernelError, Mem
 from gpusim.memory.swizzle import SWIZZLE_SPAN_BYTES, swizzle_bytes
 
@@ -14,14 +15,15 @@ PANEL_BYTES = 128  # a 64-element bf16 row of one panel
 CHUNK = 16  # bytes per ldmatrix row / cp.async copy / swizzle chunk
 SWIZZLES = tuple(SWIZZLE_SPAN_BYTES)
 STAGES = tuple(range(1, 9))
-SMEM_LIMIT_BYTES = 232448  # 227 KB: the per-block opt-in limit ([PG] compute capability 9.0)
 
 
-def check_smem(name: str, smem: int, why: str) -> None:
-    """A knob combination whose shared memory cannot fit one block is an error at build time, naming the bytes."""
-    if smem > SMEM_LIMIT_BYTES:
+def check_smem(name: str, smem: int, why: str, hw: HardwareConfig) -> None:
+    """A knob combination whose shared memory cannot fit one block of ``hw`` (``[sm] smem_per_block_max_bytes``,
+    227 KB on the H100) is an error at build time, naming the bytes."""
+    limit = hw.sm.smem_per_block_max_bytes
+    if smem > limit:
         raise KernelError(f"{name}: {why} asks for {smem} B ({smem / 1024:.0f} KB) of shared memory per block, "
-                          f"more than the {SMEM_LIMIT_BYTES} B (227 KB) an H100 block may have")
+                          f"more than the {limit} B ({limit // 1024} KB) a block may have on the {hw.gpu_model}")
 
 
 def panel_offset(rows: int, r, c16, swizzle: str):

@@ -15,7 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusim.app import banks, catalog, ladder, pipeline, timeline
+from gpusim.config import load_config
 from gpusim.memory import shared
+
+# the H100's numbers, as the simulator passes them from the config
+H100 = load_config()
+BANKS = {"banks": H100.shared_memory.banks, "bank_width_bytes": H100.shared_memory.bank_width_bytes}
+WARP = {"lanes": H100.sm.warp_size_threads}
+SMEM = BANKS | WARP
 
 REPO = Path(__file__).resolve().parent.parent
 H100_CONFIG = REPO / "configs" / "h100_sxm.toml"
@@ -89,7 +96,7 @@ def test_the_bank_picture_agrees_with_the_simulators_wavefront_count(rows, cols,
     for c in a.cells:
         assert seen.setdefault((c.wavefront, c.bank), c.address) == c.address
     if access not in banks.MATRIX_ACCESSES:
-        assert a.wavefronts == shared.wavefronts(a.addresses, a.access.width_bytes)
+        assert a.wavefronts == shared.wavefronts(a.addresses, a.access.width_bytes, **SMEM)
 
 
 def test_tile_picture_marks_the_words_the_instruction_reads():

@@ -12,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from gpusim.config import load_config
 from gpusim.memory import coalescing, shared
+
+# the H100's numbers, as the simulator passes them from the config
+H100 = load_config()
+BANKS = {"banks": H100.shared_memory.banks, "bank_width_bytes": H100.shared_memory.bank_width_bytes}
+WARP = {"lanes": H100.sm.warp_size_threads}
+SMEM = BANKS | WARP
+SECTORS = {"sector_bytes": H100.l1.sector_bytes} | WARP
+LINES = {"line_bytes": H100.l1.line_bytes} | WARP
 
 LANE = np.arange(32)
 INACTIVE = -1
@@ -64,41 +73,41 @@ def batches(draw):
     (np.full(32, INACTIVE), 4, 0, 0),                        # no active lane
 ])
 def test_hand_worked_sectors_and_lines(addresses, width, n_sectors, n_lines):
-    assert coalescing.sectors(addresses, width) == n_sectors == len(ref_units(addresses, width, 32))
-    assert coalescing.lines(addresses, width) == n_lines == len(ref_units(addresses, width, 128))
+    assert coalescing.sectors(addresses, width, **SECTORS) == n_sectors == len(ref_units(addresses, width, 32))
+    assert coalescing.lines(addresses, width, **LINES) == n_lines == len(ref_units(addresses, width, 128))
 
 
 def test_requests_and_ideal_sectors():
-    assert coalescing.requests(LANE * 4, 4) == 1
-    assert coalescing.requests(np.where(LANE == 7, 28, INACTIVE), 4) == 1
-    assert coalescing.requests(np.full(32, INACTIVE), 4) == 0
+    assert coalescing.requests(LANE * 4, 4, **WARP) == 1
+    assert coalescing.requests(np.where(LANE == 7, 28, INACTIVE), 4, **WARP) == 1
+    assert coalescing.requests(np.full(32, INACTIVE), 4, **WARP) == 0
     # 32 lanes x width / 32 B: 4 B -> 4, 8 B -> 8, 16 B -> 16; 1 B -> 1; 10 lanes x 4 B = 40 B -> 2.
-    assert [coalescing.ideal_sectors(w) for w in (4, 8, 16, 1, 2)] == [4, 8, 16, 1, 2]
-    assert coalescing.ideal_sectors(4, 10) == 2
-    assert coalescing.ideal_sectors(16, 0) == 0
+    assert [coalescing.ideal_sectors(w, **SECTORS) for w in (4, 8, 16, 1, 2)] == [4, 8, 16, 1, 2]
+    assert coalescing.ideal_sectors(4, 10, **SECTORS) == 2
+    assert coalescing.ideal_sectors(16, 0, **SECTORS) == 0
 
 
 def test_sector_ids_are_sorted_address_over_32():
     # lanes at 4i + 4 (bytes 4..131) -> sectors 0..4; reversed lane order gives the same sorted ids.
-    assert list(coalescing.sector_ids(LANE * 4 + 4, 4)) == [0, 1, 2, 3, 4]
-    assert list(coalescing.sector_ids((LANE * 4 + 4)[::-1], 4)) == [0, 1, 2, 3, 4]
-    assert list(coalescing.sector_ids(np.full(32, INACTIVE), 4)) == []
+    assert list(coalescing.sector_ids(LANE * 4 + 4, 4, **SECTORS)) == [0, 1, 2, 3, 4]
+    assert list(coalescing.sector_ids((LANE * 4 + 4)[::-1], 4, **SECTORS)) == [0, 1, 2, 3, 4]
+    assert list(coalescing.sector_ids(np.full(32, INACTIVE), 4, **SECTORS)) == []
 
 
 def test_configured_unit_sizes_are_used():
     # 64-B "sectors": 32 x 4 B = 128 B -> 2; 256-B "lines": 32 x 16 B = 512 B -> 2.
-    assert coalescing.sectors(LANE * 4, 4, sector_bytes=64) == 2
-    assert coalescing.lines(LANE * 16, 16, line_bytes=256) == 2
+    assert coalescing.sectors(LANE * 4, 4, sector_bytes=64, lanes=SECTORS["lanes"]) == 2
+    assert coalescing.lines(LANE * 16, 16, line_bytes=256, lanes=LINES["lanes"]) == 2
 
 
 @PROPERTY
 @given(warps())
 def test_counts_equal_brute_force(warp):
     a, w = warp
-    assert coalescing.sectors(a, w) == len(ref_units(a, w, 32))
-    assert coalescing.lines(a, w) == len(ref_units(a, w, 128))
-    assert list(coalescing.sector_ids(a, w)) == sorted(ref_units(a, w, 32))
-    assert coalescing.requests(a, w) == int((a >= 0).any())
+    assert coalescing.sectors(a, w, **SECTORS) == len(ref_units(a, w, 32))
+    assert coalescing.lines(a, w, **LINES) == len(ref_units(a, w, 128))
+    assert list(coalescing.sector_ids(a, w, **SECTORS)) == sorted(ref_units(a, w, 32))
+    assert coalescing.requests(a, w, **WARP) == int((a >= 0).any())
 
 
 @PROPERTY
@@ -110,41 +119,41 @@ def test_sectors_invariant_under_32b_shifts_and_lines_under_128b(warp, k):
     by_line = np.where(active, a + 128 * k, INACTIVE)
     if (by_sector[active] < 0).any() or (by_line[active] < 0).any():
         return
-    assert coalescing.sectors(by_sector, w) == coalescing.sectors(a, w)
-    assert coalescing.lines(by_line, w) == coalescing.lines(a, w)
+    assert coalescing.sectors(by_sector, w, **SECTORS) == coalescing.sectors(a, w, **SECTORS)
+    assert coalescing.lines(by_line, w, **LINES) == coalescing.lines(a, w, **LINES)
 
 
 @PROPERTY
 @given(batches())
 def test_batch_equals_scalar(batch):
     a2d, w = batch
-    assert list(coalescing.sectors_batch(a2d, w)) == [coalescing.sectors(a, w) for a in a2d]
-    assert list(coalescing.lines_batch(a2d, w)) == [coalescing.lines(a, w) for a in a2d]
+    assert list(coalescing.sectors_batch(a2d, w, **SECTORS)) == [coalescing.sectors(a, w, **SECTORS) for a in a2d]
+    assert list(coalescing.lines_batch(a2d, w, **LINES)) == [coalescing.lines(a, w, **LINES) for a in a2d]
     if w >= 4:  # the shared-memory batch is importable from here too
-        assert list(coalescing.wavefronts_batch(a2d, w)) == [shared.wavefronts(a, w) for a in a2d]
+        assert list(coalescing.wavefronts_batch(a2d, w, **SMEM)) == [shared.wavefronts(a, w, **SMEM) for a in a2d]
 
 
 def test_large_batch_equals_scalar_across_blocks():
     rng = np.random.default_rng(1)
     a2d = rng.integers(0, 4096, size=(shared.BATCH_ROWS + 900, 32)) * 8
     a2d[::5, ::3] = INACTIVE
-    assert list(coalescing.sectors_batch(a2d, 8)) == [coalescing.sectors(a, 8) for a in a2d]
-    assert list(coalescing.lines_batch(a2d, 8)) == [coalescing.lines(a, 8) for a in a2d]
+    assert list(coalescing.sectors_batch(a2d, 8, **SECTORS)) == [coalescing.sectors(a, 8, **SECTORS) for a in a2d]
+    assert list(coalescing.lines_batch(a2d, 8, **LINES)) == [coalescing.lines(a, 8, **LINES) for a in a2d]
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: coalescing.sectors(np.arange(33) * 4, 4), "expected 32 lane addresses, got shape"),
-    (lambda: coalescing.lines([], 4), "expected 32 lane addresses"),
-    (lambda: coalescing.sectors(LANE * 4, 3), "access_bytes=3 is not an allowed access width"),
-    (lambda: coalescing.sectors(LANE * 32, 32), "access_bytes=32"),
-    (lambda: coalescing.sectors(LANE * 4 + 2, 4), "lane 0 address 2 is not aligned to the 4-byte"),
-    (lambda: coalescing.requests(LANE * 8 + 4, 8), "address 4 is not aligned to the 8-byte"),
-    (lambda: coalescing.sector_ids(LANE * 16 + 8, 16), "not aligned to the 16-byte"),
-    (lambda: coalescing.sectors_batch(LANE * 4, 4), r"expected an \(n, 32\) array"),
-    (lambda: coalescing.lines_batch(np.stack([LANE * 4, LANE * 4 + 2]), 4), "row 1 lane 0 address 2"),
-    (lambda: coalescing.ideal_sectors(4, -1), "active_lanes=-1"),
-    (lambda: coalescing.ideal_sectors(6), "access_bytes=6"),
-    (lambda: coalescing.sectors(LANE * 4, 4, sector_bytes=0), "sector_bytes=0"),
+    (lambda: coalescing.sectors(np.arange(33) * 4, 4, **SECTORS), "expected 32 lane addresses, got shape"),
+    (lambda: coalescing.lines([], 4, **LINES), "expected 32 lane addresses"),
+    (lambda: coalescing.sectors(LANE * 4, 3, **SECTORS), "access_bytes=3 is not an allowed access width"),
+    (lambda: coalescing.sectors(LANE * 32, 32, **SECTORS), "access_bytes=32"),
+    (lambda: coalescing.sectors(LANE * 4 + 2, 4, **SECTORS), "lane 0 address 2 is not aligned to the 4-byte"),
+    (lambda: coalescing.requests(LANE * 8 + 4, 8, **WARP), "address 4 is not aligned to the 8-byte"),
+    (lambda: coalescing.sector_ids(LANE * 16 + 8, 16, **SECTORS), "not aligned to the 16-byte"),
+    (lambda: coalescing.sectors_batch(LANE * 4, 4, **SECTORS), r"expected an \(n, 32\) array"),
+    (lambda: coalescing.lines_batch(np.stack([LANE * 4, LANE * 4 + 2]), 4, **LINES), "row 1 lane 0 address 2"),
+    (lambda: coalescing.ideal_sectors(4, -1, **SECTORS), "active_lanes=-1"),
+    (lambda: coalescing.ideal_sectors(6, **SECTORS), "access_bytes=6"),
+    (lambda: coalescing.sectors(LANE * 4, 4, sector_bytes=0, lanes=SECTORS["lanes"]), "sector_bytes=0"),
 ])
 def test_errors_name_the_problem(call, match):
     with pytest.raises(ValueError, match=match):

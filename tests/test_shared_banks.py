@@ -13,8 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from gpusim.config import load_config
 from gpusim.memory import shared
 from gpusim.memory.swizzle import SmemLayout
+
+# the H100's numbers, as the simulator passes them from the config
+H100 = load_config()
+BANKS = {"banks": H100.shared_memory.banks, "bank_width_bytes": H100.shared_memory.bank_width_bytes}
+WARP = {"lanes": H100.sm.warp_size_threads}
+SMEM = BANKS | WARP
 
 LANE = np.arange(32)
 INACTIVE = -1
@@ -109,7 +116,7 @@ def batches(draw):
     (np.zeros(32, int), 16, 2),        # broadcast: uniform pairs -> two 16-lane phases (measured: 2)
 ])
 def test_hand_worked_wavefronts(addresses, width, expected):
-    assert shared.wavefronts(addresses, width) == expected
+    assert shared.wavefronts(addresses, width, **SMEM) == expected
     assert ref_wavefronts(addresses, width) == expected
 
 
@@ -119,29 +126,29 @@ def test_128b_swizzle_makes_column_access_conflict_free():
     # swizzle, row i's chunk 0 moves to chunk i % 8, so a phase's 8 lanes cover banks 0..31 once -> 4.
     plain = SmemLayout(rows=32, cols=32, element_bytes=4)
     swizzled = SmemLayout(rows=32, cols=32, element_bytes=4, swizzle="128B")
-    assert shared.wavefronts(plain.offset(LANE, 0), 16) == 32
-    assert shared.wavefronts(swizzled.offset(LANE, 0), 16) == 4
-    assert shared.bank_conflicts(swizzled.offset(LANE, 0), 16) == 0
+    assert shared.wavefronts(plain.offset(LANE, 0), 16, **SMEM) == 32
+    assert shared.wavefronts(swizzled.offset(LANE, 0), 16, **SMEM) == 4
+    assert shared.bank_conflicts(swizzled.offset(LANE, 0), 16, **SMEM) == 0
 
 
 def test_padding_makes_column_access_conflict_free():
     # 32-bit column read of a 32x32 float tile: unpadded words 32i -> all bank 0 -> 32 wavefronts;
     # padded by one float, words 33i -> bank i -> 1 wavefront.
-    assert shared.wavefronts(SmemLayout(32, 32, 4).offset(LANE, 0), 4) == 32
-    assert shared.wavefronts(SmemLayout(32, 32, 4, pad_elems=1).offset(LANE, 0), 4) == 1
+    assert shared.wavefronts(SmemLayout(32, 32, 4).offset(LANE, 0), 4, **SMEM) == 32
+    assert shared.wavefronts(SmemLayout(32, 32, 4, pad_elems=1).offset(LANE, 0), 4, **SMEM) == 1
 
 
 def test_half_active_warps():
     first_half = np.where(LANE < 16, LANE * 4, INACTIVE)
     # 16 lanes, words 0..15, one each -> 1 wavefront; ideal ceil(16 * 4 / 128) = 1.
-    assert shared.wavefronts(first_half, 4) == 1
-    assert shared.bank_conflicts(first_half, 4) == 0
+    assert shared.wavefronts(first_half, 4, **SMEM) == 1
+    assert shared.bank_conflicts(first_half, 4, **SMEM) == 0
     even_stride2 = np.where(LANE % 2 == 0, LANE * 8, INACTIVE)
     # even lanes i -> word 2i: words 0, 4, .., 124 -> banks 0, 4, .., 28 twice -> 2; ideal 1 -> 1 conflict.
-    assert shared.wavefronts(even_stride2, 4) == 2
-    assert shared.bank_conflicts(even_stride2, 4) == 1
+    assert shared.wavefronts(even_stride2, 4, **SMEM) == 2
+    assert shared.bank_conflicts(even_stride2, 4, **SMEM) == 1
     # 64-bit, lanes 0..15 only: phase 0 costs 1, phase 1 has no active lane and costs 0.
-    assert shared.wavefronts(np.where(LANE < 16, LANE * 8, INACTIVE), 8) == 1
+    assert shared.wavefronts(np.where(LANE < 16, LANE * 8, INACTIVE), 8, **SMEM) == 1
 
 
 def test_each_active_phase_costs_a_wavefront():
@@ -151,17 +158,17 @@ def test_each_active_phase_costs_a_wavefront():
     a = np.full(32, INACTIVE)
     a[0:8] = np.arange(8) * 8
     a[16:24] = 64 + np.arange(8) * 8
-    assert shared.wavefronts(a, 8) == 2
-    assert shared.bank_conflicts(a, 8) == 0
+    assert shared.wavefronts(a, 8, **SMEM) == 2
+    assert shared.bank_conflicts(a, 8, **SMEM) == 0
 
 
 def test_no_active_lane_costs_nothing():
     none = np.full(32, INACTIVE)
     for width in (4, 8, 16):
-        assert shared.wavefronts(none, width) == 0
-        assert shared.bank_conflicts(none, width) == 0
-        assert (shared.bank_map(none, width) == -1).all()
-    assert list(shared.wavefronts_batch(np.full((3, 32), INACTIVE), 8)) == [0, 0, 0]
+        assert shared.wavefronts(none, width, **SMEM) == 0
+        assert shared.bank_conflicts(none, width, **SMEM) == 0
+        assert (shared.bank_map(none, width, **SMEM) == -1).all()
+    assert list(shared.wavefronts_batch(np.full((3, 32), INACTIVE), 8, **SMEM)) == [0, 0, 0]
 
 
 @pytest.mark.parametrize("width, lanes, ideal", [
@@ -170,19 +177,19 @@ def test_no_active_lane_costs_nothing():
     (16, 1, 1), (4, 0, 0),
 ])
 def test_ideal_wavefronts(width, lanes, ideal):
-    assert shared.ideal_wavefronts(width, lanes) == ideal
+    assert shared.ideal_wavefronts(width, lanes, **SMEM) == ideal
 
 
 def test_bank_conflicts_is_wavefronts_minus_ideal():
     # 32-bit stride 32: 32 wavefronts - 1 ideal = 31; 128-bit stride 2: 8 - 4 = 4.
-    assert shared.bank_conflicts(LANE * 128, 4) == 31
-    assert shared.bank_conflicts(LANE * 32, 16) == 4
+    assert shared.bank_conflicts(LANE * 128, 4, **SMEM) == 31
+    assert shared.bank_conflicts(LANE * 32, 16, **SMEM) == 4
 
 
 def test_bank_map_of_a_stride2_warp():
     # 32-bit stride 2: lane i -> word 2i, bank 2i % 32. Lanes 0..15 are the first word of banks 0..30
     # (slot 0); lanes 16..31 the second (slot 1).
-    m = shared.bank_map(LANE * 8, 4)
+    m = shared.bank_map(LANE * 8, 4, **SMEM)
     assert m.shape == (32, 2)
     assert list(m[:, 0]) == list(LANE * 2 % 32)
     assert list(m[:, 1]) == [0] * 16 + [1] * 16
@@ -190,7 +197,7 @@ def test_bank_map_of_a_stride2_warp():
 
 def test_bank_map_numbers_phases_consecutively():
     # 128-bit stride 2: each phase costs 2 (lanes i, i+4 share banks); phase p's lanes get 2p, 2p+1.
-    m = shared.bank_map(LANE * 32, 16)
+    m = shared.bank_map(LANE * 32, 16, **SMEM)
     assert list(m[:, 1]) == [2 * (i // 8) + (i % 8 >= 4) for i in range(32)]
 
 
@@ -203,15 +210,15 @@ def test_bank_map_numbers_phases_consecutively():
     (np.zeros(32, int), 4, 4),     # x4, all rows equal: 4 words once per matrix -> 1 per matrix
 ])
 def test_hand_worked_ldmatrix(rows, num, expected):
-    assert shared.ldmatrix_wavefronts(rows, num) == expected
-    assert shared.ldmatrix_wavefronts(rows, num, trans=True) == expected
-    assert shared.stmatrix_wavefronts(rows, num) == expected
+    assert shared.ldmatrix_wavefronts(rows, num, **BANKS) == expected
+    assert shared.ldmatrix_wavefronts(rows, num, trans=True, **BANKS) == expected
+    assert shared.stmatrix_wavefronts(rows, num, **BANKS) == expected
 
 
 def test_ldmatrix_of_a_128b_swizzled_tile_is_conflict_free():
     # fp16 tile with 128-B rows (64 halves); .x4 reads rows 0..31 at column 0: swizzled -> 1 per matrix.
     tile = SmemLayout(rows=32, cols=64, element_bytes=2, swizzle="128B")
-    assert shared.ldmatrix_wavefronts(tile.offset(LANE, 0), 4) == 4
+    assert shared.ldmatrix_wavefronts(tile.offset(LANE, 0), 4, **BANKS) == 4
 
 
 # ---------------------------------------------------------------- properties
@@ -220,15 +227,15 @@ def test_ldmatrix_of_a_128b_swizzled_tile_is_conflict_free():
 @given(warps())
 def test_wavefronts_equal_brute_force(warp):
     a, w = warp
-    assert shared.wavefronts(a, w) == ref_wavefronts(a, w)
-    assert shared.wavefronts(list(map(int, a)), w) == ref_wavefronts(a, w)  # plain sequences work too
+    assert shared.wavefronts(a, w, **SMEM) == ref_wavefronts(a, w)
+    assert shared.wavefronts(list(map(int, a)), w, **SMEM) == ref_wavefronts(a, w)  # plain sequences work too
 
 
 @PROPERTY
 @given(warps())
 def test_bank_conflicts_equal_brute_force(warp):
     a, w = warp
-    assert shared.bank_conflicts(a, w) == ref_wavefronts(a, w) - ref_ideal(a, w) >= 0
+    assert shared.bank_conflicts(a, w, **SMEM) == ref_wavefronts(a, w) - ref_ideal(a, w) >= 0
 
 
 @PROPERTY
@@ -238,14 +245,14 @@ def test_wavefronts_invariant_under_128b_shifts(warp, k):
     shifted = np.where(a >= 0, a + 128 * k, INACTIVE)
     if (shifted[a >= 0] < 0).any():
         return
-    assert shared.wavefronts(shifted, w) == shared.wavefronts(a, w)
+    assert shared.wavefronts(shifted, w, **SMEM) == shared.wavefronts(a, w, **SMEM)
 
 
 @PROPERTY
 @given(batches())
 def test_batch_equals_scalar(batch):
     a2d, w = batch
-    assert list(shared.wavefronts_batch(a2d, w)) == [shared.wavefronts(a, w) for a in a2d]
+    assert list(shared.wavefronts_batch(a2d, w, **SMEM)) == [shared.wavefronts(a, w, **SMEM) for a in a2d]
 
 
 def test_large_batch_equals_scalar_across_blocks():
@@ -254,18 +261,18 @@ def test_large_batch_equals_scalar_across_blocks():
     for w in (4, 8, 16):
         a2d = rng.integers(0, 512, size=(shared.BATCH_ROWS + 900, 32)) * w
         a2d[::5, ::3] = INACTIVE
-        assert list(shared.wavefronts_batch(a2d, w)) == [shared.wavefronts(a, w) for a in a2d]
+        assert list(shared.wavefronts_batch(a2d, w, **SMEM)) == [shared.wavefronts(a, w, **SMEM) for a in a2d]
 
 
 @PROPERTY
 @given(warps())
 def test_bank_map_consistent_with_wavefronts(warp):
     a, w = warp
-    m = shared.bank_map(a, w)
+    m = shared.bank_map(a, w, **SMEM)
     active = a >= 0
     assert (m[~active] == -1).all()
     assert list(m[active, 0]) == list(a[active] // 4 % 32)
-    assert m[:, 1].max() + 1 == shared.wavefronts(a, w)
+    assert m[:, 1].max() + 1 == shared.wavefronts(a, w, **SMEM)
     if w == 4:  # a valid schedule: lanes served together in one bank read the same word
         for i in np.flatnonzero(active):
             for j in np.flatnonzero(active):
@@ -279,33 +286,34 @@ def test_bank_map_consistent_with_wavefronts(warp):
 def test_ldmatrix_equals_brute_force_and_the_128bit_rule(rows):
     rows = np.array(rows, dtype=np.int64)
     num = len(rows) // 8
-    assert shared.ldmatrix_wavefronts(rows, num) == ref_matrix_wavefronts(rows)
+    assert shared.ldmatrix_wavefronts(rows, num, **BANKS) == ref_matrix_wavefronts(rows)
     # on the H100 a matrix is one quarter-warp phase of 16-B accesses (unless LDS.128's pair rule applies)
     padded = np.concatenate([rows, np.full(32 - len(rows), INACTIVE)])
     if not shared.uniform_pairs(padded[None])[0]:
-        assert shared.ldmatrix_wavefronts(rows, num) == shared.wavefronts(padded, 16)
+        assert shared.ldmatrix_wavefronts(rows, num, **BANKS) == shared.wavefronts(padded, 16, **SMEM)
 
 
 # ---------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: shared.wavefronts(np.arange(31) * 4, 4), "expected 32 lane addresses"),
-    (lambda: shared.wavefronts(np.zeros((2, 32), int), 4), "expected 32 lane addresses"),
-    (lambda: shared.wavefronts(LANE * 4, 2), "access_bytes=2 is not an allowed access width"),
-    (lambda: shared.wavefronts(LANE * 4, 32), "access_bytes=32 is not an allowed access width"),
-    (lambda: shared.wavefronts(LANE * 4 + 4, 8), "lane 0 address 4 is not aligned to the 8-byte"),
-    (lambda: shared.wavefronts(np.where(LANE == 5, 6, LANE * 4), 4), "lane 5 address 6 is not aligned"),
-    (lambda: shared.wavefronts(LANE * 4.0, 4), "must be integers"),
-    (lambda: shared.bank_conflicts(LANE * 4, 3), "access_bytes=3"),
-    (lambda: shared.bank_map(LANE, 4), "lane 1 address 1 is not aligned"),
-    (lambda: shared.wavefronts_batch(np.zeros((3, 16), int), 4), r"expected an \(n, 32\) array"),
-    (lambda: shared.wavefronts_batch(np.where(LANE == 3, 2, 0)[None].repeat(2, 0), 4), "row 0 lane 3"),
-    (lambda: shared.ideal_wavefronts(4, 33), "active_lanes=33"),
-    (lambda: shared.ideal_wavefronts(12), "access_bytes=12"),
-    (lambda: shared.ldmatrix_wavefronts(np.arange(8) * 16, 3), "num_matrices=3"),
-    (lambda: shared.ldmatrix_wavefronts(np.arange(8) * 16, 2), "expected 16 row addresses"),
-    (lambda: shared.ldmatrix_wavefronts(np.arange(8) * 8, 1), "row 1 address 8 is not a non-negative multiple"),
-    (lambda: shared.stmatrix_wavefronts(np.full(8, -16), 1), "stmatrix: row 0 address -16"),
+    (lambda: shared.wavefronts(np.arange(31) * 4, 4, **SMEM), "expected 32 lane addresses"),
+    (lambda: shared.wavefronts(np.zeros((2, 32), int), 4, **SMEM), "expected 32 lane addresses"),
+    (lambda: shared.wavefronts(LANE * 4, 2, **SMEM), "access_bytes=2 is not an allowed access width"),
+    (lambda: shared.wavefronts(LANE * 4, 32, **SMEM), "access_bytes=32 is not an allowed access width"),
+    (lambda: shared.wavefronts(LANE * 4 + 4, 8, **SMEM), "lane 0 address 4 is not aligned to the 8-byte"),
+    (lambda: shared.wavefronts(np.where(LANE == 5, 6, LANE * 4), 4, **SMEM), "lane 5 address 6 is not aligned"),
+    (lambda: shared.wavefronts(LANE * 4.0, 4, **SMEM), "must be integers"),
+    (lambda: shared.bank_conflicts(LANE * 4, 3, **SMEM), "access_bytes=3"),
+    (lambda: shared.bank_map(LANE, 4, **SMEM), "lane 1 address 1 is not aligned"),
+    (lambda: shared.wavefronts_batch(np.zeros((3, 16), int), 4, **SMEM), r"expected an \(n, 32\) array"),
+    (lambda: shared.wavefronts_batch(np.where(LANE == 3, 2, 0)[None].repeat(2, 0), 4, **SMEM), "row 0 lane 3"),
+    (lambda: shared.ideal_wavefronts(4, 33, **SMEM), "active_lanes=33"),
+    (lambda: shared.ideal_wavefronts(12, **SMEM), "access_bytes=12"),
+    (lambda: shared.ldmatrix_wavefronts(np.arange(8) * 16, 3, **BANKS), "num_matrices=3"),
+    (lambda: shared.ldmatrix_wavefronts(np.arange(8) * 16, 2, **BANKS), "expected 16 row addresses"),
+    (lambda: shared.ldmatrix_wavefronts(np.arange(8) * 8, 1, **BANKS),
+     "row 1 address 8 is not a non-negative multiple"),
+    (lambda: shared.stmatrix_wavefronts(np.full(8, -16), 1, **BANKS), "stmatrix: row 0 address -16"),
 ])
 def test_errors_name_the_problem(call, match):
     with pytest.raises(ValueError, match=match):

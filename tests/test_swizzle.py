@@ -8,8 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpusim.config import load_config
 from gpusim.memory import shared
 from gpusim.memory.swizzle import SmemLayout, cute_swizzle, padded_offset, swizzle_bytes, swizzle_params
+
+# the H100's numbers, as the simulator passes them from the config
+H100 = load_config()
+BANKS = {"banks": H100.shared_memory.banks, "bank_width_bytes": H100.shared_memory.bank_width_bytes}
+WARP = {"lanes": H100.sm.warp_size_threads}
+SMEM = BANKS | WARP
 
 LANE = np.arange(32)
 PROPERTY = settings(max_examples=200, deadline=None)
@@ -108,10 +115,10 @@ def test_padded_offset():
 def test_swizzle_removes_column_conflicts(mode, plain, swizzled):
     span = int(mode.rstrip("B"))
     cols = span // 4
-    assert shared.wavefronts(SmemLayout(32, cols, 4).offset(LANE, 0), 16) == plain
+    assert shared.wavefronts(SmemLayout(32, cols, 4).offset(LANE, 0), 16, **SMEM) == plain
     for chunk in range(span // 16):
         col = chunk * 4
-        assert shared.wavefronts(SmemLayout(32, cols, 4, swizzle=mode).offset(LANE, col), 16) == swizzled
+        assert shared.wavefronts(SmemLayout(32, cols, 4, swizzle=mode).offset(LANE, col), 16, **SMEM) == swizzled
 
 
 def test_layout_offsets():

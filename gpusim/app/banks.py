@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpusim.config import load_config
 from gpusim.memory import shared
 from gpusim.memory.swizzle import SWIZZLE_SPAN_BYTES, SmemLayout, cute_swizzle, swizzle_params
 
@@ -30,13 +31,15 @@ DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 ACCESSES = ("row-wise", "column-wise", "ldmatrix.x4", "wgmma operand")
 MATRIX_ACCESSES = ("ldmatrix.x4", "wgmma operand")
 XOR_MODES = tuple(m for m in SWIZZLE_SPAN_BYTES if m != "none")
-LANES = shared.WARP_LANES
-BANKS = shared.H100_BANKS
-WORD_BYTES = shared.BANK_WIDTH_BYTES
+_H100 = load_config()  # the lab draws the H100's shared memory (configs/h100_sxm.toml)
+LANES = _H100.sm.warp_size_threads
+BANKS = _H100.shared_memory.banks
+WORD_BYTES = _H100.shared_memory.bank_width_bytes
+BANKS_KW = {"banks": BANKS, "bank_width_bytes": WORD_BYTES}
 ROW_BYTES_16 = shared.LDMATRIX_ROW_BYTES  # ldmatrix rows and wgmma core-matrix rows: 16 bytes
 MATRIX_ROWS = shared.LDMATRIX_ROWS
 MATRICES = 4  # ldmatrix.x4; four core matrices for the wgmma pattern
-MAX_TILE_BYTES = 232448  # the H100's 227 KB of shared memory per block ([sm] smem_per_block_max_bytes)
+MAX_TILE_BYTES = _H100.sm.smem_per_block_max_bytes  # shared memory one block may use
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def offset_fn(tile: Tile, layout: Layout) -> OffsetFn:
         raise ValueError(f"unknown layout kind {layout.kind!r}")
     if size > MAX_TILE_BYTES:
         raise ValueError(f"the tile takes {size:,} B of shared memory, more than the {MAX_TILE_BYTES:,} B "
-                         f"(227 KB) one block may use")
+                         f"({MAX_TILE_BYTES // 1024} KB) one block may use")
     return fn
 
 
@@ -217,12 +220,12 @@ def analyse(tile: Tile, layout: Layout, access: str, access_bytes: int = 4) -> A
                          f"{acc.width_bytes} B (pad by a multiple of {max(1, acc.width_bytes // eb)} elements)")
     if access in MATRIX_ACCESSES:
         per = MATRIX_ROWS
-        wavefronts = shared.ldmatrix_wavefronts(addr, MATRICES)
+        wavefronts = shared.ldmatrix_wavefronts(addr, MATRICES, **BANKS_KW)
     else:
-        per = shared.phase_lanes(acc.width_bytes)
+        per = shared.phase_lanes(acc.width_bytes, **BANKS_KW, lanes=LANES)
         if per < LANES and shared.uniform_pairs(addr[None])[0]:
             per = min(2 * per, LANES)
-        wavefronts = shared.wavefronts(addr, acc.width_bytes)
+        wavefronts = shared.wavefronts(addr, acc.width_bytes, **BANKS_KW, lanes=LANES)
     cells, lane_wf, phases = _picture(addr, acc.width_bytes, per)
     return Analysis(tile, layout, acc, addr, lane_wf, cells, phases, wavefronts, len(phases))
 

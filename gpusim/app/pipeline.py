@@ -39,7 +39,7 @@ def smem_sweep(name: str, shape: tuple[int, ...], overrides: dict, cfg: Hardware
     out = []
     for s in stage_values(name):
         try:
-            k = catalog.build(name, shape, {**overrides, "stages": s})
+            k = catalog.build(name, shape, {**overrides, "stages": s}, cfg)
         except ValueError as e:
             out.append(StagePoint(s, None, 0, 0, "", str(e)))
             continue

@@ -18,11 +18,12 @@ class L1Spec:
     """L1TEX parameters (``[l1]`` in the hardware config)."""
 
     hit_latency_cycles: int = spec_field(1, 500, "global load latency on an L1 hit")
-    lines_per_cycle: int = spec_field(1, 8, "128-B lines the tag stage resolves per cycle")
+    lines_per_cycle: int = spec_field(1, 8, "cache lines the tag stage resolves per cycle")
     data_bytes_per_cycle: int = spec_field(32, 1024, "bytes the data stage moves per cycle")
-    sector_bytes: int = spec_field(32, 32, "sector size")
-    line_bytes: int = spec_field(128, 128, "cache line size")
+    sector_bytes: int = spec_field(4, 1024, "sector size (a power of two; the L2's sector size too)")
+    line_bytes: int = spec_field(4, 4096, "cache line size (a power-of-two multiple of sector_bytes)")
     lsu_queue_cycles: int = spec_field(1, 10000, "backlog of the L1TEX pipe, in cycles of work, before issue throttles")
+    issue_to_pipe_cycles: int = spec_field(0, 100, "cycles from a memory instruction's issue to the L1TEX pipe")
 
 
 @dataclass

@@ -21,7 +21,7 @@ class L2Spec:
     """L2 parameters (``[l2]`` in the hardware config)."""
 
     size_bytes: int = spec_field(1 << 20, 1 << 32, "L2 capacity")
-    sector_bytes: int = spec_field(32, 32, "sector size")
+    sector_bytes: int = spec_field(4, 1024, "sector size (equal to the L1's)")
     hit_latency_near_cycles: int = spec_field(1, 5000, "load latency on a hit in the SM's near partition")
     hit_latency_far_cycles: int = spec_field(1, 5000, "load latency on a hit in the far partition")
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")

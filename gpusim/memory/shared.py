@@ -2,14 +2,15 @@
 
 Hardware rules (``/work/shared/reference/h100.md`` §3):
 
-* Shared memory has 32 banks of 4 bytes; consecutive 4-byte words map to consecutive banks, so the bank
-  of byte address ``a`` is ``(a // 4) % 32`` [PG].
+* Shared memory has ``banks`` banks of ``bank_width_bytes`` (32 of 4 bytes on the H100); consecutive words
+  map to consecutive banks, so the bank of byte address ``a`` is ``(a // bank_width_bytes) % banks`` [PG].
 * One request per shared-memory instruction on sm_70 and later; the request is split into conflict-free
   *wavefronts*, each costing one cycle of the shared-memory pipe [NCU] §2.3.7, §2.11.1.
 * Lanes reading the same 32-bit word are served once (broadcast); for stores one lane wins, which costs
   the same as a broadcast [PG], [NCU].
-* A wavefront moves at most one word per bank, i.e. 128 bytes, so the ideal count is 1 / 2 / 4
-  wavefronts for a full warp of 32 / 64 / 128-bit accesses [F1], [F2].
+* A wavefront moves at most one word per bank, i.e. ``banks * bank_width_bytes`` (128 on the H100) bytes,
+  so the ideal count on the H100 is 1 / 2 / 4 wavefronts for a full warp of 32 / 64 / 128-bit accesses
+  [F1], [F2].
 * Wide accesses are served in *phases*: 128-bit accesses by quarter warps (lanes 0-7, 8-15, ...),
   64-bit accesses by half warps (community claim, unverified on sm_90); conflicts count only within a
   phase [GTC19], cutlass#328. The rule lives in :func:`phase_lanes` alone, so a microbenchmark that
@@ -19,13 +20,15 @@ Hardware rules (``/work/shared/reference/h100.md`` §3):
 * ldmatrix / stmatrix: eight lanes give the eight 16-byte row addresses of each 8x8 b16 matrix, one
   matrix per 128-byte phase [PTX], [LC] (inference, unverified on hardware).
 
-Conventions: ``addresses`` holds the 32 lane byte addresses of one warp instruction in lane order; a
-negative address marks an inactive (predicated-off) lane. Hardware numbers are the module constants
-below, used as keyword defaults; the simulator passes its configured values explicitly.
+Conventions: ``addresses`` holds the ``lanes`` byte addresses of one warp instruction in lane order; a
+negative address marks an inactive (predicated-off) lane. The hardware numbers (``banks``,
+``bank_width_bytes``, ``lanes`` = threads per warp) are required keyword arguments: the caller passes the
+config's ``[shared_memory]`` and ``[sm]`` values, so they have one source, ``configs/``. The module constants
+below are instruction-set facts (PTX access widths and ldmatrix shapes) and the cache's own sizes.
 
 The scalar functions are cached per distinct pattern. Bank conflicts are invariant under shifting all
-addresses by a multiple of ``banks * bank_width_bytes`` (128 B), so the cache key is the pattern shifted
-so that its lowest active address lies in the first 128 bytes.
+addresses by a multiple of ``banks * bank_width_bytes`` (128 B on the H100), so the cache key is the
+pattern shifted so that its lowest active address lies in the first ``banks * bank_width_bytes`` bytes.
 """
 
 from __future__ import annotations
@@ -38,21 +41,20 @@ import numpy as np
 
 from gpusim.specfield import spec_field
 
-H100_BANKS = 32  # shared-memory banks per SM [PG]
-BANK_WIDTH_BYTES = 4  # bytes each bank delivers per cycle [PG]
-WARP_LANES = 32  # threads per warp [TG]
 SHARED_ACCESS_BYTES = (4, 8, 16)  # ld.shared / st.shared widths per lane: 32, 64, 128 bit
 LDMATRIX_ROWS = 8  # rows of one 8x8 b16 matrix [PTX]
 LDMATRIX_ROW_BYTES = 16  # bytes of one row: 8 b16 elements [PTX]
 LDMATRIX_COUNTS = (1, 2, 4)  # .x1, .x2, .x4 [PTX]
-PATTERN_CACHE_SIZE = 1 << 16  # distinct patterns remembered per cached function
-BATCH_ROWS = 4096  # warp instructions per vectorized block: keeps the temporaries cache-sized (6x faster)
+# algorithmic, not hardware: how many distinct patterns each cached function remembers, and how many warp
+# instructions one vectorized block holds (keeps the temporaries cache-sized: 6x faster)
+PATTERN_CACHE_SIZE = 1 << 16
+BATCH_ROWS = 4096
 
 Addresses = np.ndarray | Sequence[int]
 
 
-def warp_addresses(addresses: Addresses, access_bytes: int, widths: tuple[int, ...], *, batch: bool = False,
-                   lanes: int = WARP_LANES) -> np.ndarray:
+def warp_addresses(addresses: Addresses, access_bytes: int, widths: tuple[int, ...], *, lanes: int,
+                   batch: bool = False) -> np.ndarray:
     """Check lane addresses and return them as an int64 array of shape ``(n, lanes)``.
 
     ``batch=False`` expects one warp instruction (``lanes`` addresses), ``batch=True`` an ``(n, lanes)``
@@ -83,8 +85,12 @@ def _check_banks(banks: int, bank_width_bytes: int) -> None:
         raise ValueError(f"banks={banks} and bank_width_bytes={bank_width_bytes} must both be >= 1")
 
 
-def phase_lanes(access_bytes: int, *, banks: int = H100_BANKS, bank_width_bytes: int = BANK_WIDTH_BYTES,
-                lanes: int = WARP_LANES) -> int:
+def _check_lanes(active_lanes: int, lanes: int) -> None:
+    if not 0 <= active_lanes <= lanes:
+        raise ValueError(f"active_lanes={active_lanes} is outside 0..{lanes}")
+
+
+def phase_lanes(access_bytes: int, *, banks: int, bank_width_bytes: int, lanes: int) -> int:
     """Lanes served together in one phase: as many as fill one wavefront of ``banks * bank_width_bytes``.
 
     On the H100 this gives 32 lanes for 32-bit accesses (one phase), 16 for 64-bit (half warps: lanes
@@ -174,15 +180,15 @@ def _active_phases_2d(a: np.ndarray, access_bytes: int, banks: int, bank_width_b
     return _per_phase(a, access_bytes, banks, bank_width_bytes, lambda w: (w >= 0).any(axis=2).sum(axis=1))
 
 
-def ideal_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int = H100_BANKS,
-                           bank_width_bytes: int = BANK_WIDTH_BYTES) -> np.ndarray:
+def ideal_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int, bank_width_bytes: int,
+                           lanes: int) -> np.ndarray:
     """Conflict-free wavefronts of each row: one per phase with an active lane (what ncu subtracts).
 
     Matches ncu on our H100: ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld`` equals wavefronts
     minus this count for the SGEMM ladder (validate/measurements/h100).
     """
     _check_banks(banks, bank_width_bytes)
-    a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, batch=True)
+    a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes, batch=True)
     return in_blocks(lambda block: _active_phases_2d(block, access_bytes, banks, bank_width_bytes), a)
 
 
@@ -206,8 +212,7 @@ def _wavefronts_cached(key: bytes, access_bytes: int, banks: int, bank_width_byt
     return int(_wavefronts_2d(a, access_bytes, banks, bank_width_bytes)[0])
 
 
-def wavefronts(addresses: Addresses, access_bytes: int, *, banks: int = H100_BANKS,
-               bank_width_bytes: int = BANK_WIDTH_BYTES) -> int:
+def wavefronts(addresses: Addresses, access_bytes: int, *, banks: int, bank_width_bytes: int, lanes: int) -> int:
     """Shared-memory wavefronts of one warp ``ld.shared`` / ``st.shared`` of ``access_bytes`` per lane.
 
     The warp is split into phases (:func:`phase_lanes`); within a phase each active lane touches
@@ -217,60 +222,60 @@ def wavefronts(addresses: Addresses, access_bytes: int, *, banks: int = H100_BAN
     Cached per distinct pattern (see the module docstring).
     """
     _check_banks(banks, bank_width_bytes)
-    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES)[0]
+    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes)[0]
     if not (a >= 0).any():
         return 0
     return _wavefronts_cached(_canonical_key(a, banks * bank_width_bytes), access_bytes, banks, bank_width_bytes)
 
 
-def wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int = H100_BANKS,
-                     bank_width_bytes: int = BANK_WIDTH_BYTES) -> np.ndarray:
-    """:func:`wavefronts` of each row of an ``(n, 32)`` array of warp instructions, fully vectorized."""
+def wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int, bank_width_bytes: int,
+                     lanes: int) -> np.ndarray:
+    """:func:`wavefronts` of each row of an ``(n, lanes)`` array of warp instructions, fully vectorized."""
     _check_banks(banks, bank_width_bytes)
-    a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, batch=True)
+    a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes, batch=True)
     return in_blocks(lambda block: _wavefronts_2d(block, access_bytes, banks, bank_width_bytes), a)
 
 
-def ideal_wavefronts(access_bytes: int, active_lanes: int = WARP_LANES, *, banks: int = H100_BANKS,
-                     bank_width_bytes: int = BANK_WIDTH_BYTES) -> int:
+def ideal_wavefronts(access_bytes: int, active_lanes: int | None = None, *, banks: int, bank_width_bytes: int,
+                     lanes: int) -> int:
     """Conflict-free wavefronts for ``active_lanes`` lanes: one per ``banks * bank_width_bytes`` bytes.
 
     1 / 2 / 4 for a full warp of 32 / 64 / 128-bit accesses (h100.md §3 "Ideal wavefronts": [F1], [F2]);
-    ``ceil(active_lanes * access_bytes / 128)`` for a partial warp, 0 for none.
+    ``ceil(active_lanes * access_bytes / (banks * bank_width_bytes))`` for a partial warp, 0 for none.
     """
     _check_banks(banks, bank_width_bytes)
     if access_bytes not in SHARED_ACCESS_BYTES:
         raise ValueError(f"access_bytes={access_bytes} is not an allowed access width "
                          f"(allowed: {', '.join(map(str, SHARED_ACCESS_BYTES))})")
-    if not 0 <= active_lanes <= WARP_LANES:
-        raise ValueError(f"active_lanes={active_lanes} is outside 0..{WARP_LANES}")
+    active_lanes = lanes if active_lanes is None else active_lanes
+    _check_lanes(active_lanes, lanes)
     return -(-active_lanes * access_bytes // (banks * bank_width_bytes))
 
 
-def bank_conflicts(addresses: Addresses, access_bytes: int, *, banks: int = H100_BANKS,
-                   bank_width_bytes: int = BANK_WIDTH_BYTES) -> int:
+def bank_conflicts(addresses: Addresses, access_bytes: int, *, banks: int, bank_width_bytes: int,
+                   lanes: int) -> int:
     """Excess wavefronts, ncu's ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}``.
 
     Wavefronts minus one per phase with an active lane (:func:`ideal_wavefronts_batch`; h100.md §3: [F2];
     checked against ncu on the SGEMM ladder).
     """
-    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES)
-    kw = {"banks": banks, "bank_width_bytes": bank_width_bytes}
+    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes)
+    kw = {"banks": banks, "bank_width_bytes": bank_width_bytes, "lanes": lanes}
     return wavefronts(addresses, access_bytes, **kw) - int(ideal_wavefronts_batch(a, access_bytes, **kw)[0])
 
 
-def bank_map(addresses: Addresses, access_bytes: int, *, banks: int = H100_BANKS,
-             bank_width_bytes: int = BANK_WIDTH_BYTES) -> np.ndarray:
+def bank_map(addresses: Addresses, access_bytes: int, *, banks: int, bank_width_bytes: int,
+             lanes: int) -> np.ndarray:
     """Per lane, the bank of its first word and the 0-based wavefront that serves it (for visualisation).
 
-    Returns an int64 array of shape (32, 2): column 0 the bank, column 1 the wavefront; -1 for inactive
+    Returns an int64 array of shape (lanes, 2): column 0 the bank, column 1 the wavefront; -1 for inactive
     lanes. Within each phase, wavefront slots are assigned greedily in lane order: the j-th distinct word
     (in order of first appearance) of a bank goes to slot j, a repeated word to its first slot, and a lane
     is served in the latest slot among its words. Phases are numbered consecutively, so the largest index
     plus one equals :func:`wavefronts`.
     """
     _check_banks(banks, bank_width_bytes)
-    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES)
+    a = warp_addresses(addresses, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes)
     per = next(per for mask, per in _phase_split(a, access_bytes, banks, bank_width_bytes) if mask[0])
     words = _phase_words(a, access_bytes, banks, bank_width_bytes, per)[0]  # (phases, m)
     m = words.shape[1]
@@ -286,8 +291,8 @@ def bank_map(addresses: Addresses, access_bytes: int, *, banks: int = H100_BANKS
     costs = _phase_costs(words[None], banks)[0]
     offset = np.concatenate([[0], np.cumsum(costs)[:-1]])
     k = -(-access_bytes // bank_width_bytes)
-    lane_slot = (slot + offset[:, None]).reshape(-1, k).max(axis=1)[:WARP_LANES]
-    lane_bank = bank.reshape(-1, k)[:WARP_LANES, 0]
+    lane_slot = (slot + offset[:, None]).reshape(-1, k).max(axis=1)[:lanes]
+    lane_bank = bank.reshape(-1, k)[:lanes, 0]
     active = a[0] >= 0
     return np.stack([np.where(active, lane_bank, -1), np.where(active, lane_slot, -1)], axis=1)
 
@@ -325,8 +330,8 @@ def _matrix_wavefronts(row_addresses: Addresses, num_matrices: int, banks: int, 
                                      bank_width_bytes)
 
 
-def ldmatrix_wavefronts(row_addresses: Addresses, num_matrices: int, *, trans: bool = False,
-                        banks: int = H100_BANKS, bank_width_bytes: int = BANK_WIDTH_BYTES) -> int:
+def ldmatrix_wavefronts(row_addresses: Addresses, num_matrices: int, *, banks: int, bank_width_bytes: int,
+                        trans: bool = False) -> int:
     """Wavefronts of one ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16``.
 
     ``row_addresses`` holds the ``8 * num_matrices`` 16-byte row start addresses that lanes
@@ -338,8 +343,8 @@ def ldmatrix_wavefronts(row_addresses: Addresses, num_matrices: int, *, trans: b
     return _matrix_wavefronts(row_addresses, num_matrices, banks, bank_width_bytes, "ldmatrix")
 
 
-def stmatrix_wavefronts(row_addresses: Addresses, num_matrices: int, *, trans: bool = False,
-                        banks: int = H100_BANKS, bank_width_bytes: int = BANK_WIDTH_BYTES) -> int:
+def stmatrix_wavefronts(row_addresses: Addresses, num_matrices: int, *, banks: int, bank_width_bytes: int,
+                        trans: bool = False) -> int:
     """Wavefronts of one ``stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16``: the rule of
     :func:`ldmatrix_wavefronts` (h100.md §3: [PTX], [LC])."""
     return _matrix_wavefronts(row_addresses, num_matrices, banks, bank_width_bytes, "stmatrix")

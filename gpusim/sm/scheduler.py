@@ -19,3 +19,5 @@ class SchedulerSpec:
 
     issue_instructions_per_cycle: int = spec_field(1, 4, "warp instructions one scheduler issues per cycle")
     policy: str = choice_field(POLICIES, "issue-slot arbitration among ready warps")
+    issue_quantum_instructions: int = spec_field(1, 4096, "instructions a warp's compute bundle issues before "
+                                                 "it yields the issue slot to other ready warps")
