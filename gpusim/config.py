@@ -11,6 +11,7 @@ fields that contradict each other (:data:`CONSISTENCY`: e.g. an L1 slower than t
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 import typing
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ class HardwareConfig:
 
 def load_config(path: str | Path | None = None) -> HardwareConfig:
     """Load and validate a hardware config (default: the H100 SXM)."""
-    p = Path(path) if path is not None else DEFAULT_CONFIG
+    p = path if path is not None else DEFAULT_CONFIG  # as given: an empty path stays '', not '.'
     where = quote(p)
     text = read_text(p, "config file", ConfigError)
     try:
@@ -101,7 +102,7 @@ def load_config(path: str | Path | None = None) -> HardwareConfig:
             raise ConfigError(f"{where}: missing table [{section}]")
         specs[section] = _build(cls, table, f"{where}: [{section}]", sources, section)
     _check_consistency(specs, where)
-    return HardwareConfig(path=str(p), name=raw["name"], gpu_model=raw["gpu_model"], device_names=tuple(names),
+    return HardwareConfig(path=os.fspath(p), name=raw["name"], gpu_model=raw["gpu_model"], device_names=tuple(names),
                           sources=sources, **specs)
 
 
