@@ -79,7 +79,7 @@ def _import_module(module: str) -> None:
 
 def _load_path(text: str, what: str) -> None:
     path = Path(text)
-    if not path.exists():
+    if not text or not path.exists():  # Path('') is the working folder: an empty path names no file
         raise LoadError(f"{what} {text!r}: no such file or folder")
     if path.is_dir():
         files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
