@@ -30,6 +30,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _shape(text: str) -> tuple[int, ...]:
     try:
+        if not text.isascii():  # int() would read other scripts' digits
+            raise ValueError(text)
         dims = tuple(int(x) for x in text.split(","))
     except ValueError:
         raise UserError(f"--shape {text!r}: expected comma-separated integers such as 4096,4096,4096") from None

@@ -408,6 +408,8 @@ def _replace(obj, **kw):
 
 
 def _as_int(kernel: str, key: str, value) -> int:
+    if isinstance(value, str) and not value.isascii():  # int() would read other scripts' digits ("\u0663" is 3)
+        raise KernelError(f"{kernel}: {key}={value!r} must be an integer")
     try:
         v = int(value)
     except (TypeError, ValueError):

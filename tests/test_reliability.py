@@ -211,12 +211,13 @@ CONFIGS = {
     "block registers above the SM's": (
         _cfg("max_registers_per_block = { value = 65536,", "max_registers_per_block = { value = 131072,"),
         ["sm.max_registers_per_block"]),
-    "L2 larger than HBM": (_cfg("size_bytes = { value = 52428800,", "size_bytes = { value = 4294967296,")
-                           .replace("capacity_bytes = { value = 80000000000,", "capacity_bytes = { value = 2147483648,"),
-                           ["l2.size_bytes", "hbm.capacity_bytes"]),
+    "L2 larger than HBM": (
+        _cfg("size_bytes = { value = 52428800,", "size_bytes = { value = 4294967296,")
+        .replace("capacity_bytes = { value = 80000000000,", "capacity_bytes = { value = 2147483648,"),
+        ["l2.size_bytes", "hbm.capacity_bytes"]),
     "carve-outs out of order": (_cfg("[0, 8192, 16384,", "[0, 16384, 8192,"), ["carveouts_bytes", "increasing"]),
-    "TMA from L2 slower than from HBM": (_cfg("l2_latency_cycles = { value = 340,", "l2_latency_cycles = { value = 800,"),
-                                         ["tma.l2_latency_cycles"]),
+    "TMA from L2 slower than from HBM": (
+        _cfg("l2_latency_cycles = { value = 340,", "l2_latency_cycles = { value = 800,"), ["tma.l2_latency_cycles"]),
     "no device names": (_cfg('device_names = ["NVIDIA H100 80GB HBM3"]', "device_names = []"), ["device_names"]),
     "a device name a number": (_cfg('device_names = ["NVIDIA H100 80GB HBM3"]', "device_names = [100]"),
                                ["device_names"]),
