@@ -22,7 +22,7 @@ import numpy as np
 from gpusim import patterns
 from gpusim.config import HardwareConfig
 from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming, SmParams
-from gpusim.ir import Compute, Kernel, Loop, Mem
+from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
@@ -335,6 +335,9 @@ def trip_scale(kernel: Kernel) -> float:
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
              representatives: int = REPRESENTATIVE_SMS) -> Simulation:
     """Run the whole model for one kernel launch."""
+    if kernel.tensor_bytes > cfg.hbm.capacity_bytes:  # also keeps every address well inside int64
+        raise KernelError(f"{kernel.name}: the tensors take {kernel.tensor_bytes:,} B, more than the "
+                          f"{cfg.hbm.capacity_bytes:,} B of HBM of the {cfg.name}")
     launch = kernel.launch
     try:
         occ = occupancy(cfg.sm, launch.threads_per_block, launch.regs_per_thread, launch.smem_bytes,

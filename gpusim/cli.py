@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -29,6 +30,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _shape(text: str) -> tuple[int, ...]:
     try:
+        if not text.isascii():  # int() would read other scripts' digits
+            raise ValueError(text)
         dims = tuple(int(x) for x in text.split(","))
     except ValueError:
         raise UserError(f"--shape {text!r}: expected comma-separated integers such as 4096,4096,4096") from None
@@ -240,7 +243,8 @@ def cmd_trace(a) -> int:
     from gpusim.trace import write_trace
 
     _, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config, trace=True)
-    write_trace(sim, a.output)
+    with _writing("-o", a.output):
+        write_trace(sim, a.output)
     print(f"wrote {a.output}: open it in https://ui.perfetto.dev or chrome://tracing")
     return 0
 
@@ -251,9 +255,11 @@ def cmd_validate(a) -> int:
     from gpusim import validation as v
     from gpusim.config import load_config
 
+    if a.figure:  # before anything is simulated or written
+        v.check_figure_path(a.figure)
     cfg = load_config(a.config)
     if a.measurements:
-        paths = [Path(p) for p in a.measurements]
+        paths = list(a.measurements)
     else:
         main = v.latest_measurements(cfg.gpu_model)
         paths = [main, *v.companion_files(main)]
@@ -266,9 +272,11 @@ def cmd_validate(a) -> int:
     summary = v.summarize(rows)
     report = v.markdown(rows, summary, str(path), cfg)
     if a.report:
-        Path(a.report).write_text(report)
+        with _writing("--report", a.report):
+            Path(a.report).write_text(report)
     if a.figure:
-        v.figure(rows, Path(a.figure))
+        with _writing("--figure", a.figure):
+            v.figure(rows, Path(a.figure))
     print(f"{'kernel':<26} {'shape':<16} {'pred ms':>9} {'meas ms':>9} {'error':>7}  top stall pred / ncu")
     for r in rows:
         print(f"{r.label:<26} {','.join(map(str, r.shape)):<16} {r.predicted[v.TIME] / 1e6:>9.3f} "
@@ -379,6 +387,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _writing(flag: str, path: str):
+    """Name the output path when writing it fails (an empty path, a full disk, /dev/full)."""
+    try:
+        yield
+    except OSError as e:
+        raise UserError(f"{flag} {path!r}: cannot write: {e.strerror or e}") from None
+
+
+def _negative_shapes(argv: list[str]) -> list[str]:
+    """``--shape -1,4,4`` as ``--shape=-1,4,4``: argparse takes a value starting with '-' for an option, and
+    the shape's own check then says what is wrong with it."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--shape" and i + 1 < len(argv) and argv[i + 1][:1] == "-" and argv[i + 1][1:2].isdigit():
+            out.append(f"--shape={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
+def _one_line(message: str) -> str:
+    """Every error is one line, whatever a message quotes (a user's exception text, a file's content)."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _sass_error():
     from gpusim.sass import SassError
 
@@ -392,8 +428,10 @@ def _validation_error():
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(sys.stdout, "reconfigure"):  # a name the terminal cannot encode is escaped, not a traceback
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
-        a = build_parser().parse_args(argv)
+        a = build_parser().parse_args(_negative_shapes(sys.argv[1:] if argv is None else argv))
         from gpusim import loader
 
         loader.load(getattr(a, "kernels", None) or ())
@@ -405,16 +443,17 @@ def main(argv: list[str] | None = None) -> int:
                 raise UserError(f"--family {a.family!r}: known families are {', '.join(fams)}")
         return a.fn(a)
     except UserError as e:
-        print(f"gpusim: error: {e}", file=sys.stderr)
+        print(f"gpusim: error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except (*USER_ERRORS, _validation_error(), _sass_error()) as e:
-        print(f"gpusim: error: {e}", file=sys.stderr)
+        print(f"gpusim: error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into e.g. `head`, which closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as e:
-        print(f"gpusim: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        where = f"{e.filename!r}: " if e.filename is not None else ""
+        print(f"gpusim: error: {_one_line(where + str(e.strerror or e))}", file=sys.stderr)
         return 2
 
 

@@ -1,14 +1,17 @@
 """Strict hardware-config loader.
 
-A config is a TOML file with a top-level ``name`` and ``gpu_model`` and one table per hardware unit. Every
+A config is a TOML file with a top-level ``name``, ``gpu_model`` and ``device_names`` (the names the CUDA driver
+reports for the GPU: measurement files are matched against them exactly) and one table per hardware unit. Every
 number is an inline table ``{ value = ..., source = "..." }``: the value with its unit in the key's name and
 where it comes from (a datasheet, a paper, or one of our microbenchmarks in ``validate/``). Unknown,
-missing, mistyped or out-of-range keys fail at load time with the file, the key and the allowed range.
+missing, mistyped or out-of-range keys fail at load time with the file, the key and the allowed range, and so do
+fields that contradict each other (:data:`CONSISTENCY`: e.g. an L1 slower than the L2).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 import typing
 from dataclasses import dataclass
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpusim.chip_spec import ChipSpec
+from gpusim.inputs import quote, read_text
 from gpusim.memory.hbm import HbmSpec
 from gpusim.memory.l1 import L1Spec
 from gpusim.memory.l2 import L2Spec
@@ -54,6 +58,7 @@ class HardwareConfig:
     path: str
     name: str
     gpu_model: str
+    device_names: tuple[str, ...]  # what the CUDA driver calls this GPU: measurements must come from one of them
     chip: ChipSpec
     sm: SmSpec
     scheduler: SchedulerSpec
@@ -72,21 +77,26 @@ class HardwareConfig:
 
 def load_config(path: str | Path | None = None) -> HardwareConfig:
     """Load and validate a hardware config (default: the H100 SXM)."""
-    p = Path(path) if path is not None else DEFAULT_CONFIG
-    where = str(p)
+    p = path if path is not None else DEFAULT_CONFIG  # as given: an empty path stays '', not '.'
+    where = quote(p)
+    text = read_text(p, "config file", ConfigError)
     try:
-        raw = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: no such config file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{where}: not valid TOML: {e}") from None
-    expected = {"name", "gpu_model", *SECTIONS}
+    except RecursionError:
+        raise ConfigError(f"{where}: not valid TOML: nested too deeply") from None
+    expected = {"name", "gpu_model", "device_names", *SECTIONS}
     for key in raw:
         if key not in expected:
-            raise ConfigError(f"{where}: unknown key '{key}' (allowed: {', '.join(sorted(expected))})")
+            raise ConfigError(f"{where}: unknown key {key!r} (allowed: {', '.join(sorted(expected))})")
     for key in ("name", "gpu_model"):
-        if not isinstance(raw.get(key), str) or not raw[key]:
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise ConfigError(f"{where}: '{key}' must be a non-empty string")
+    names = raw.get("device_names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise ConfigError(f"{where}: 'device_names' must be a non-empty list of the names the CUDA driver reports "
+                          "for this GPU (cudaDeviceProp.name)")
     specs: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for section, cls in SECTIONS.items():
@@ -95,7 +105,64 @@ def load_config(path: str | Path | None = None) -> HardwareConfig:
             raise ConfigError(f"{where}: missing table [{section}]")
         specs[section] = _build(cls, table, f"{where}: [{section}]", sources, section)
     _check_together(specs, where)
-    return HardwareConfig(path=where, name=raw["name"], gpu_model=raw["gpu_model"], sources=sources, **specs)
+    _check_consistency(specs, where)
+    return HardwareConfig(path=os.fspath(p), name=raw["name"], gpu_model=raw["gpu_model"], device_names=tuple(names),
+                          sources=sources, **specs)
+
+
+# Physical consistency across fields: (smaller, larger, strict, why). Each side is "section.field"; a rule holds
+# when smaller < larger (strict) or smaller <= larger.
+CONSISTENCY = (
+    ("hbm.achievable_bandwidth_bytes_per_second", "hbm.peak_bandwidth_bytes_per_second", False,
+     "sustained HBM bandwidth cannot exceed the peak"),
+    ("l1.hit_latency_cycles", "l2.hit_latency_near_cycles", True, "an L1 hit is faster than an L2 hit"),
+    ("l2.hit_latency_near_cycles", "l2.hit_latency_far_cycles", False,
+     "the near L2 partition is no slower than the far one"),
+    ("l2.hit_latency_far_cycles", "hbm.load_latency_cycles", True, "an L2 hit is faster than an HBM access"),
+    ("shared_memory.load_latency_cycles", "l2.hit_latency_near_cycles", True,
+     "shared memory is faster than an L2 hit"),
+    ("tma.l2_latency_cycles", "tma.hbm_latency_cycles", True, "a TMA copy from L2 completes before one from HBM"),
+    ("sm.max_threads_per_block", "sm.max_threads_per_sm", False, "one block must fit on an SM"),
+    ("sm.max_threads_per_sm", "sm.max_warps_per_sm * sm.warp_size_threads", False,
+     "resident threads come in resident warps"),
+    ("sm.max_ctas_per_sm", "sm.max_warps_per_sm", False, "every resident block holds at least one warp"),
+    ("sm.max_registers_per_block", "sm.registers_per_sm", False, "one block's registers must fit on an SM"),
+    ("sm.register_allocation_unit_registers", "sm.registers_per_sm", False,
+     "the register allocation unit must fit on an SM"),
+    ("sm.smem_per_block_max_bytes", "sm.smem_per_sm_max_bytes", False, "one block's shared memory must fit on an SM"),
+    ("sm.smem_per_sm_max_bytes", "sm.unified_l1_smem_bytes", False,
+     "the shared-memory carve-out is part of the unified L1"),
+    ("max(shared_memory.carveouts_bytes)", "sm.unified_l1_smem_bytes", False,
+     "a shared-memory carve-out is part of the unified L1"),
+    ("sm.smem_per_sm_max_bytes", "max(shared_memory.carveouts_bytes)", False,
+     "the largest per-SM shared memory must be one of the carve-outs"),
+    ("l2.size_bytes", "hbm.capacity_bytes", True, "the L2 caches part of HBM"),
+)
+
+
+def _value(specs: dict[str, Any], expr: str) -> float:
+    """The value of a CONSISTENCY side: ``section.field``, ``a * b`` or ``max(section.field)``."""
+    if " * " in expr:
+        a, b = expr.split(" * ")
+        return _value(specs, a) * _value(specs, b)
+    if expr.startswith("max("):
+        return max(_value(specs, expr[4:-1]))
+    section, name = expr.split(".")
+    return getattr(specs[section], name)
+
+
+def _check_consistency(specs: dict[str, Any], where: str) -> None:
+    """Fields that are each in range but contradict each other (the hardware could not be built)."""
+    for small, large, strict, why in CONSISTENCY:
+        a, b = _value(specs, small), _value(specs, large)
+        if a > b or (strict and a == b):
+            raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
+    carveouts = specs["shared_memory"].carveouts_bytes
+    if list(carveouts) != sorted(set(carveouts)):
+        raise ConfigError(f"{where}: shared_memory.carveouts_bytes must be strictly increasing")
+    line, sector = specs["l1"].line_bytes, specs["l1"].sector_bytes
+    if line % sector:
+        raise ConfigError(f"{where}: l1.line_bytes = {line} must be a multiple of l1.sector_bytes = {sector}")
 
 
 def _check_together(specs: dict[str, Any], where: str) -> None:
@@ -118,7 +185,7 @@ def _build(cls: type, table: dict, where: str, sources: dict[str, str], section:
     hints = typing.get_type_hints(cls)
     for key in table:
         if key not in fields:
-            raise ConfigError(f"{where} unknown key '{key}' (allowed: {', '.join(fields)})")
+            raise ConfigError(f"{where} unknown key {key!r} (allowed: {', '.join(fields)})")
     values = {}
     for name, f in fields.items():
         if name not in table:

@@ -222,6 +222,11 @@ class Kernel:
     # hold (gpusim/sm/icache.py); 0: small enough to fit
     loop_sass_instructions: int = 0
 
+    @property
+    def tensor_bytes(self) -> int:
+        """Device memory the global tensors take, laid out as :meth:`tensor_base` places them."""
+        return sum(-(-t.size_bytes // (1 << 20)) * (1 << 20) for t in self.tensors)
+
     def tensor_base(self, name: str) -> int:
         """Byte address of a global tensor: tensors are laid out one after another, 1 MiB aligned."""
         base = 0
@@ -321,7 +326,7 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
 
     loader.load()
     if name not in REGISTRY:
-        raise KernelError(f"unknown kernel '{name}' (see 'gpusim list'; known: {', '.join(sorted(REGISTRY))})")
+        raise KernelError(f"unknown kernel {name!r} (see 'gpusim list'; known: {', '.join(sorted(REGISTRY))})")
     kd = REGISTRY[name]
     if len(shape) != len(kd.shape_names):
         raise KernelError(f"{name}: shape needs {len(kd.shape_names)} values "
@@ -338,7 +343,7 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
             params[key] = _coerce(name, key, value, params[key], kd.choices.get(key))
         else:
             allowed = ", ".join([*params, "regs_per_thread", "smem_bytes"])
-            raise KernelError(f"{name}: unknown parameter '{key}' (allowed: {allowed})")
+            raise KernelError(f"{name}: unknown parameter {key!r} (allowed: {allowed})")
     if kd.wants_hw:
         from gpusim.config import load_config
 
@@ -361,12 +366,15 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
                 op.space != "shared" or op.matrices not in (1, 2, 4) or op.width_bytes != 16):
             raise KernelError(f"{name}: '{op.name}' ({op.kind}) needs space 'shared', width_bytes=16 and "
                               f"matrices in 1, 2, 4 (got {op.space}, {op.width_bytes}, {op.matrices})")
-    _check_async(kernel)
-    if launch_overrides:
+    if launch_overrides:  # before the checks of the launch: setmaxnreg must fit the registers really allocated
         launch = kernel.launch
+        smem = launch_overrides.get("smem_bytes", launch.smem_bytes)
+        if smem < launch.smem_bytes:  # the builder's buffers (TMA destinations included) need what it declares
+            raise KernelError(f"{name}: smem_bytes={smem} is below the {launch.smem_bytes} B of shared memory the "
+                              "kernel's buffers need")
         kernel = _replace(kernel, launch=Launch(launch.grid, launch.block,
-                                                launch_overrides.get("regs_per_thread", launch.regs_per_thread),
-                                                launch_overrides.get("smem_bytes", launch.smem_bytes)))
+                                                launch_overrides.get("regs_per_thread", launch.regs_per_thread), smem))
+    _check_async(kernel)
     return kernel
 
 
@@ -428,6 +436,8 @@ def _replace(obj, **kw):
 
 
 def _as_int(kernel: str, key: str, value) -> int:
+    if isinstance(value, str) and not value.isascii():  # int() would read other scripts' digits ("\u0663" is 3)
+        raise KernelError(f"{kernel}: {key}={value!r} must be an integer")
     try:
         v = int(value)
     except (TypeError, ValueError):

@@ -17,6 +17,7 @@ import traceback
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from gpusim.inputs import check_regular_file
 from gpusim.ir import REGISTRY, KernelError
 
 GROUP = "gpusim.kernels"
@@ -78,17 +79,18 @@ def _import_module(module: str) -> None:
 
 def _load_path(text: str, what: str) -> None:
     path = Path(text)
-    if not path.exists():
-        raise LoadError(f"{what} {text}: no such file or folder")
+    if not text or not path.exists():  # Path('') is the working folder: an empty path names no file
+        raise LoadError(f"{what} {text!r}: no such file or folder")
     if path.is_dir():
         files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
         if not files:
-            raise LoadError(f"{what} {text}: the folder holds no .py kernel file")
+            raise LoadError(f"{what} {text!r}: the folder holds no .py kernel file")
     elif path.suffix == ".py":
         files = [path]
     else:
-        raise LoadError(f"{what} {text}: expected a .py file or a folder of them")
+        raise LoadError(f"{what} {text!r}: expected a .py file or a folder of them")
     for f in files:
+        check_regular_file(f, "kernel file", LoadError)  # a FIFO named x.py would block the import
         _load_file(f)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusim.config import HardwareConfig
+from gpusim.inputs import quote, read_text
 
 REPO = Path(__file__).resolve().parent.parent
 MEASUREMENTS = REPO / "validate" / "measurements"
@@ -78,7 +79,7 @@ def latest_measurements(gpu_model: str) -> Path:
     folder = MEASUREMENTS / gpu_model.lower()
     files = sorted(folder.glob("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json"))  # one file per run date
     if not files:
-        raise ValidationError(f"no measurements in {folder}")
+        raise ValidationError(f"no measurements in {quote(folder)}")
     return files[-1]
 
 
@@ -94,10 +95,11 @@ def companion_files(path: Path) -> list[Path]:
         if not m or m.group(1)[:1].isdigit():
             continue
         try:
-            if not isinstance(json.loads(f.read_text()).get("kernels"), list):
-                continue
-        except (json.JSONDecodeError, OSError, AttributeError):
+            data = _parse(f)
+        except ValidationError:
             continue
+        if not isinstance(data, dict) or not isinstance(data.get("kernels"), list):
+            continue  # a micro-benchmark file (hopper, memsys, ...): numbers for the config, not kernels
         newest[m.group(1)] = f  # sorted by name: the last one of a family is its newest date
     return [newest[k] for k in sorted(newest)]
 
@@ -111,20 +113,116 @@ def load_all(paths: list[Path], cfg: HardwareConfig) -> dict:
     return merged
 
 
-def load_measurements(path: Path, cfg: HardwareConfig) -> dict:
+def _parse(path: Path):
+    """The JSON value of a measurement file (any type); unreadable or invalid JSON raises ValidationError."""
+    text = read_text(path, "measurement file", ValidationError)
     try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ValidationError(f"{path}: no such measurement file") from None
-    except json.JSONDecodeError as e:
-        raise ValidationError(f"{path}: not valid JSON: {e}") from None
-    if data.get("schema") != 1 or "kernels" not in data or "gpu" not in data:
-        raise ValidationError(f"{path}: not a schema-1 measurement file (needs schema, gpu, kernels)")
-    name = str(data["gpu"].get("name", ""))
-    if cfg.gpu_model.lower() not in name.lower():
-        raise ValidationError(f"{path}: measured on '{name}', but the config {cfg.path} describes a "
-                              f"{cfg.gpu_model}; choose the matching --config")
+        return json.loads(text)
+    except ValueError as e:  # JSONDecodeError, or an integer of more than 4300 digits
+        raise ValidationError(f"{quote(path)}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise ValidationError(f"{quote(path)}: not valid JSON: nested too deeply") from None
+
+
+def load_measurements(path: Path, cfg: HardwareConfig) -> dict:
+    """A schema-1 measurement file measured on the config's GPU, every field :func:`check_schema` reads
+    checked; else ValidationError naming the file and the JSON path of the bad field (one line)."""
+    data = _parse(path)
+    check_schema(data, quote(path))
+    name = data["gpu"]["name"]
+    if name not in cfg.device_names:
+        raise ValidationError(f"{quote(path)}: $.gpu.name: measured on {name!r}, but the config {quote(cfg.path)} "
+                              f"describes the {cfg.name} ({' or '.join(map(repr, cfg.device_names))}); choose the "
+                              "matching --config")
     return data
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _type(v) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            int: "an integer", float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _bad(where: str, jpath: str, want: str, got) -> ValidationError:
+    shown = repr(got) if isinstance(got, (str, int, float, bool)) and len(repr(got)) <= 40 else _type(got)
+    return ValidationError(f"{where}: {jpath}: must be {want}, got {shown}")
+
+
+def check_schema(data, where: str) -> None:
+    """The schema-1 measurement file, as far as gpusim reads it:
+
+    - top level: an object with ``schema`` = 1, ``gpu`` (an object with a non-empty string ``name``) and
+      ``kernels`` (a list);
+    - each entry: an object with ``kernel`` (a non-empty string), ``shape`` (a non-empty list of positive integers)
+      and ``time_ns`` (an object whose ``median``, and ``min``/``max`` when present, are positive finite numbers);
+      optionally ``correct`` (a boolean), ``params`` (an object of strings, numbers and booleans),
+      ``registers_per_thread`` (a positive integer), ``ncu`` (an object of metric names to finite numbers).
+
+    Anything else raises ValidationError naming ``where`` and the JSON path of the first bad field."""
+    if not isinstance(data, dict):
+        raise _bad(where, "$", "an object (a schema-1 measurement file)", data)
+    if "kernels" not in data:
+        raise ValidationError(f"{where}: $.kernels: missing: the file holds no kernel measurements (a micro-benchmark "
+                              "file's numbers go into the config, with their source)")
+    if data.get("schema") != 1 or isinstance(data.get("schema"), bool):
+        raise _bad(where, "$.schema", "1 (a schema-1 measurement file with gpu and kernels)", data.get("schema"))
+    gpu = data.get("gpu")
+    if not isinstance(gpu, dict):
+        raise _bad(where, "$.gpu", "an object naming the GPU", gpu)
+    if not isinstance(gpu.get("name"), str) or not gpu["name"].strip():
+        raise _bad(where, "$.gpu.name", "the GPU's name (a non-empty string)", gpu.get("name"))
+    kernels = data.get("kernels")
+    if not isinstance(kernels, list):
+        raise _bad(where, "$.kernels", "a list of measured kernels", kernels)
+    for i, e in enumerate(kernels):
+        at = f"$.kernels[{i}]"
+        if not isinstance(e, dict):
+            raise _bad(where, at, "an object", e)
+        for key in ("kernel", "shape", "time_ns"):
+            if key not in e:
+                raise ValidationError(f"{where}: {at}: missing {key!r}")
+        if not isinstance(e["kernel"], str) or not e["kernel"]:
+            raise _bad(where, f"{at}.kernel", "a kernel name (a non-empty string)", e["kernel"])
+        shape = e["shape"]
+        if not isinstance(shape, list) or not shape:
+            raise _bad(where, f"{at}.shape", "a non-empty list of positive integers", shape)
+        for j, d in enumerate(shape):
+            if not _is_int(d) or d <= 0:
+                raise _bad(where, f"{at}.shape[{j}]", "a positive integer", d)
+        t = e["time_ns"]
+        if not isinstance(t, dict):
+            raise _bad(where, f"{at}.time_ns", "an object with the median time", t)
+        if "median" not in t:
+            raise ValidationError(f"{where}: {at}.time_ns: missing 'median'")
+        for key in ("median", "min", "max"):
+            if key in t and not (_is_number(t[key]) and t[key] > 0):
+                raise _bad(where, f"{at}.time_ns.{key}", "a positive finite number of nanoseconds", t[key])
+        if "correct" in e and not isinstance(e["correct"], bool):
+            raise _bad(where, f"{at}.correct", "true or false", e["correct"])
+        params = e.get("params")
+        if params is not None:
+            if not isinstance(params, dict):
+                raise _bad(where, f"{at}.params", "an object of knob values", params)
+            for k, v in params.items():
+                if not isinstance(v, (str, int, float, bool)):
+                    raise _bad(where, f"{at}.params[{k!r}]", "a string, number or boolean", v)
+        regs = e.get("registers_per_thread")
+        if regs is not None and not (_is_int(regs) and regs > 0):
+            raise _bad(where, f"{at}.registers_per_thread", "a positive integer", regs)
+        ncu = e.get("ncu")
+        if ncu is not None:
+            if not isinstance(ncu, dict):
+                raise _bad(where, f"{at}.ncu", "an object of ncu metrics", ncu)
+            for k, v in ncu.items():
+                if not _is_number(v):
+                    raise _bad(where, f"{at}.ncu[{k!r}]", "a finite number", v)
 
 
 def _ranked_stalls(metrics: dict) -> tuple[str, ...]:
@@ -453,6 +551,17 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
                            f"{r.errors[metric]:+.1f}{unit} |")
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def check_figure_path(path: str) -> None:
+    """Refuse a figure path whose format matplotlib cannot write (from its extension), before any work."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    ext = Path(path).suffix[1:].lower()
+    if ext not in formats:
+        raise ValidationError(f"--figure {path!r}: cannot write {'.' + ext if ext else 'a file without an extension'}"
+                              f" (formats: {', '.join(sorted(formats))})")
 
 
 def figure(rows: list[Row], path: Path) -> None:

@@ -93,7 +93,7 @@ def test_builtins_declared_as_an_entry_point():
 
 def test_missing_kernels_path(capsys):
     line = _error(capsys, ["list", "--kernels", "no/such/dir"])
-    assert line == "gpusim: error: --kernels no/such/dir: no such file or folder"
+    assert line == "gpusim: error: --kernels 'no/such/dir': no such file or folder"
 
 
 def test_two_kernels_with_one_name_name_both_files(tmp_path, capsys):

@@ -50,7 +50,8 @@ def test_h200_differs_from_h100_only_in_hbm_and_l2_size(h100, h200):
             continue
         assert getattr(h100, section) == getattr(h200, section), section
     # the same SM; the clock each holds under tensor load is measured on each (power, not the die)
-    chip_diff = {f.name for f in dataclasses.fields(h100.chip) if getattr(h100.chip, f.name) != getattr(h200.chip, f.name)}
+    chip_diff = {f.name for f in dataclasses.fields(h100.chip)
+                 if getattr(h100.chip, f.name) != getattr(h200.chip, f.name)}
     assert chip_diff <= {"sm_clock_mma_sync_saturated_hz", "sm_clock_wgmma_saturated_hz"}
     l2_diff = {f.name for f in dataclasses.fields(h100.l2) if getattr(h100.l2, f.name) != getattr(h200.l2, f.name)}
     assert l2_diff == {"size_bytes"}

@@ -70,8 +70,9 @@ def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict
             continue
         if not isinstance(data, dict) or data.get("schema") != 1 or not isinstance(data.get("kernels"), list):
             continue
-        if cfg.gpu_model.lower() not in str(data.get("gpu", {}).get("name", "")).lower():
-            continue
+        gpu = data.get("gpu")
+        if not isinstance(gpu, dict) or gpu.get("name") not in cfg.device_names:
+            continue  # measured on another GPU (the name must match exactly: an H100 PCIe is not an H100 SXM)
         for e in data["kernels"]:
             try:
                 if not e.get("correct"):
