@@ -586,7 +586,8 @@ class ChipModel:
             if isinstance(op, Mem):
                 yield from self._mem(wp, op, it, j)
             elif isinstance(op, Compute):
-                yield from self._compute(wp, op)
+                if op.when is None or op.when(lw, j):
+                    yield from self._compute(wp, op)
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
             elif isinstance(op, Barrier):

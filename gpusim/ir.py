@@ -108,6 +108,9 @@ class Compute:
     # works ``count`` units; a later ``WaitGroup`` waits for completion
     group: str = ""
     units: int = 1  # pipe units per issued instruction (wgmma m64nNk16: N/8)
+    # warp selection per inner-loop iteration: ``when(warp, j)`` is true for the warps (of ``warps``) that execute
+    # the bundle in inner iteration ``j`` (a branch taken by some warps only in some iterations); None: always
+    when: Callable[[int, int], bool] | None = None
 
 
 @dataclass(frozen=True)

@@ -46,20 +46,21 @@ def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
     warps = -(-k.launch.threads_per_block // sim.config.sm.warp_size_threads)
     out: dict[str, list[float]] = {}
 
-    def walk(ops, mult):
+    def walk(ops, mult, js):
         for op in ops:
             if isinstance(op, Loop):
-                walk(op.body, mult * op.trips)
+                walk(op.body, mult, [j for _ in js for j in range(op.trips)])
             elif isinstance(op, Compute):
-                n = warps if op.warps is None else len([w for w in op.warps if w < warps])
+                members = range(warps) if op.warps is None else [w for w in op.warps if w < warps]
+                n = sum(1 for j in js for w in members if op.when is None or op.when(w, j))
                 acc = out.setdefault(op.pipe, [0.0, 0.0])
                 acc[0] += mult * n * op.count / op.units
                 acc[1] += mult * n * op.count
 
-    walk(k.prologue, 1.0)
+    walk(k.prologue, 1.0, [0])
     if k.loop is not None:
-        walk(k.loop.body, float(k.loop.trips) * sim.trip_scale)
-    walk(k.epilogue, 1.0)
+        walk(k.loop.body, float(k.loop.trips) * sim.trip_scale, [0])
+    walk(k.epilogue, 1.0, [0])
     return {pipe: (a * k.launch.num_ctas, b * k.launch.num_ctas) for pipe, (a, b) in out.items()}
 
 

@@ -172,3 +172,19 @@ def test_a_gather_whose_tensors_fit_in_l2_reads_each_byte_once(predicted):
     so x and idx come from HBM once each however the CTAs share x's sectors."""
     n = 1 << 20
     assert predicted("mem_gather", (n,))["dram__bytes_read.sum"] == 2 * n * F32
+
+
+def test_warp_selection_per_inner_iteration():
+    """``Compute(when=...)``: in inner iteration j only warps w <= j run the bundle (a branch some warps take in
+    some iterations): 4 warps x 4 iterations give 1 + 2 + 3 + 4 = 10 bundles of 8 FFMAs per CTA."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, Launch, Loop, Tensor
+    from gpusim.metrics import compute_totals, report
+
+    body = (Loop(4, (Compute("ffma", "fp32", 8, 8, when=lambda w, j: w <= j),), var="j"),)
+    k = Kernel("selected", "user", (1,), {}, Launch((132, 1, 1), (128, 1, 1), 16, 0), body, None, (),
+               (Tensor("t", 4),), 0, "")
+    sim = simulate(k, load_config())
+    assert compute_totals(sim)["fp32"][0] == 132 * 10 * 8
+    assert report(sim)["smsp__inst_executed.sum"] == 132 * 10 * 8
