@@ -289,6 +289,10 @@ def _even(lo: int, count: int, span: float) -> list[int]:
     return [lo + int((i + 0.5) * span / count) for i in range(count)]
 
 
+MERGED_WAVES = 8  # algorithmic: full waves of unequal CTAs simulated one by one before consecutive ones merge
+MIN_MERGED_TRIPS = 64  # algorithmic: merge only CTAs whose loops dwarf their prologue and epilogue
+
+
 def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: int) -> tuple[list[CtaWork], float]:
     """The CTAs the representative SMs run, in launch order, and the real SMs one representative stands for."""
     trips = kernel.loop.trips if kernel.loop is not None else 0
@@ -314,8 +318,20 @@ def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: 
     works = []
     full_waves, tail = divmod(n, real_slots)
     per = real_slots / rep_slots
-    for wave in range(full_waves):
-        works += [CtaWork(i, per, trips_of(i)) for i in _even(wave * real_slots, rep_slots, real_slots)]
+    # CTAs of unequal trips (causal attention) cannot be skipped by the grid fast-forward: past MERGED_WAVES full
+    # waves, one simulated CTA runs the summed trips of the CTAs that follow each other in its slot over
+    # ``group`` consecutive waves (their prologues, epilogues and launches are not repeated: a share of the time
+    # below 1 / MIN_MERGED_TRIPS per merged CTA); the simulated work stays bounded whatever the grid
+    group = -(-full_waves // MERGED_WAVES) if kernel.trips_of is not None and full_waves > MERGED_WAVES else 1
+    for first in range(0, full_waves, group):
+        waves = range(first, min(first + group, full_waves))
+        slots = _even(first * real_slots, rep_slots, real_slots)
+        stacks = [[trips_of(i + (w - first) * real_slots) for w in waves] for i in slots]
+        if min(min(t) for t in stacks) >= MIN_MERGED_TRIPS:
+            works += [CtaWork(i, per, sum(t)) for i, t in zip(slots, stacks, strict=True)]
+        else:  # short loops: every wave of the group on its own
+            for w in waves:
+                works += [CtaWork(i, per, trips_of(i)) for i in _even(w * real_slots, rep_slots, real_slots)]
     if tail:
         count = -(-tail // math.ceil(per)) if per > 1 else tail
         count = max(1, min(count, rep_slots))

@@ -87,3 +87,17 @@ def test_shuffles_run_at_the_measured_latency_and_stall_on_short_scoreboard():
     assert m["gpc__cycles_elapsed.max"] >= 64 * lat
     stalls = {k.split("stalled_")[1].split("_per")[0]: v for k, v in m.items() if "issue_stalled_" in k}
     assert max((v, s) for s, v in stalls.items() if s != "selected")[1] == "short_scoreboard", stalls
+
+
+def test_merged_waves_of_unequal_ctas_keep_the_time(monkeypatch):
+    """Causal attention's CTAs differ in trips, so the grid fast-forward cannot skip them; past MERGED_WAVES
+    waves consecutive CTAs of a slot merge into one with their summed trips. At 512K tokens (15 waves, loops of
+    hundreds of trips) that must agree with simulating every wave."""
+    from gpusim import chip
+    from gpusim.api import predict
+
+    shape, knobs = (1, 1, 1 << 19, 128), {"causal": "1"}
+    merged = predict("fa2", shape, knobs)[0]["gpu__time_duration.sum"]
+    monkeypatch.setattr(chip, "MERGED_WAVES", 10**6)
+    every = predict("fa2", shape, knobs)[0]["gpu__time_duration.sum"]
+    assert merged == pytest.approx(every, rel=0.01)
