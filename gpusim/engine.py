@@ -25,6 +25,7 @@ Fast-forward, two levels, each only once it has proved a steady state:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -268,6 +269,7 @@ class ChipModel:
         self.queue = deque(works)
         self.done_durations: list[float] = []
         self.done_weight: list[float] = []
+        self.done_shape: list[tuple] = []  # per completed CTA: its trips and tile count (what makes CTAs alike)
         self.done_stats: list[tuple[np.ndarray, float]] = []
         self.skip_time = 0.0
         self.skip_weight = 0.0
@@ -752,6 +754,7 @@ class ChipModel:
         self.loop_steady &= cta.steady
         self.done_durations.append(env.now - cta_start)
         self.done_weight.append(work.weight)
+        self.done_shape.append((work.trips, len(work.tiles)))
         self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
         self.done_work.append(cta.work_vector(self._index))
         for key in [key for key in self.mbar if key[0] == serial]:
@@ -790,6 +793,13 @@ class ChipModel:
         if abs(d2 - d1) > STEADY_TOLERANCE * d2:
             return
         skip = len(self.queue) - keep
+        # the skipped CTAs are charged the window's mean duration and work: only when they are alike on average
+        # (as many trips and tiles per CTA within the steady tolerance); causal attention's CTAs may lengthen as
+        # the queue goes on, however alike two neighbours are
+        mean_w = np.mean([t * max(n, 1) for t, n in self.done_shape[-window:]])
+        mean_q = np.mean([w.trips * max(len(w.tiles), 1) for w in itertools.islice(self.queue, 0, skip)])
+        if abs(mean_q - mean_w) > STEADY_TOLERANCE * mean_w:
+            return
         works = [self.queue.popleft() for _ in range(skip)]
         # each skipped CTA books on the units what a CTA of the window booked (its requests and its skipped
         # loop); the stretch lasts as long as the CTA rate says, and never less than its busiest unit needs

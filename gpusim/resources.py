@@ -28,7 +28,7 @@ EPS = 1e-9
 class RateServer:
     """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
 
-    __slots__ = ("rate", "name", "_cap", "_used", "_next", "_bg_t", "_bg_rate", "_bg_end", "busy", "last_end",
+    __slots__ = ("rate", "name", "_cap", "_used", "_top", "_next", "_bg_t", "_bg_rate", "_bg_end", "busy", "last_end",
                  "_floor")
 
     def __init__(self, rate: float, name: str = "") -> None:
@@ -38,6 +38,7 @@ class RateServer:
         self.name = name
         self._cap = self.rate * BIN_CYCLES
         self._used: dict[int, float] = {}  # bin -> work booked by requests
+        self._top = -1  # the latest bin holding requests
         self._next: dict[int, int] = {}  # a bin that requests filled -> a later bin to look at instead
         # background reservations as a step function of time: change points and the reserved rate after each
         self._bg_t: list[float] = [0.0]
@@ -73,11 +74,11 @@ class RateServer:
             return max(duration, 0.0)
         want = work / duration
         b0 = int(start // BIN_CYCLES)
-        ahead = [b for b in self._used if b >= b0]  # bins holding requests already booked from ``start`` on
         booked = 0.0
         ts, rs = self._bg_t, self._bg_rate
         pieces: list[tuple[float, float, float]] = []  # (from, to, rate)
-        t = max(start, (max(ahead) + 1) * BIN_CYCLES) if ahead else start  # so it never shares a bin with them
+        # after the bins holding requests already booked from ``start`` on: it never shares a bin with them
+        t = max(start, (self._top + 1) * BIN_CYCLES) if self._top >= b0 else start
         left = work
         i = bisect.bisect_right(ts, t) - 1
         while left > EPS:
@@ -164,6 +165,8 @@ class RateServer:
                 if book:
                     filled = used.get(b, 0.0) + take
                     used[b] = filled
+                    if b > self._top:
+                        self._top = b
                     if filled >= cap - EPS:
                         self._next[b] = b + 1
                 remaining -= take

@@ -101,3 +101,16 @@ def test_merged_waves_of_unequal_ctas_keep_the_time(monkeypatch):
     monkeypatch.setattr(chip, "MERGED_WAVES", 10**6)
     every = predict("fa2", shape, knobs)[0]["gpu__time_duration.sum"]
     assert merged == pytest.approx(every, rel=0.01)
+
+
+def test_causal_attention_never_beats_the_tensor_peak_at_any_length():
+    """Causal CTAs lengthen along the queue (one head: CTA i visits i + 1 KV blocks), so the grid fast-forward
+    must not charge the rest of the queue the early CTAs' durations (it once predicted 78 PFLOP/s at 16M)."""
+    from gpusim.api import predict
+    from gpusim.config import load_config
+
+    cfg = load_config()
+    peak_tflops = cfg.pipes.wgmma_flops_per_cycle_per_sm * cfg.chip.sm_count * cfg.chip.sm_clock_hz / 1e12
+    for n in (1 << 20, 1 << 22):
+        m = predict("fa3", (1, 1, n, 128), {"causal": "1"})[0]
+        assert 0 < m["gpusim__tflops"] <= peak_tflops
