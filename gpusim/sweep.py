@@ -434,7 +434,7 @@ def _run_dask(tasks: list[Task], finish, scheduler: str | None, client) -> None:
     try:
         futures = client.map(evaluate, tasks, pure=False)
         index = {f.key: j for j, f in enumerate(futures)}
-        for f, result in as_completed(futures, with_results=True):
+        for f, result in as_completed(futures, with_results=True, loop=client.loop):
             finish(index[f.key], result)
     except KeyboardInterrupt:
         client.cancel(futures)
