@@ -289,6 +289,12 @@ def cmd_validate(a) -> int:
         for k in knobs:
             print(f"  {k.kernel:<22} {','.join(map(str, k.shape)):<16} {k.knobs:<22} {k.predicted_pct:+7.1f}% / "
                   f"{k.measured_pct:+7.1f}%  {'' if k.same_direction else 'wrong direction'}")
+    checks = v.autotune(rows)
+    if checks:
+        print("\nautotune check (each measured knob sweep: the predicted best setting, and how much slower it measured "
+              "than the measured best):")
+        for line in v.autotune_lines(checks):
+            print(f"  {line}")
     print("\ngoals:")
     for line in v.goal_lines(summary, knobs):
         print(f"  {line}")
@@ -340,7 +346,7 @@ def _sweep(a) -> int:
     elapsed = time.perf_counter() - t0
     columns, rows = sweep.rows(plan, outcome)
     if a.output:
-        sweep.write_parquet(columns, rows, a.output)
+        sweep.write_parquet(columns, rows, a.output, plan.varied, plan.dims)
     if outcome.interrupted:
         kept = f"; wrote them to {a.output}" if a.output else ""
         print(f"gpusim: interrupted: {outcome.done} of {len(plan.points)} points done (cached){kept}; rerun the same "

@@ -500,17 +500,25 @@ def _arrow_type(values: list):
     return pa.string()
 
 
-def write_parquet(columns: list[str], table_rows: list[dict], path: str | Path) -> None:
+def write_parquet(columns: list[str], table_rows: list[dict], path: str | Path, varied: list[str] = (),
+                  dims: list[str] = ()) -> None:
+    """The table as Parquet; the schema's ``gpusim`` metadata names the varied knobs and the shape's dimensions
+    (so the app can draw a loaded table as the command did)."""
     import pyarrow.parquet as pq
 
-    pq.write_table(arrow_table(columns, table_rows), str(path))
+    table = arrow_table(columns, table_rows)
+    table = table.replace_schema_metadata({"gpusim": json.dumps({"varied": list(varied), "dims": list(dims)})})
+    pq.write_table(table, str(path))
 
 
-def read_parquet(path: str | Path) -> tuple[list[str], list[dict]]:
+def read_parquet(source) -> tuple[list[str], list[dict], dict]:
+    """(columns, rows, the ``gpusim`` metadata) of a table written by :func:`write_parquet` (a path or a file
+    object)."""
     import pyarrow.parquet as pq
 
-    t = pq.read_table(str(path))
-    return list(t.column_names), t.to_pylist()
+    t = pq.read_table(source if hasattr(source, "read") else str(source))
+    meta = json.loads((t.schema.metadata or {}).get(b"gpusim", b"{}"))
+    return list(t.column_names), t.to_pylist(), meta
 
 
 # ---- what a user reads ----------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ def _private_cache_dir(tmp_path, monkeypatch):
 
 def table_bytes(p, outcome, path) -> bytes:
     cols, rows = sweep.rows(p, outcome)
-    sweep.write_parquet(cols, rows, path)
+    sweep.write_parquet(cols, rows, path, p.varied, p.dims)
     return path.read_bytes()
 
 
@@ -134,7 +134,8 @@ def test_interrupted_sweep_keeps_what_it_computed(cache, monkeypatch, tmp_path, 
                    "-o", str(out)])
     assert rc == 130
     assert "interrupted: 2 of 4 points done" in capsys.readouterr().err
-    _, rows = sweep.read_parquet(out)
+    _, rows, meta = sweep.read_parquet(out)
+    assert meta == {"varied": ["stages"], "dims": ["M", "N", "K"]}
     assert [r["stages"] for r in rows] == [1, 2]
     monkeypatch.setattr(sweep, "evaluate", real)
     assert cli.main(["sweep", "hgemm_ws", "--shape", "512,512,512", "--vary", "stages=1..4", "--workers", "1"]) == 0
