@@ -253,8 +253,9 @@ def _plain(v):
 # ---- the cache --------------------------------------------------------------------------------------------------
 
 def default_cache_dir() -> Path:
+    """``$GPUSIM_CACHE_DIR`` when set, else ``~/.cache/gpusim/sweep``."""
     env = os.environ.get("GPUSIM_CACHE_DIR")
-    return Path(env) / "sweep" if env else Path.home() / ".cache" / "gpusim" / "sweep"
+    return Path(env) if env else Path.home() / ".cache" / "gpusim" / "sweep"
 
 
 class Cache:

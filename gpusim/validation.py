@@ -281,6 +281,7 @@ def knob_sensitivity(rows: list[Row]) -> list[KnobChange]:
 # measured sweep compares only settings with equal problem knobs
 PROBLEM_KNOBS = ("causal",)
 AUTOTUNE_GOAL_PCT = 5.0  # the predicted best's measured time within this of the measured optimum (issue 13)
+TIE_PCT = 0.1  # predicted times this close are a tie: the model cannot rank them; a tuner keeps the defaults
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,7 @@ class AutotuneCheck:
     predicted_best: str  # the setting the model predicts fastest, e.g. "stages=4" ("defaults")
     measured_best: str
     gap_pct: float  # the measured time of the predicted best above the measured optimum (0: the same setting)
+    ties: int = 0  # other settings predicted within TIE_PCT of the best (the model cannot tell them apart)
 
     @property
     def met(self) -> bool:
@@ -316,11 +318,14 @@ def autotune(rows: list[Row]) -> list[AutotuneCheck]:
     for (kernel, shape, problem), sel in sweeps.items():
         if len(sel) < 2:
             continue
-        pred = min(sel, key=lambda r: r.predicted[TIME])
+        fastest = min(r.predicted[TIME] for r in sel)
+        tied = [r for r in sel if r.predicted[TIME] <= fastest * (1 + TIE_PCT / 100)]
+        # on a tie the kernel's defaults stay (the knobs left as they are), else the fastest predicted of them
+        pred = min(tied, key=lambda r: (_tuning_label(r.params) != "defaults", r.predicted[TIME]))
         meas = min(sel, key=lambda r: r.measured[TIME])
         gap = 100.0 * (pred.measured[TIME] / meas.measured[TIME] - 1.0)
         out.append(AutotuneCheck(kernel, shape, problem, len(sel), _tuning_label(pred.params),
-                                 _tuning_label(meas.params), gap))
+                                 _tuning_label(meas.params), gap, len(tied) - 1))
     return out
 
 
@@ -331,8 +336,9 @@ def autotune_lines(checks: list[AutotuneCheck]) -> list[str]:
         where = f"{c.kernel}{'[' + c.problem + ']' if c.problem else ''}"
         verdict = "same best" if c.predicted_best == c.measured_best else \
             f"measured best {c.measured_best}"
+        best = c.predicted_best + (f" (tie with {c.ties})" if c.ties else "")
         lines.append(f"{where:<26} {','.join(map(str, c.shape)):<16} {c.points} settings  predicted best "
-                     f"{c.predicted_best:<14} {verdict:<28} {c.gap_pct:+6.1f}% (goal <= {AUTOTUNE_GOAL_PCT:g}%) "
+                     f"{best:<24} {verdict:<28} {c.gap_pct:+6.1f}% (goal <= {AUTOTUNE_GOAL_PCT:g}%) "
                      f"{'met' if c.met else 'short'}")
     if checks:
         met = sum(c.met for c in checks)
@@ -452,8 +458,9 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
                 "| kernel | shape | settings | predicted best | measured best | gap | goal |",
                 "|---|---|---|---|---|---|---|"]
         for c in checks:
+            tie = f" (tie with {c.ties})" if c.ties else ""
             out.append(f"| {c.kernel}{' ' + c.problem if c.problem else ''} | {','.join(map(str, c.shape))} | "
-                       f"{c.points} | {c.predicted_best} | {c.measured_best} | {c.gap_pct:+.1f}% | "
+                       f"{c.points} | {c.predicted_best}{tie} | {c.measured_best} | {c.gap_pct:+.1f}% | "
                        f"{'met' if c.met else 'short'} |")
     out += ["", "## Per kernel", "", "| kernel | shape | predicted ms | measured ms | time error | "
             "top stall (pred / ncu) |", "|---|---|---|---|---|---|"]

@@ -240,3 +240,30 @@ def test_without_dask_the_scheduler_asks_for_the_cluster_extra(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_dask)
     with pytest.raises(sweep.SweepError, match=r"pip install 'gpusim\[cluster\]'"):
         sweep.connect("tcp://127.0.0.1:9")
+
+
+# ---- the autotune check of gpusim validate ---------------------------------------------------------------------
+
+def test_autotune_check_compares_the_predicted_best_with_the_measured_best():
+    from gpusim import validation as v
+
+    def row(kernel, params, pred, meas, shape=(4096,) * 3):
+        return v.Row(kernel, shape, {v.TIME: pred}, {v.TIME: meas}, params=params)
+
+    rows = [row("k", {}, 10.0, 100.0), row("k", {"stages": "2"}, 9.0, 110.0), row("k", {"stages": "4"}, 12.0, 105.0),
+            row("a", {}, 5.0, 50.0), row("a", {"causal": "1"}, 3.0, 30.0),
+            row("a", {"bc": "64", "causal": "1"}, 3.5, 29.0),
+            row("t", {}, 7.0, 70.0), row("t", {"order": "row"}, 7.0, 80.0), row("single", {}, 1.0, 1.0)]
+    checks = {(c.kernel, c.problem): c for c in v.autotune(rows)}
+    assert set(checks) == {("k", ""), ("a", "causal=1"), ("t", "")}  # causal=1 is a problem, not a setting
+    k = checks[("k", "")]
+    assert (k.predicted_best, k.measured_best, k.points) == ("stages=2", "defaults", 3)
+    assert k.gap_pct == pytest.approx(10.0) and not k.met
+    a = checks[("a", "causal=1")]
+    assert (a.predicted_best, a.measured_best) == ("defaults", "bc=64")
+    assert a.gap_pct == pytest.approx(100 * (30 / 29 - 1))
+    t = checks[("t", "")]  # a predicted tie keeps the defaults, and says so
+    assert (t.predicted_best, t.ties, t.gap_pct, t.met) == ("defaults", 1, 0.0, True)
+    lines = v.autotune_lines(list(checks.values()))
+    assert "(goal <= 5%) short" in lines[0] and "tie with 1" in lines[2]
+    assert lines[-1].startswith("predicted best within 5% of the measured optimum on 2 of 3 sweeps")
