@@ -1,15 +1,18 @@
-"""How fast a design-space sweep runs: a grid of FP32-ladder points with 1 and 2 local worker processes, and on
-a Dask ``LocalCluster`` with 1 and 2 worker processes (no cache: every point is simulated or rejected).
+"""How fast a design-space sweep runs: a 1,000-point grid of FP32-ladder points with 1 and 2 local worker
+processes, and on a Dask ``LocalCluster`` with 1 and 2 worker processes (no cache: every point is computed).
 
 Goal (issue 13): 1,000 points of the FP32 ladder in under 5 minutes on the 2-core machine, and near-linear
 speed-up with workers on a LocalCluster. Prints the figures; asserts nothing.
 
-The default grid: sgemm_2d_blocktiling, sgemm_vectorized and sgemm_autotuned at 512^3, BM and BN in
-{32, 64, 128, 256}, BK in {8, 16, 32}, TM and TN in {4, 8, 16}: 1,296 points, of which the first ``--points``
-(default 1,000) run. Many tile combinations cannot be built (thread counts, divisibility, vector widths) and
-are rejected in milliseconds with their reason; the figures below say how many were simulated.
+Grids (``--grid``):
 
-    python benchmarks/bench_sweep.py [--points 1000] [--shape 512,512,512] [--skip-cluster]
+- ``dense`` (default, 1,024 points, ~70% simulated): sgemm_2d_blocktiling and sgemm_autotuned, BM, BN in
+  {64, 128}, BK in {8, 16}, TM, TN in {4, 8}, at 16 shapes M, N in {256, 512, 768, 1024} x K=512;
+- ``wide`` (1,296 points, the first ``--points`` run): sgemm_2d_blocktiling, sgemm_vectorized and sgemm_autotuned
+  at 512^3 with BM, BN in {32..256}, BK in {8, 16, 32}, TM, TN in {4, 8, 16}: most tile combinations cannot be
+  built (thread counts, divisibility, vector widths) and are rejected in milliseconds with their reason.
+
+    python benchmarks/bench_sweep.py [--grid dense|wide] [--points 1000] [--skip-cluster]
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ import time
 
 from gpusim import sweep
 
-KERNELS = ["sgemm_2d_blocktiling", "sgemm_vectorized", "sgemm_autotuned"]
-VARY = ["BM=32,64,128,256", "BN=32,64,128,256", "BK=8,16,32", "TM=4,8,16", "TN=4,8,16"]
+GRIDS = {
+    "dense": (["sgemm_2d_blocktiling", "sgemm_autotuned"],
+              [(m, n, 512) for m in (256, 512, 768, 1024) for n in (256, 512, 768, 1024)],
+              ["BM=64,128", "BN=64,128", "BK=8,16", "TM=4,8", "TN=4,8"]),
+    "wide": (["sgemm_2d_blocktiling", "sgemm_vectorized", "sgemm_autotuned"], [(512, 512, 512)],
+             ["BM=32,64,128,256", "BN=32,64,128,256", "BK=8,16,32", "TM=4,8,16", "TN=4,8,16"]),
+}
 
 
 def timed(label: str, plan: sweep.Plan, **how) -> tuple[float, list]:
@@ -34,13 +42,15 @@ def timed(label: str, plan: sweep.Plan, **how) -> tuple[float, list]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--points", type=int, default=1000)
-    ap.add_argument("--shape", default="512,512,512")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="dense")
+    ap.add_argument("--points", type=int, default=None, help="run only the first N points of the grid")
     ap.add_argument("--skip-cluster", action="store_true", help="local worker processes only")
     a = ap.parse_args()
-    plan = sweep.plan(KERNELS, [sweep.parse_shape(a.shape)], sweep.parse_vary(VARY), max_points=100_000)
+    kernels, shapes, vary = GRIDS[a.grid]
+    plan = sweep.plan(kernels, shapes, sweep.parse_vary(vary), max_points=100_000)
     plan.points = plan.points[:a.points]
-    print(f"grid: {', '.join(KERNELS)} at {a.shape}; {' '.join(VARY)}; first {len(plan.points)} points")
+    print(f"grid {a.grid}: {', '.join(kernels)}; {len(shapes)} shape(s) {shapes[0]}..{shapes[-1]}; {' '.join(vary)}; "
+          f"{len(plan.points)} points")
     t1, results = timed("local, 1 worker", plan, workers=1)
     simulated = sum("metrics" in r for r in results)
     print(f"  {simulated} points simulated, {len(results) - simulated} rejected with a reason (cannot launch)")
