@@ -22,6 +22,7 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -589,19 +590,21 @@ def figure(table_rows: list[dict], varied: list[str], path: str | Path | None = 
 
     varied = [k for k in varied if len({r.get(k) for r in table_rows}) > 1] or varied
     grouped = groups(table_rows)
+    unit = _unit(table_rows)
     if len(varied) == 2:
         panels = list(grouped.items())[:6]
         fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), squeeze=False)
         for ax, ((_, kernel, shape), sel) in zip(axes[0], panels, strict=True):
-            _heatmap(ax, sel, varied, f"{kernel} {shape}\n{sel[0]['config']}")
+            _heatmap(ax, sel, varied, f"{kernel} {shape}\n{sel[0]['config']}", unit)
     else:
         knobs = varied or ["kernel"]
         fig, axes = plt.subplots(1, len(knobs), figsize=(4.6 * len(knobs), 3.8), squeeze=False)
         for ax, k in zip(axes[0], knobs, strict=True):
             for gi, ((_, kernel, shape), sel) in enumerate(grouped.items()):
-                _knob_line(ax, sel, k, f"{kernel} {shape} {sel[0]['config']}" if len(grouped) > 1 else None, gi)
+                _knob_line(ax, sel, k, f"{kernel} {shape} {sel[0]['config']}" if len(grouped) > 1 else None, gi,
+                           unit)
             ax.set_xlabel(k)
-            ax.set_ylabel("predicted time (ms)")
+            ax.set_ylabel(f"predicted time ({unit[0]})")
             ax.grid(alpha=0.3)
         if len(grouped) > 1:
             axes[0][-1].legend(fontsize=6, loc="best")
@@ -615,6 +618,12 @@ def figure(table_rows: list[dict], varied: list[str], path: str | Path | None = 
     return fig
 
 
+def _unit(table_rows: list[dict]) -> tuple[str, float]:
+    """Milliseconds, or microseconds when every point is faster than 1 ms: (name, ns per unit)."""
+    good = ok_rows(table_rows)
+    return ("ms", 1e6) if good and max(r[TIME] for r in good) >= 1e6 else ("us", 1e3)
+
+
 def _values(sel: list[dict], knob: str) -> list:
     vals = list(dict.fromkeys(r.get(knob) for r in sel))
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
@@ -622,39 +631,41 @@ def _values(sel: list[dict], knob: str) -> list:
     return vals
 
 
-def _knob_line(ax, sel: list[dict], knob: str, label: str | None, color: int) -> None:
+def _knob_line(ax, sel: list[dict], knob: str, label: str | None, color: int, unit: tuple[str, float]) -> None:
     xs = _values(sel, knob)
     pos = {v: i for i, v in enumerate(xs)}
     good = ok_rows(sel)
     c = f"C{color % 10}"
-    ax.scatter([pos[r.get(knob)] for r in good], [r[TIME] / 1e6 for r in good], s=10, alpha=0.35, color=c)
-    best = [(pos[v], min(r[TIME] for r in good if r.get(knob) == v) / 1e6) for v in xs
+    ax.scatter([pos[r.get(knob)] for r in good], [r[TIME] / unit[1] for r in good], s=10, alpha=0.35, color=c)
+    best = [(pos[v], min(r[TIME] for r in good if r.get(knob) == v) / unit[1]) for v in xs
             if any(r.get(knob) == v for r in good)]
     if best:
-        ax.plot(*zip(*best, strict=True), "-o", ms=4, color=c, label=(label or "best") + "")
+        ax.plot(*zip(*best, strict=True), "-o", ms=4, color=c, label=label or "best")
     ax.set_xticks(range(len(xs)), [str(v) for v in xs], rotation=45 if len(xs) > 8 else 0, fontsize=7)
 
 
-def _heatmap(ax, sel: list[dict], knobs: list[str], title: str) -> None:
+def _heatmap(ax, sel: list[dict], knobs: list[str], title: str, unit: tuple[str, float]) -> None:
     import numpy as np
 
     ys, xs = _values(sel, knobs[0]), _values(sel, knobs[1])
     grid = np.full((len(ys), len(xs)), np.nan)
     for r in ok_rows(sel):
         i, j = ys.index(r.get(knobs[0])), xs.index(r.get(knobs[1]))
-        grid[i, j] = np.nanmin([grid[i, j], r[TIME] / 1e6])
+        grid[i, j] = np.nanmin([grid[i, j], r[TIME] / unit[1]])
     im = ax.imshow(grid, cmap="viridis_r", aspect="auto")
+    lo, hi = (np.nanmin(grid), np.nanmax(grid)) if np.isfinite(grid).any() else (0.0, 1.0)
     for i in range(len(ys)):
         for j in range(len(xs)):
-            text = "x" if np.isnan(grid[i, j]) else f"{grid[i, j]:.3g}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=6, color="grey" if np.isnan(grid[i, j]) else "w")
+            v = grid[i, j]
+            dark = not np.isnan(v) and hi > lo and (v - lo) / (hi - lo) > 0.5  # viridis_r: slow cells are dark
+            ax.text(j, i, "x" if np.isnan(v) else f"{v:.3g}", ha="center", va="center", fontsize=6,
+                    color="grey" if np.isnan(v) else ("white" if dark else "black"))
     ax.set_xticks(range(len(xs)), [str(v) for v in xs], fontsize=7)
     ax.set_yticks(range(len(ys)), [str(v) for v in ys], fontsize=7)
     ax.set_xlabel(knobs[1])
     ax.set_ylabel(knobs[0])
-    ax.set_title(title + "  (ms; x: cannot launch)", fontsize=8)
-    ax.figure.colorbar(im, ax=ax, label="predicted time (ms)")
-
+    ax.set_title(f"{title}  ({unit[0]}; x: cannot launch)", fontsize=8)
+    ax.figure.colorbar(im, ax=ax, label=f"predicted time ({unit[0]})")
 
 # ---- the printed report -----------------------------------------------------------------------------------------
 
@@ -699,13 +710,13 @@ def report_lines(table_rows: list[dict], knobs: list[str], n_top: int = 10) -> l
     out: list[str] = []
     failed = [r for r in table_rows if r.get(ERROR)]
     out.append(f"{len(table_rows)} points: {len(table_rows) - len(failed)} predicted, {len(failed)} cannot launch")
-    reasons: dict[str, int] = {}
+    reasons: dict[str, list[str]] = {}  # reasons alike but for their numbers, with every instance
     for r in failed:
-        reasons[r[ERROR]] = reasons.get(r[ERROR], 0) + 1
-    for why, count in sorted(reasons.items(), key=lambda x: -x[1])[:3]:
-        out.append(f"  {count} x {why}")
+        reasons.setdefault(re.sub(r"\d+", "#", r[ERROR]), []).append(r[ERROR])
+    for same in sorted(reasons.values(), key=lambda x: -len(x))[:3]:
+        out.append(f"  {len(same)} x {same[0]}" + (" (and alike)" if len(set(same)) > 1 else ""))
     if len(reasons) > 3:
-        out.append(f"  ... and {len(reasons) - 3} other reasons (column {ERROR})")
+        out.append(f"  ... and {len(reasons) - 3} other kinds of reason (column {ERROR})")
     for cfg in dict.fromkeys(r["config"] for r in table_rows):
         sel = [r for r in table_rows if r["config"] == cfg]
         best = top(sel, n_top)
