@@ -1,4 +1,4 @@
-"""Command line: ``gpusim run | list | ladder | trace | validate | sass``."""
+"""Command line: ``gpusim run | list | ladder | trace | validate | sweep | sass``."""
 
 from __future__ import annotations
 
@@ -298,6 +298,12 @@ def cmd_validate(a) -> int:
         for k in knobs:
             print(f"  {k.kernel:<22} {','.join(map(str, k.shape)):<16} {k.knobs:<22} {k.predicted_pct:+7.1f}% / "
                   f"{k.measured_pct:+7.1f}%  {'' if k.same_direction else 'wrong direction'}")
+    checks = v.autotune(rows)
+    if checks:
+        print("\nautotune check (each measured knob sweep: the predicted best setting, and how much slower it measured "
+              "than the measured best):")
+        for line in v.autotune_lines(checks):
+            print(f"  {line}")
     print("\ngoals:")
     for line in v.goal_lines(summary, knobs, v.load_tolerances()):
         print(f"  {line}")
@@ -309,6 +315,87 @@ def cmd_validate(a) -> int:
             print(f"gpusim: accuracy regression: {line}", file=sys.stderr)
         return 1 if bad else 0
     return 0
+
+
+def cmd_sweep(a) -> int:
+    from gpusim.sweep import SweepError
+
+    try:
+        return _sweep(a)
+    except SweepError as e:
+        raise UserError(str(e)) from None
+
+
+def _sweep(a) -> int:
+    from gpusim import sweep
+
+    kernels = [k.strip() for k in a.kernel.split(",") if k.strip()]
+    shapes = [sweep.parse_shape(t) for t in a.shape or ()]
+    if a.shapes:
+        shapes += sweep.read_shapes(a.shapes)
+    if a.workers is not None and a.workers < 1:
+        raise UserError(f"--workers {a.workers}: must be at least 1")
+    max_points = sweep.DEFAULT_MAX_POINTS if a.max_points is None else a.max_points
+    if max_points < 1:
+        raise UserError(f"--max-points {max_points}: must be at least 1")
+    for out, suffix in ((a.output, ".parquet"), (a.figure, ".png")):
+        if out and not out.endswith(suffix):
+            raise UserError(f"{out}: expected a {suffix} file")
+    plan = sweep.plan(kernels, shapes, sweep.parse_vary(a.vary or ()), _sets(a.set), a.config or [None],
+                      max_points, tuple(a.kernels or ()))
+    client = sweep.connect(a.scheduler) if a.scheduler else None  # unreachable: one line now, not mid-sweep
+    cache = sweep.Cache(None if a.no_cache else sweep.default_cache_dir())
+    where = f"the Dask cluster at {a.scheduler}" if client else f"{a.workers or os.cpu_count() or 1} local worker(s)"
+    print(f"sweeping {len(plan.points)} points on {where}", file=sys.stderr)
+    t0 = time.perf_counter()
+    with _sweep_progress() as progress:
+        outcome = sweep.run(plan, a.workers, client=client, cache=cache, progress=progress)
+    if client is not None:
+        client.close()
+    elapsed = time.perf_counter() - t0
+    columns, rows = sweep.rows(plan, outcome)
+    if a.output:
+        sweep.write_parquet(columns, rows, a.output, plan.varied, plan.dims)
+    if outcome.interrupted:
+        kept = f"; wrote them to {a.output}" if a.output else ""
+        print(f"gpusim: interrupted: {outcome.done} of {len(plan.points)} points done (cached){kept}; rerun the same "
+              "command to compute the rest", file=sys.stderr)
+        return 130
+    for line in sweep.report_lines(rows, plan.varied):
+        print(line)
+    if a.figure:
+        sweep.figure(rows, plan.varied, a.figure)
+    wrote = " and ".join(x for x in (a.output, a.figure) if x)
+    print(f"\n{outcome.computed} points computed, {outcome.cached} from the cache in {elapsed:.1f} s"
+          + (f"; wrote {wrote}" if wrote else "; -o FILE.parquet keeps the table"))
+    return 0
+
+
+class _sweep_progress:  # noqa: N801 (a context manager used like a function)
+    """A progress bar on stderr: tqdm when installed (and stderr is a terminal), else a plain one."""
+
+    def __enter__(self):
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            tqdm = None
+        self.bar = None
+
+        def progress(done: int, total: int) -> None:
+            if tqdm is not None:
+                if self.bar is None:
+                    self.bar = tqdm(total=total, initial=done, file=sys.stderr, unit="pt", disable=None,
+                                    dynamic_ncols=True)
+                self.bar.update(done - self.bar.n)
+            else:
+                _progress(done, total, "")
+
+        return progress
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
 
 
 def cmd_sass(a) -> int:
@@ -377,6 +464,27 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")
     val.add_argument("--check", action="store_true", help="exit 1 if validate/tolerances.toml is exceeded")
     val.set_defaults(fn=cmd_validate)
+    sw = sub.add_parser("sweep", help="predict every combination of knobs, shapes and GPU configs (a tidy table)")
+    sw.add_argument("kernel", help="kernel to sweep (several: comma-separated)")
+    kernels(sw)
+    sw.add_argument("--shape", action="append", help="problem shape, e.g. 1024,1024,1024 (repeatable)")
+    sw.add_argument("--shapes", metavar="FILE", help="a file of shapes, one per line")
+    sw.add_argument("--vary", action="append", metavar="KEY=V1,V2,...",
+                    help="a knob and its values; ranges such as stages=1..8 (repeatable: every combination)")
+    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="fix a knob for every point")
+    sw.add_argument("--config", nargs="+", default=None, metavar="TOML",
+                    help="hardware configs: the same sweep on each, side by side (default configs/h100_sxm.toml)")
+    sw.add_argument("-o", "--output", default=None, metavar="OUT.parquet", help="write the table (Parquet)")
+    sw.add_argument("--figure", default=None, metavar="OUT.png", help="time against each knob, or a heatmap of two")
+    sw.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    sw.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="run on the Dask cluster at ADDRESS, e.g. tcp://host:8786 (pip install 'gpusim[cluster]')")
+    sw.add_argument("--max-points", type=int, default=None, metavar="N",
+                    help="refuse a grid larger than N points (default 10,000)")
+    sw.add_argument("--no-cache", action="store_true",
+                    help="compute every point (default: reuse results cached in ~/.cache/gpusim/sweep or "
+                         "$GPUSIM_CACHE_DIR)")
+    sw.set_defaults(fn=cmd_sweep)
     sa = sub.add_parser("sass", help="compile a .cu file and count its SASS instructions per loop body")
     sa.add_argument("file", help="CUDA source (.cu)")
     sa.add_argument("--arch", default="sm_90a", help="target architecture (default sm_90a)")

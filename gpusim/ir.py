@@ -282,6 +282,7 @@ class KernelDef:
 
 
 REGISTRY: dict[str, KernelDef] = {}
+LAUNCH_KNOBS = ("regs_per_thread", "smem_bytes")  # launch resources any kernel may override
 
 
 def register(name: str, family: str = "user", shape_names: tuple[str, ...] = (), defaults: dict | None = None,
@@ -322,31 +323,51 @@ def register(name: str, family: str = "user", shape_names: tuple[str, ...] = (),
     return deco
 
 
-def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = None,
-                 config: HardwareConfig | None = None) -> Kernel:
-    """Build a registered kernel for ``config`` (default: the H100), validating the shape and every override."""
+def kernel_def(name: str) -> KernelDef:
+    """The registered kernel ``name`` (every kernel source loaded first)."""
     from gpusim import loader
 
     loader.load()
     if name not in REGISTRY:
         raise KernelError(f"unknown kernel {name!r} (see 'gpusim list'; known: {', '.join(sorted(REGISTRY))})")
-    kd = REGISTRY[name]
+    return REGISTRY[name]
+
+
+def check_shape(name: str, shape: tuple[int, ...]) -> KernelDef:
+    """The registered kernel ``name``, after checking that ``shape`` has its number of positive dimensions."""
+    kd = kernel_def(name)
     if len(shape) != len(kd.shape_names):
         raise KernelError(f"{name}: shape needs {len(kd.shape_names)} values "
                           f"({','.join(kd.shape_names)}), got {len(shape)}")
     for n, v in zip(kd.shape_names, shape, strict=True):
         if v <= 0:
             raise KernelError(f"{name}: shape {n}={v} must be positive")
+    return kd
+
+
+def resolve_params(name: str, overrides: dict | None = None) -> tuple[dict, dict]:
+    """(every parameter of kernel ``name`` with the overrides applied and coerced to its type, the launch
+    overrides ``regs_per_thread`` / ``smem_bytes``); an unknown key or a value outside a parameter's type or
+    choices raises :class:`KernelError`."""
+    kd = kernel_def(name)
     params = dict(kd.defaults)
     launch_overrides = {}
     for key, value in (overrides or {}).items():
-        if key in ("regs_per_thread", "smem_bytes"):
+        if key in LAUNCH_KNOBS:
             launch_overrides[key] = _as_int(name, key, value)
         elif key in params:
             params[key] = _coerce(name, key, value, params[key], kd.choices.get(key))
         else:
-            allowed = ", ".join([*params, "regs_per_thread", "smem_bytes"])
+            allowed = ", ".join([*params, *LAUNCH_KNOBS])
             raise KernelError(f"{name}: unknown parameter {key!r} (allowed: {allowed})")
+    return params, launch_overrides
+
+
+def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = None,
+                 config: HardwareConfig | None = None) -> Kernel:
+    """Build a registered kernel for ``config`` (default: the H100), validating the shape and every override."""
+    kd = check_shape(name, shape)
+    params, launch_overrides = resolve_params(name, overrides)
     if kd.wants_hw:
         from gpusim.config import load_config
 

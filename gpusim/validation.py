@@ -401,6 +401,76 @@ def knob_sensitivity(rows: list[Row]) -> list[KnobChange]:
     return out
 
 
+# knobs that change what a kernel computes, not how (a causal mask): an autotuner never trades them, so a
+# measured sweep compares only settings with equal problem knobs
+PROBLEM_KNOBS = ("causal",)
+AUTOTUNE_GOAL_PCT = 5.0  # the predicted best's measured time within this of the measured optimum (issue 13)
+TIE_PCT = 0.1  # predicted times this close are a tie: the model cannot rank them; a tuner keeps the defaults
+
+
+@dataclass(frozen=True)
+class AutotuneCheck:
+    """One measured knob sweep (a kernel at a shape, several knob settings): would the model pick the right one?"""
+
+    kernel: str
+    shape: tuple[int, ...]
+    problem: str  # the problem knobs the sweep holds fixed, e.g. "causal=1" ("" for none)
+    points: int  # measured settings
+    predicted_best: str  # the setting the model predicts fastest, e.g. "stages=4" ("defaults")
+    measured_best: str
+    gap_pct: float  # the measured time of the predicted best above the measured optimum (0: the same setting)
+    ties: int = 0  # other settings predicted within TIE_PCT of the best (the model cannot tell them apart)
+
+    @property
+    def met(self) -> bool:
+        return self.gap_pct <= AUTOTUNE_GOAL_PCT
+
+
+def _tuning_label(params: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in params.items() if k not in PROBLEM_KNOBS) or "defaults"
+
+
+def autotune(rows: list[Row]) -> list[AutotuneCheck]:
+    """Every measured knob sweep: the rows of one kernel at one shape with the same problem knobs (the default
+    row and its knob variants, as in :func:`knob_sensitivity`), at least two settings. Reports whether the
+    predicted fastest setting is the measured fastest and how far its measured time is from the optimum."""
+    sweeps: dict[tuple, list[Row]] = {}
+    for r in rows:
+        problem = ",".join(f"{k}={v}" for k, v in r.params.items() if k in PROBLEM_KNOBS)
+        sweeps.setdefault((r.kernel, r.shape, problem), []).append(r)
+    out = []
+    for (kernel, shape, problem), sel in sweeps.items():
+        if len(sel) < 2:
+            continue
+        fastest = min(r.predicted[TIME] for r in sel)
+        tied = [r for r in sel if r.predicted[TIME] <= fastest * (1 + TIE_PCT / 100)]
+        # on a tie the kernel's defaults stay (the knobs left as they are), else the fastest predicted of them
+        pred = min(tied, key=lambda r: (_tuning_label(r.params) != "defaults", r.predicted[TIME]))
+        meas = min(sel, key=lambda r: r.measured[TIME])
+        gap = 100.0 * (pred.measured[TIME] / meas.measured[TIME] - 1.0)
+        out.append(AutotuneCheck(kernel, shape, problem, len(sel), _tuning_label(pred.params),
+                                 _tuning_label(meas.params), gap, len(tied) - 1))
+    return out
+
+
+def autotune_lines(checks: list[AutotuneCheck]) -> list[str]:
+    """The autotune section of ``gpusim validate``: one line per measured sweep, then the total."""
+    lines = []
+    for c in checks:
+        where = f"{c.kernel}{'[' + c.problem + ']' if c.problem else ''}"
+        verdict = "same best" if c.predicted_best == c.measured_best else \
+            f"measured best {c.measured_best}"
+        best = c.predicted_best + (f" (tie with {c.ties})" if c.ties else "")
+        lines.append(f"{where:<26} {','.join(map(str, c.shape)):<16} {c.points} settings  predicted best "
+                     f"{best:<24} {verdict:<28} {c.gap_pct:+6.1f}% (goal <= {AUTOTUNE_GOAL_PCT:g}%) "
+                     f"{'met' if c.met else 'short'}")
+    if checks:
+        met = sum(c.met for c in checks)
+        same = sum(c.predicted_best == c.measured_best for c in checks)
+        lines.append(f"predicted best within {AUTOTUNE_GOAL_PCT:g}% of the measured optimum on {met} of {len(checks)} "
+                     f"sweeps ({same} pick the measured best; goal: all)")
+    return lines
+
 # What the project aims for (issues "memory system at chip scale" and "the SM side"); printed beside the
 # tolerances, which only guard against regressions. (label, summary key, goal, unit, "<=" or ">=")
 GOALS = (
@@ -534,6 +604,18 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
         for k in knobs:
             out.append(f"| {k.kernel} | {','.join(map(str, k.shape))} | {k.knobs} | {k.predicted_pct:+.1f}% | "
                        f"{k.measured_pct:+.1f}% | {k.gap_pts:+.1f} pts | {'same' if k.same_direction else 'WRONG'} |")
+    checks = autotune(rows)
+    if checks:
+        out += ["", "## Autotune check", "", "Each measured knob sweep: the setting the model predicts fastest, the "
+                f"measured fastest, and how much slower the predicted best measured (goal: within "
+                f"{AUTOTUNE_GOAL_PCT:g}%).", "",
+                "| kernel | shape | settings | predicted best | measured best | gap | goal |",
+                "|---|---|---|---|---|---|---|"]
+        for c in checks:
+            tie = f" (tie with {c.ties})" if c.ties else ""
+            out.append(f"| {c.kernel}{' ' + c.problem if c.problem else ''} | {','.join(map(str, c.shape))} | "
+                       f"{c.points} | {c.predicted_best}{tie} | {c.measured_best} | {c.gap_pct:+.1f}% | "
+                       f"{'met' if c.met else 'short'} |")
     out += ["", "## Per kernel", "", "| kernel | shape | predicted ms | measured ms | time error | "
             "top stall (pred / ncu) |", "|---|---|---|---|---|---|"]
     for r in rows:

@@ -430,3 +430,60 @@ def test_explorer_loads_a_user_kernel_file_and_shows_a_bad_one_as_one_line(app, 
         REGISTRY.update(saved)
         loader._loaded_sources.clear()
         loader._loaded_sources.update(sources)
+
+
+def test_sweep_page_heatmap_front_and_a_point_opened_in_the_explorer(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    at = goto(app, "sweep")
+    assert at.selectbox(key="sp_kernel").value == "hgemm_ws"
+    at.text_input(key="sp_hgemm_ws_shape").set_value("512,512,512")
+    at.multiselect(key="sp_hgemm_ws_stages").set_value([2, 3, 4, 5])
+    at.multiselect(key="sp_hgemm_ws_bn").set_value([128, 256])
+    rerun(at)
+    at.button(key="sp_run").click()
+    rerun(at)
+    assert metric(at, "points") == "8" and metric(at, "cannot launch") == "1"  # stages=5 x bn=256: 241 KB
+    heat = chart_data(next(c for c in at.get("vega_lite_chart") if '"rect"' in c.proto.spec), "stages")
+    assert set(zip(heat["stages"], heat["bn"], strict=True)) == {(s, b) for s in "2345" for b in ("128", "256")} - {
+        ("5", "256")}  # the heatmap's empty cell: the point that cannot launch
+    assert any('"on the front"' in c.proto.spec for c in at.get("vega_lite_chart"))
+    table = at.dataframe[-1].value
+    assert table["cannot launch"].str.contains("shared memory").sum() == 1
+    pick = at.selectbox(key="sp_point").options[-1]  # the slowest point that launches
+    at.selectbox(key="sp_point").set_value(pick)
+    rerun(at)
+    at.button(key="sp_open").click()
+    rerun(at)
+    assert at.selectbox(key="ex_kernel").value == "hgemm_ws"
+    assert at.text_input(key="ex_hgemm_ws_shape").value == "512,512,512"
+    stages, bn = (int(pick.split(f"{k}=")[1].split(",")[0].split(" ")[0]) for k in ("stages", "bn"))
+    assert (at.selectbox(key="ex_hgemm_ws_stages").value, at.selectbox(key="ex_hgemm_ws_bn").value) == (stages, bn)
+    assert metric(at, "predicted time").endswith(("ms", "µs"))
+
+
+def test_sweep_page_loads_a_table_and_bad_input_is_a_message(app, tmp_path, monkeypatch):
+    from gpusim import cli
+
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    out = tmp_path / "s.parquet"
+    assert cli.main(["sweep", "hgemm_persistent", "--shape", "512,512,512", "--vary", "order=row,grouped,hilbert",
+                     "--workers", "1", "-o", str(out)]) == 0
+    at = goto(app, "sweep")
+    at.get("file_uploader")[0].set_value(("s.parquet", out.read_bytes(), "application/octet-stream"))
+    rerun(at)
+    assert metric(at, "points") == "3" and metric(at, "cannot launch") == "0"
+    line = chart_data(chart_with(at, "best predicted time (us)"), "order")  # a line: one knob varies
+    assert list(line["order"]) == ["row", "grouped", "hilbert"]
+    at.get("file_uploader")[0].set_value(("x.parquet", b"not parquet", "application/octet-stream"))
+    rerun(at)
+    assert "Cannot read x.parquet" in errors(at)
+    at.selectbox(key="sp_kernel").set_value("sgemm_2d_blocktiling")
+    rerun(at)
+    at.text_input(key="sp_sgemm_2d_blocktiling_BK").set_value("8..")
+    rerun(at)
+    assert "needs integer ends" in errors(at)
+    at.text_input(key="sp_sgemm_2d_blocktiling_BK").set_value("1..300")
+    rerun(at)
+    at.button(key="sp_run").click()
+    rerun(at)
+    assert "Cannot sweep" in errors(at) and "--max-points 256" in errors(at)
