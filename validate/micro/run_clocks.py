@@ -14,7 +14,8 @@ Measures, each with what, unit and how in the JSON:
 - mbarrier set-up: cycles from CTA entry to past __syncthreads() with thread 0 initialising 0, 1, 4, 16 mbarriers;
 - the SM clock under wgmma (one warpgroup per SM, m64n256k16 back to back), the second point of the clock model;
 - the instruction caches: cycles per instruction of a looped straight-line body of 256..32768 SASS instructions
-  (validate/micro/icache.cu), 1 and 4 warps per SMSP.
+  (validate/micro/icache.cu), 1 and 4 warps per SMSP;
+- mbarrier polling: polls of the twins' wait loop per cycle waited (validate/micro/mbarpoll.cu).
 Each part runs in its own try block; the JSON is rewritten after every part.
 """
 
@@ -225,6 +226,27 @@ def main() -> int:
         return out_
 
     part("icache", icache)
+
+    def polling():
+        mod = cp.RawModule(code=(HERE / "mbarpoll.cu").read_text(),
+                           options=("-std=c++17", "-arch=sm_90a", f"-I{HERE.parent / 'kernels'}"))
+        k = mod.get_function("poll_wait")
+        rec = cp.zeros(sms * 2, dtype=cp.int64)
+        out_ = {"what": "the twins' mbarrier wait loop (mbar_wait, validate/kernels/hopper_common.cuh) polling while "
+                        "lane 0 of warp 0 spins `delay` cycles before it arrives; one CTA per SM; polls and cycles "
+                        "waited by warp 1 (medians over the SMs)", "unit": "cycles per poll", "rows": []}
+        for waiters in (1, 4, 8):
+            for delay in (2000, 20000, 200000):
+                k((sms,), (32 * (1 + waiters),), (np.int64(delay), rec))
+                cp.cuda.runtime.deviceSynchronize()
+                r = rec.get().reshape(-1, 2)
+                polls, cyc = float(np.median(r[:, 0])), float(np.median(r[:, 1]))
+                out_["rows"].append({"waiting_warps": waiters, "delay_cycles": delay, "polls": polls,
+                                     "cycles_waited": cyc, "cycles_per_poll": cyc / max(polls, 1.0)})
+                common.log(f"polling {waiters} warps, delay {delay}: {polls:.0f} polls in {cyc:.0f} cycles")
+        return out_
+
+    part("mbarrier_polling", polling)
     for k, v in res["results"].items():
         print(k, v if not isinstance(v, dict) else {kk: vv for kk, vv in v.items() if kk != "what"})
     return 0
