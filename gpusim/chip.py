@@ -306,7 +306,7 @@ def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: 
     rep_slots = reps * ctas_per_sm
     n = kernel.launch.num_ctas
     if kernel.persistent_ctas:
-        p_real = min(kernel.persistent_ctas, real_slots)
+        p_real = min(kernel.persistent_ctas, real_slots, n)  # CTAs beyond the tile count exit at once
         count = min(p_real, rep_slots)
         order = kernel.tile_order
         works = []

@@ -745,7 +745,8 @@ class ChipModel:
             yield env.timeout(self.p.cta_launch_cycles)
         done = env.event()
         left = [self.wpc]
-        tiles = max(len(work.tiles), 1)
+        # a persistent CTA runs its tiles (none: it exits at once, as the twin's CTAs beyond the tile count do)
+        tiles = len(work.tiles) if self.k.persistent_ctas else 1
         for lw in range(self.wpc):
             env.process(self._warp(cta, lw, tiles, done, left))
         yield done

@@ -205,15 +205,39 @@ def hgemm_tma_wgmma(shape, stages, swizzle, *, hw):
     # it+stages-1 into the slot freed by the __syncthreads that ended iteration it-1, then computes tile it
     prologue = (Loop(ahead, copies(lambda c: c.j, "_pro", lambda it, j: j), var="j"),) if ahead else ()
     ring = copies(lambda c: np.minimum(c.it + ahead, tiles - 1), "", lambda it, j: it + ahead)
-    body = (*ring, MbarWait("full", lambda it, j: it, warps), _wgmma("wgmma", BN, 2 * BK // 16, warps),
-            Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
-    epi = (_hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
+    body = (_sass_rest("copy_ctl", SASS_TMA_WGMMA_LOOP[1] - 3, (0,)), *ring, MbarWait("full", lambda it, j: it, warps),
+            _sass_rest("ctl", SASS_TMA_WGMMA_LOOP[0] - 15, warps),
+            _wgmma("wgmma", BN, 2 * BK // 16, warps), Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
+    epi = (_sass_rest("cvt", 64, warps, "fp32"), _sass_rest("epi_ctl", SASS_EPILOGUE_INT, warps),
+           _hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
            _hopper_c_store(N, BN, lambda c: c.by * BM + 64, lambda c: c.bx * BN, None, 0, "stC1"))
     launch = Launch((N // BN, M // BM, 1), (128, 1, 1), 154, smem)  # ptxas -v of the twin
     return Kernel(name, "hgemm", shape, {"stages": stages, "swizzle": swizzle}, launch, prologue,
                   Loop(tiles, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name),
                   mbarriers={"full": len(ring)},
                   notes="the last stages-1 iterations issue copies the twin does not (their traffic is counted)")
+
+
+# Instructions of the twins' SASS that the operations above do not stand for (`gpusim sass`, nvcc 13.0, sm_90a):
+# address, loop-control, predicate and uniform-datapath work, counted per warp and taken as independent (ilp 8).
+# Per k-iteration: the consumer loop of hgemm_ws / _cluster / _persistent holds 89 / 93 / 91 instructions, of which
+# 4 HGMMA, 4 SYNCS (mbarrier wait and arrive) and 2 WARPGROUP (arrive, depbar) are the modelled ones; the
+# producer loop 53 / 55 / 56, of which 2 UTMALDG and 4 SYNCS. hgemm_tma_wgmma's loop holds 120: 28 of them
+# (0x6c0-0x880: the copies, 2 UTMALDG and an arrive modelled) only thread 0's warp runs; of the other 92, 8 HGMMA,
+# 4 SYNCS, 1 BAR and 2 WARPGROUP are modelled. The epilogue of every consumer warp converts its 64 accumulator
+# pairs (F2FP, on the FP32 pipe) before the 64 STG, with 28 more instructions (BN = 256; halved at BN = 128).
+# The persistent twin's tile loop adds 154 (consumer: the tile index, MUFU divisions, the epilogue's addresses)
+# and 65 (producer) per tile.
+SASS_CONSUMER_LOOP = {"hgemm_ws": 89, "hgemm_ws_cluster": 93, "hgemm_persistent": 91}
+SASS_PRODUCER_LOOP = {"hgemm_ws": 53, "hgemm_ws_cluster": 55, "hgemm_persistent": 56}
+SASS_TMA_WGMMA_LOOP = (92, 28)  # every warp, thread 0's warp in addition
+SASS_EPILOGUE_INT = 28
+SASS_PERSISTENT_TILE = (154, 65)  # consumer, producer
+
+
+def _sass_rest(name: str, count: int, warps, pipe: str = "int32") -> Compute:
+    """``count`` instructions per warp of the twin's SASS beyond the modelled operations."""
+    return Compute(name, pipe, max(count, 0), ilp=8, warps=warps)
 
 
 def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: HardwareConfig, cluster: int = 1,
@@ -243,12 +267,17 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
                   * BF16, "full", lambda it, j: it)
     body = (
         # producer: wait until the consumers released the slot (tile it - stages), then copy tile it
-        MbarWait("empty", lambda it, j: it - stages, producer), *a, *b,
+        MbarWait("empty", lambda it, j: it - stages, producer), _sass_rest("prod_ctl", SASS_PRODUCER_LOOP[name] - 6,
+                                                                            producer), *a, *b,
         # consumers: wait for tile it, 4 wgmma m64n{bn}k16 per warpgroup, release the slot
-        MbarWait("full", lambda it, j: it, consumers), _wgmma("wgmma", BN, BK // 16, consumers),
+        MbarWait("full", lambda it, j: it, consumers), _sass_rest("cons_ctl", SASS_CONSUMER_LOOP[name] - 10, consumers),
+        _wgmma("wgmma", BN, BK // 16, consumers),
         Commit("wgmma", consumers), WaitGroup("wgmma", 0, consumers), Arrive("empty", lambda it, j: it, consumers),
     )
-    epi = (_hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4),)
+    tile_rest = SASS_PERSISTENT_TILE if order else (SASS_EPILOGUE_INT, 0)
+    epi = (_sass_rest("cvt", 64 * BN // 256, consumers, "fp32"), _sass_rest("epi_ctl", tile_rest[0], consumers),
+           *((_sass_rest("prod_tile", tile_rest[1], producer),) if tile_rest[1] else ()),
+           _hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4))
     prologue: tuple = ()
     tensors = _tensors(M, N, K)
     if order == "hilbert":  # the twin reads each tile's (m, n) from a host-computed table: the producer thread
