@@ -114,3 +114,14 @@ def test_causal_attention_never_beats_the_tensor_peak_at_any_length():
     for n in (1 << 20, 1 << 24):
         m = predict("fa3", (1, 1, n, 128), {"causal": "1"})[0]
         assert 0 < m["gpusim__tflops"] <= peak_tflops
+
+
+def test_persistent_ctas_without_a_tile_do_nothing():
+    """hgemm_persistent at 512^3 has 8 tiles for its 132 persistent CTAs: the other 124 exit at once, so it
+    issues about what hgemm_ws issues for the same 8 tiles (once 7.5x as much: every CTA ran a tile)."""
+    from gpusim.api import predict
+
+    inst = "smsp__inst_executed.sum"
+    pers = predict("hgemm_persistent", (512, 512, 512))[0][inst]
+    ws = predict("hgemm_ws", (512, 512, 512))[0][inst]
+    assert 0.8 * ws < pers < 1.5 * ws
