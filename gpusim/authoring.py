@@ -16,7 +16,7 @@ and is loaded with ``gpusim run example_copy --shape 1048576 --kernels FILE.py``
 
 These names are stable: ``register``, ``Kernel``, ``Launch``, ``Tensor``, ``Mem``, ``Compute``, ``Barrier``,
 ``Loop``, ``Commit``, ``WaitGroup``, ``Arrive``, ``MbarWait``, ``AddrCtx``, ``KernelError``,
-``require_divisible``, ``PIPES``, ``KINDS``, ``SPACES``.
+``require_divisible``, ``instructions_per_warp``, ``PIPES``, ``KINDS``, ``SPACES``.
 """
 
 from __future__ import annotations
@@ -41,13 +41,14 @@ from gpusim.ir import (
     Tensor,
     WaitGroup,
     register,
+    instructions_per_warp,
     require_divisible,
 )
 from gpusim.sm.pipes import PIPES
 
 __all__ = ["KINDS", "PIPES", "SPACES", "AddrCtx", "Arrive", "Barrier", "Commit", "Compute", "Kernel",
            "KernelError", "Launch", "Loop", "MbarWait", "Mem", "Tensor", "WaitGroup", "register",
-           "require_divisible"]
+           "instructions_per_warp", "require_divisible"]
 
 
 def Kernel(name: str, shape: tuple[int, ...], launch: Launch, *, tensors: tuple[Tensor, ...],  # noqa: N802

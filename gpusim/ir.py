@@ -447,6 +447,26 @@ def _where(e: Exception, file: str) -> str:
     return f"{type(e).__name__}: {e}{at}"
 
 
+def instructions_per_warp(ops, warp: int = 0) -> int:
+    """Warp instructions warp ``warp`` issues for ``ops`` (inner loops unrolled): each memory operation its
+    ``repeat`` (the shared-memory half of an asynchronous copy none), each compute bundle ``count / units``, every
+    other operation one. Set against ``gpusim sass``'s count of the same code, the difference is what the IR does
+    not describe (address and loop-control work), which a kernel adds as an ``int32`` bundle."""
+    n = 0
+    for op in ops:
+        if isinstance(op, Loop):
+            n += op.trips * instructions_per_warp(op.body, warp)
+        elif getattr(op, "warps", None) is not None and warp not in op.warps:
+            continue
+        elif isinstance(op, Mem):
+            n += 0 if op.async_copy else op.repeat
+        elif isinstance(op, Compute):
+            n += op.count // op.units
+        else:
+            n += 1
+    return n
+
+
 def require_divisible(kernel: str, shape_name: str, value: int, tile_name: str, tile: int) -> None:
     """Raise a clear error when a kernel cannot tile a dimension."""
     if value % tile:

@@ -12,7 +12,7 @@ import numpy as np
 
 from gpusim.config import HardwareConfig
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
-                       WaitGroup, register, require_divisible)
+                       WaitGroup, instructions_per_warp, register, require_divisible)
 from kernels_ir.tc_common import BF16, CHUNK, PANEL_BYTES, STAGES, SWIZZLES, check_smem, cp_async_tile, \
     panel_offset, tma_boxes
 
@@ -40,6 +40,12 @@ def _check(name, shape, BM, BN):
 MMA_BM = MMA_BN = 128
 MMA_THREADS = 256
 MMA_STAGE_BYTES = (MMA_BM + MMA_BN) * PANEL_BYTES
+
+
+# The twins' SASS (`gpusim sass`, nvcc 13.0, sm_90a): instructions of the K loop and of the whole kernel. What the
+# IR's operations do not stand for (address, loop-control, predicate work) is added per warp as an int32 bundle:
+# the loop's share in the loop, the rest (set-up, drain, epilogue addresses) in the epilogue.
+SASS_MMA = {"hgemm_mma": (161, 400), "hgemm_mma_swizzled": (156, 488), "hgemm_mma_pipelined": (190, 688)}
 
 
 def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig) -> Kernel:
@@ -133,6 +139,12 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig)
     fmas = ("mma",) if loop is not None or stages == 1 else ()
     epilogue = (*drain, Compute("cvt", "fp32", 32, 32, after=(*fmas, *(f"mma_d{d}" for d in range(stages - 1)))),
                 Mem("stC", "global", "st", 4, c_addr, "C", repeat=32, after=("cvt",)))
+    sass_loop, sass_all = SASS_MMA[name]
+    if loop is not None:
+        loop = Loop(loop.trips, (Compute("sass_rest", "int32", max(sass_loop - instructions_per_warp(loop.body), 0),
+                                         ilp=8), *loop.body))
+    outside = sass_all - sass_loop - instructions_per_warp((*prologue, *epilogue))
+    epilogue = (Compute("sass_rest_epi", "int32", max(outside, 0), ilp=8), *epilogue)
     launch = Launch((N // MMA_BN, M // MMA_BM, 1), (MMA_THREADS, 1, 1), MMA_REGS[name], smem)
     return Kernel(name, "hgemm", shape, {"swizzle": swizzle, "stages": stages}, launch, prologue, loop, epilogue,
                   _tensors(M, N, K), 2 * M * N * K, _twin(name))
