@@ -256,6 +256,14 @@ def loop_code_instructions(kernel: Kernel, pats, warp_size: int) -> int:
     return int(round(per_warp.max()))
 
 
+def _mbarrier_setup_cycles(cfg: HardwareConfig, kernel: Kernel | None) -> int:
+    """A CTA's set-up of its mbarriers (one thread initialises each, then fences): measured per count."""
+    n = len(kernel.mbarriers) if kernel is not None else 0
+    if not n:
+        return 0
+    return round(cfg.chip.mbarrier_init_first_cycles + (n - 1) * cfg.chip.mbarrier_init_each_more_cycles)
+
+
 def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None, ctas_per_sm: int = 1,
             pats=None) -> SmParams:
     sm = cfg.sm
@@ -279,7 +287,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
         l2_partitions=cfg.l2.partitions,
         hbm_bytes_per_cycle=cfg.hbm.achievable_bandwidth_bytes_per_second / cfg.chip.sm_clock_hz,
         port_bytes_per_cycle=cfg.l2.sm_port_bytes_per_cycle,
-        cta_launch_cycles=cfg.chip.cta_launch_cycles,
+        cta_launch_cycles=cfg.chip.cta_launch_cycles + _mbarrier_setup_cycles(cfg, kernel),
         cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
         tma=cfg.tma, fetch_cycles_per_instruction=fetch)
 
