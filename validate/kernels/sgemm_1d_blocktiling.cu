@@ -1,11 +1,19 @@
 // gpusim-twin: kernels_ir/sgemm.py::sgemm_1d_blocktiling
 // Ladder #4 (Boehm kernel 4): 1D blocktiling, each thread computes TM results of one column of C.
-// Launch: grid (N/BN, M/BM, 1), block (BM*BN/TM = 512, 1, 1). Requires M % BM, N % BN, K % BK == 0.
+// Launch: grid (N/BN, M/BM, 1), block (BM*BN/TM = 512, 1, 1). Requires M % BM, N % BN, K % BK == 0. Tile sizes can be set with -DBM=... (validate/run_fp32_knobs.py).
 // Needs BM*BK == BN*BK == BM*BN/TM (one element of As and Bs per thread per tile).
+#ifndef BM
 #define BM 64
+#endif
+#ifndef BN
 #define BN 64
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
 
 extern "C" __global__ void sgemm_1d_blocktiling(int M, int N, int K, float alpha, const float* A,
                                                 const float* B, float beta, float* C) {

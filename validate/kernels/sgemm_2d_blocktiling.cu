@@ -1,12 +1,22 @@
 // gpusim-twin: kernels_ir/sgemm.py::sgemm_2d_blocktiling
 // Ladder #5 (Boehm kernel 5): 2D blocktiling, each thread computes a TMxTN block of C.
-// Launch: grid (N/BN, M/BM, 1), block (BM*BN/(TM*TN) = 256, 1, 1). Requires M % BM, N % BN, K % BK == 0.
+// Launch: grid (N/BN, M/BM, 1), block (BM*BN/(TM*TN) = 256, 1, 1). Requires M % BM, N % BN, K % BK == 0. Tile sizes can be set with -DBM=... (validate/run_fp32_knobs.py).
 // (Boehm falls back to BM=BN=64 when M or N < 128; all validation shapes have M, N >= 128.)
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
+#ifndef TN
 #define TN 8
+#endif
 
 extern "C" __global__ void sgemm_2d_blocktiling(int M, int N, int K, float alpha, const float* A,
                                                 const float* B, float beta, float* C) {

@@ -1,0 +1,95 @@
+"""Measure the FP32 rungs' tile knobs on the H100: the autotune sweeps `gpusim validate` checks.
+
+    python3 validate/run_fp32_knobs.py --out validate/measurements/h100/fp32knobs-2026-11-24.json
+
+sgemm_1d_blocktiling and sgemm_2d_blocktiling (validate/kernels/, tile sizes as -D defines) at 4096^3, each tile
+configuration the IR accepts: C = A B (alpha 1, beta 0) on random floats, checked against CuPy's matmul (relative
+error < 1e-3), timed with CUDA events around single launches (one warm-up, median of 7), a launch per case.
+Writes schema 1 (the format `gpusim validate` reads); the default tiles are measured too, as every sweep's base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "validate" / "micro"))
+
+import common  # noqa: E402
+
+SHAPE = (4096, 4096, 4096)
+DEFAULTS = {"sgemm_1d_blocktiling": {"BM": 64, "BN": 64, "BK": 8, "TM": 8},
+            "sgemm_2d_blocktiling": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}}
+CASES = [("sgemm_1d_blocktiling", p) for p in ({}, {"BM": 128, "BN": 128, "TM": 16}, {"BM": 32, "BN": 32, "TM": 4})] + \
+    [("sgemm_2d_blocktiling", p) for p in ({}, {"BK": 16}, {"BM": 64}, {"BN": 64}, {"BM": 64, "BN": 64},
+                                           {"TM": 4, "TN": 4})]
+
+
+def threads(name: str, t: dict) -> int:
+    if name == "sgemm_1d_blocktiling":
+        return t["BM"] * t["BN"] // t["TM"]
+    return t["BM"] * t["BN"] // (t["TM"] * t["TN"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+
+    out = Path(a.out)
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    name_ = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    data = {"schema": 1, "date": time.strftime("%Y-%m-%d"),
+            "gpu": {"name": name_, "sm_count": props["multiProcessorCount"], "nvidia_smi": common.nvidia_smi()},
+            "software": {"cupy": cp.__version__, "driver": cp.cuda.runtime.driverGetVersion(),
+                         "nvcc": common.nvcc_version()},
+            "how": {"time": "CUDA events around one launch, one warm-up, median of 7",
+                    "check": "relative error against cupy.matmul below 1e-3"}, "kernels": []}
+    M, N, K = SHAPE
+    A = cp.random.random((M, K), dtype=cp.float32)
+    B = cp.random.random((K, N), dtype=cp.float32)
+    C = cp.zeros((M, N), dtype=cp.float32)
+    ref = A @ B
+    for name, params in CASES:
+        t = DEFAULTS[name] | params
+        e = {"kernel": name, "shape": list(SHAPE), "params": params, "twin": f"validate/kernels/{name}.cu"}
+        try:
+            src = (REPO / "validate" / "kernels" / f"{name}.cu").read_text()
+            mod = cp.RawModule(code=src, options=("-std=c++17", *(f"-D{k}={v}" for k, v in t.items())))
+            k = mod.get_function(name)
+            e["registers_per_thread"] = int(k.attributes["num_regs"])
+            grid, block = (N // t["BN"], M // t["BM"]), (threads(name, t),)
+            args = (np.int32(M), np.int32(N), np.int32(K), np.float32(1.0), A, B, np.float32(0.0), C)
+            C.fill(cp.nan)
+            k(grid, block, args)
+            cp.cuda.runtime.deviceSynchronize()
+            err = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
+            e["correct"] = bool(err < 1e-3)
+            e["max_rel_err"] = err
+            ts = []
+            for _ in range(7):
+                s, f = cp.cuda.Event(), cp.cuda.Event()
+                s.record()
+                k(grid, block, args)
+                f.record()
+                f.synchronize()
+                ts.append(cp.cuda.get_elapsed_time(s, f) * 1e6)
+            e["time_ns"] = common.summarize(ts)
+            common.log(f"{name} {params}: correct={e['correct']} t={statistics.median(ts) / 1e6:.3f} ms")
+        except Exception:
+            e["correct"] = False
+            e["error"] = traceback.format_exc()[-2000:]
+        data["kernels"].append(e)
+        common.write_json(out, data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
