@@ -55,6 +55,7 @@ class Simulation:
     representatives: int  # SMs simulated in detail
     in_loop: dict[str, bool]  # whether each memory op sits in the outer loop
     trip_scale: float = 1.0  # mean over CTAs of their outer-loop trips / the kernel's loop trips
+    clock_hz: float = 0.0  # the SM clock this run was simulated at (0: the config's)
 
     @property
     def total_cycles(self) -> float:
@@ -356,9 +357,46 @@ def trip_scale(kernel: Kernel) -> float:
     return sum(kernel.trips_of(i) for i in idx) / (len(idx) * kernel.loop.trips)
 
 
+CLOCK_TOLERANCE = 0.005  # algorithmic: a kernel's SM clock within this of the config's needs no second run
+
+
+def at_sm_clock(cfg: HardwareConfig, clock_hz: float) -> HardwareConfig:
+    """``cfg`` with the SMs at ``clock_hz``: the SM side keeps its rates and latencies per SM cycle, the memory
+    side (L2, HBM, the TMA's trips to them) keeps its own per second, so they change per SM cycle."""
+    import dataclasses as dc
+
+    r = clock_hz / cfg.chip.sm_clock_hz  # SM cycles per memory-side cycle of the configured clock
+    l2, hbm, tma = cfg.l2, cfg.hbm, cfg.tma
+    return dc.replace(
+        cfg, chip=dc.replace(cfg.chip, sm_clock_hz=clock_hz),
+        l2=dc.replace(l2, bandwidth_bytes_per_cycle=l2.bandwidth_bytes_per_cycle / r,
+                      write_cycles_per_line=l2.write_cycles_per_line * r,
+                      write_cycles_per_sector=l2.write_cycles_per_sector * r,
+                      hit_latency_near_cycles=round(l2.hit_latency_near_cycles * r),
+                      hit_latency_far_cycles=round(l2.hit_latency_far_cycles * r)),
+        hbm=dc.replace(hbm, load_latency_cycles=round(hbm.load_latency_cycles * r)),
+        tma=dc.replace(tma, l2_latency_cycles=round(tma.l2_latency_cycles * r),
+                       hbm_latency_cycles=round(tma.hbm_latency_cycles * r)))
+
+
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
              representatives: int = REPRESENTATIVE_SMS) -> Simulation:
-    """Run the whole model for one kernel launch."""
+    """Run the whole model for one kernel launch at the SM clock it would hold: a kernel whose tensor work lowers
+    the clock (``gpusim.metrics.sm_clock_hz_for``) runs a second time at that clock, memory rates unchanged in
+    time."""
+    sim = _simulate(kernel, cfg, trace, representatives)
+    from gpusim.metrics import sm_clock_hz_for
+
+    clock = sm_clock_hz_for(sim)
+    if abs(clock / cfg.chip.sm_clock_hz - 1.0) <= CLOCK_TOLERANCE:
+        sim.clock_hz = cfg.chip.sm_clock_hz
+        return sim
+    sim = _simulate(kernel, at_sm_clock(cfg, clock), trace, representatives)
+    sim.clock_hz = clock
+    return sim
+
+
+def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives: int) -> Simulation:
     if kernel.tensor_bytes > cfg.hbm.capacity_bytes:  # also keeps every address well inside int64
         raise KernelError(f"{kernel.name}: the tensors take {kernel.tensor_bytes:,} B, more than the "
                           f"{cfg.hbm.capacity_bytes:,} B of HBM of the {cfg.name}")

@@ -67,7 +67,7 @@ def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
 def report(sim: Simulation) -> dict:
     """One flat dict keyed by ncu metric names (plus ``gpusim__*`` keys for what ncu has no name for)."""
     cfg, k = sim.config, sim.kernel
-    clock = sm_clock_hz_for(sim)
+    clock = sim.clock_hz or sm_clock_hz_for(sim)
     time_ns = sim.total_cycles / clock * 1e9 + cfg.chip.kernel_overhead_ns
     sb = cfg.l2.sector_bytes
     ld_sectors = _sum_ops(sim, "global", "ld", "sectors")

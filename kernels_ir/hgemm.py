@@ -218,8 +218,8 @@ def hgemm_tma_wgmma(shape, stages, swizzle, *, hw):
     prologue = (Loop(ahead, copies(lambda c: c.j, "_pro", lambda it, j: j), var="j"),) if ahead else ()
     ring = copies(lambda c: np.minimum(c.it + ahead, tiles - 1), "", lambda it, j: it + ahead)
     body = (_sass_rest("copy_ctl", SASS_TMA_WGMMA_LOOP[1] - 3, (0,)), *ring, MbarWait("full", lambda it, j: it, warps),
-            _sass_rest("ctl", SASS_TMA_WGMMA_LOOP[0] - 15, warps),
-            _wgmma("wgmma", BN, 2 * BK // 16, warps), Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
+            _wgmma("wgmma", BN, 2 * BK // 16, warps), _sass_rest("ctl", SASS_TMA_WGMMA_LOOP[0] - 15, warps),
+            Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
     epi = (_sass_rest("cvt", 64, warps, "fp32"), _sass_rest("epi_ctl", SASS_EPILOGUE_INT, warps),
            _hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
            _hopper_c_store(N, BN, lambda c: c.by * BM + 64, lambda c: c.bx * BN, None, 0, "stC1"))
@@ -282,8 +282,9 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
         MbarWait("empty", lambda it, j: it - stages, producer), _sass_rest("prod_ctl", SASS_PRODUCER_LOOP[name] - 6,
                                                                             producer), *a, *b,
         # consumers: wait for tile it, 4 wgmma m64n{bn}k16 per warpgroup, release the slot
-        MbarWait("full", lambda it, j: it, consumers), _sass_rest("cons_ctl", SASS_CONSUMER_LOOP[name] - 10, consumers),
-        _wgmma("wgmma", BN, BK // 16, consumers),
+        # (the descriptor and loop arithmetic sits between the asynchronous HGMMAs in the SASS: issued while they run)
+        MbarWait("full", lambda it, j: it, consumers), _wgmma("wgmma", BN, BK // 16, consumers),
+        _sass_rest("cons_ctl", SASS_CONSUMER_LOOP[name] - 10, consumers),
         Commit("wgmma", consumers), WaitGroup("wgmma", 0, consumers), Arrive("empty", lambda it, j: it, consumers),
     )
     tile_rest = SASS_PERSISTENT_TILE if order else (SASS_EPILOGUE_INT, 0)
