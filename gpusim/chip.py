@@ -290,7 +290,10 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
         port_bytes_per_cycle=cfg.l2.sm_port_bytes_per_cycle,
         cta_launch_cycles=cfg.chip.cta_launch_cycles + _mbarrier_setup_cycles(cfg, kernel),
         cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
-        tma=cfg.tma, fetch_cycles_per_instruction=fetch)
+        tma=cfg.tma, fetch_cycles_per_instruction=fetch,
+        # a fill writes whole sectors of a line into the L2 as a full-line store does (the measured write path)
+        l2_fill_cycles_per_byte=(cfg.l2.write_cycles_per_sector + cfg.l2.write_cycles_per_line * cfg.l2.sector_bytes
+                                 / cfg.l1.line_bytes) / cfg.l2.sector_bytes)
 
 
 def _even(lo: int, count: int, span: float) -> list[int]:

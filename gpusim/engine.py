@@ -100,6 +100,7 @@ class SmParams:
     cta_dispatch_interval_cycles: float  # chip-wide, between successive CTA launches
     tma: object = None  # TmaSpec
     fetch_cycles_per_instruction: float = 0.0  # instruction-cache misses of the hot loop (gpusim/sm/icache.py)
+    l2_fill_cycles_per_byte: float = 0.0  # the L2 write path's cycles to fill one byte fetched from HBM
 
 
 @dataclass
@@ -361,6 +362,11 @@ class ChipModel:
                 l2_end = max(l2_end, self._book(wp, s, arrive, l2b * w / len(self.mem.l2))[1])
         l2_end = max(l2_end, port_end)
         hbm_end = self._book(wp, self.mem.hbm, l2_end, hb * w)[1] if hb > 0 else l2_end
+        if hb > 0 and not write_cycles and self.p.l2_fill_cycles_per_byte:
+            # what a miss brings from HBM is written into the L2's data array as it arrives, on the write path
+            # stores take: when that path is full, the fill (and the load waiting for it) waits
+            fill = hb * w * self.p.l2_fill_cycles_per_byte
+            hbm_end = max(hbm_end, self._book(wp, self.mem.l2_write, hbm_end - fill, fill)[1])
         return l2_end, hbm_end
 
     # --- operations ----------------------------------------------------------------------------------
