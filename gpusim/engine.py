@@ -277,7 +277,11 @@ class ChipModel:
         self.skip_stats = np.zeros(len(STALLS))
         self.skip_warp_cycles = 0.0
         self.next_launch = 0.0
-        # every unit, the name it is reported under and what one instance counts for
+        # every unit, the name it is reported under and what one instance counts for: a representative's own units
+        # stand for as many real SMs as have work (fewer than sm_weight when the grid does not fill the chip)
+        chip_sms = round(len(self.sms) * sm_weight)
+        ctas = min(kernel.persistent_ctas, kernel.launch.num_ctas) if kernel.persistent_ctas else kernel.launch.num_ctas
+        sm_weight = min(sm_weight, max(min(chip_sms, ctas), 1) / len(self.sms))
         self._unit_of: dict[RateServer, tuple[str, float]] = {s: ("L2", 1.0 / len(self.mem.l2)) for s in self.mem.l2}
         self._unit_of[self.mem.hbm] = ("HBM", 1.0)
         self._unit_of[self.mem.l2_write] = ("L2 write", 1.0)

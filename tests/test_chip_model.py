@@ -92,7 +92,8 @@ def test_shuffles_run_at_the_measured_latency_and_stall_on_short_scoreboard():
 def test_merged_waves_of_unequal_ctas_keep_the_time(monkeypatch):
     """Causal attention's CTAs differ in trips, so the grid fast-forward cannot skip them; past MERGED_WAVES
     waves consecutive CTAs of a slot merge into one with their summed trips. At 512K tokens (15 waves, loops of
-    hundreds of trips) that must agree with simulating every wave."""
+    hundreds of trips) that must agree with simulating every wave (within 2%: merged waves are sampled by one
+    representative SM instead of two, which test_answer_converges_with_the_simulated_sms bounds)."""
     from gpusim import chip
     from gpusim.api import predict
 
@@ -100,7 +101,7 @@ def test_merged_waves_of_unequal_ctas_keep_the_time(monkeypatch):
     merged = predict("fa2", shape, knobs)[0]["gpu__time_duration.sum"]
     monkeypatch.setattr(chip, "MERGED_WAVES", 10**6)
     every = predict("fa2", shape, knobs)[0]["gpu__time_duration.sum"]
-    assert merged == pytest.approx(every, rel=0.01)
+    assert merged == pytest.approx(every, rel=0.02)
 
 
 def test_causal_attention_never_beats_the_tensor_peak_at_any_length():
