@@ -65,22 +65,29 @@ def mem_transpose_naive(shape):
                   16, 0), body, None, (), _tensors(n), 0, _twin("mem_transpose_naive"))
 
 
-def _tiled(name: str, shape, pitch: int) -> Kernel:
+def _tiled(name: str, shape, pitch: int, swizzled: bool = False, ints=(13, 17), regs: int = 28) -> Kernel:
+    """A transpose through a 32-wide shared tile of ``pitch`` words per row, the column XOR-swizzled by the row
+    when ``swizzled``. ``ints``: the SASS's integer instructions before the loads and between them and the
+    shared stores (shared addresses of both phases, output addresses)."""
     n = _check(name, shape)
-    # SASS: 13 address instructions, 4 LDG, 17 (shared addresses of both phases, output addresses), 4 STS,
-    # BAR.SYNC, 4 LDS, IMAD.WIDE, 4 STG, EXIT
+
+    def slot(row, col):  # word of the tile that holds (row, col)
+        return row * pitch + (col ^ row if swizzled else col)
+
+    # SASS: the address instructions, 4 LDG, the shared and output addresses, 4 STS, BAR.SYNC, 4 LDS, IMAD.WIDE,
+    # 4 STG, EXIT
     ld = Mem("ldIn", "global", "ld", F32,
              lambda c: ((c.by * TILE + c.ty + ROWS * c.r) * n + c.bx * TILE + c.tx) * F32, "in", repeat=4)
-    sts = Mem("stsTile", "shared", "st", F32, lambda c: ((c.ty + ROWS * c.r) * pitch + c.tx) * F32, repeat=4,
+    sts = Mem("stsTile", "shared", "st", F32, lambda c: slot(c.ty + ROWS * c.r, c.tx) * F32, repeat=4,
               after=("ldIn",))
-    lds = Mem("ldsTile", "shared", "ld", F32, lambda c: (c.tx * pitch + c.ty + ROWS * c.r) * F32, repeat=4)
+    lds = Mem("ldsTile", "shared", "ld", F32, lambda c: slot(c.tx, c.ty + ROWS * c.r) * F32, repeat=4)
     st = Mem("stOut", "global", "st", F32,
              lambda c: ((c.bx * TILE + c.ty + ROWS * c.r) * n + c.by * TILE + c.tx) * F32, "out", repeat=4,
              after=("ldsTile",))
-    body = (_ints("addr", 13), ld, _ints("addr_sts", 17), sts, Barrier(), lds, _ints("addr_st", 1), st,
+    body = (_ints("addr", ints[0]), ld, _ints("addr_sts", ints[1]), sts, Barrier(), lds, _ints("addr_st", 1), st,
             _ints("exit", 1))
     smem = TILE * pitch * F32
-    return Kernel(name, "membound", shape, {}, Launch((n // TILE, n // TILE, 1), (TILE, ROWS, 1), 28, smem), body,
+    return Kernel(name, "membound", shape, {}, Launch((n // TILE, n // TILE, 1), (TILE, ROWS, 1), regs, smem), body,
                   None, (), _tensors(n), 0, _twin(name))
 
 
@@ -135,24 +142,9 @@ def mem_triad(shape):
 @register("mem_transpose_swizzled", "membound", ("N",), {}, _twin("mem_transpose_swizzled"))
 def mem_transpose_swizzled(shape):
     """Transpose through an unpadded 32x32 shared tile, columns XOR-swizzled by row: no bank conflicts."""
-    n = _check("mem_transpose_swizzled", shape)
-    # SASS: 13 address instructions, 4 LDG with 3 IMAD.WIDE among them, 25 (swizzled shared addresses of both
-    # phases, output addresses), 4 STS, BAR.SYNC, 4 LDS, IMAD.WIDE, 4 STG, EXIT; 26 registers
-    ld = Mem("ldIn", "global", "ld", F32,
-             lambda c: ((c.by * TILE + c.ty + ROWS * c.r) * n + c.bx * TILE + c.tx) * F32, "in", repeat=4)
-    sts = Mem("stsTile", "shared", "st", F32,
-              lambda c: ((c.ty + ROWS * c.r) * TILE + (c.tx ^ (c.ty + ROWS * c.r))) * F32, repeat=4,
-              after=("ldIn",))
-    lds = Mem("ldsTile", "shared", "ld", F32, lambda c: (c.tx * TILE + ((c.ty + ROWS * c.r) ^ c.tx)) * F32,
-              repeat=4)
-    st = Mem("stOut", "global", "st", F32,
-             lambda c: ((c.bx * TILE + c.ty + ROWS * c.r) * n + c.by * TILE + c.tx) * F32, "out", repeat=4,
-             after=("ldsTile",))
-    body = (_ints("addr", 16), ld, _ints("addr_sts", 25), sts, Barrier(), lds, _ints("addr_st", 1), st,
-            _ints("exit", 1))
-    return Kernel("mem_transpose_swizzled", "membound", shape, {}, Launch((n // TILE, n // TILE, 1),
-                  (TILE, ROWS, 1), 26, TILE * TILE * F32), body, None, (), _tensors(n), 0,
-                  _twin("mem_transpose_swizzled"))
+    # SASS: 16 address instructions with the 3 IMAD.WIDE among the 4 LDG, 25 for the swizzled shared addresses of
+    # both phases and the output addresses; 26 registers
+    return _tiled("mem_transpose_swizzled", shape, TILE, swizzled=True, ints=(16, 25), regs=26)
 
 
 # Block reductions (Harris): 256 threads sum their block's floats into one partial sum per block
