@@ -22,7 +22,7 @@ import numpy as np
 from gpusim import patterns
 from gpusim.config import HardwareConfig
 from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming, SmParams
-from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem
+from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
@@ -235,26 +235,14 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
     return out
 
 
-def loop_code_instructions(kernel: Kernel, pats, warp_size: int) -> int:
+def loop_code_instructions(kernel: Kernel, warp_size: int) -> int:
     """SASS instructions of the outer loop: the kernel's own figure (``loop_sass_instructions``, from
     ``gpusim sass``) or, without one, the most instructions one warp issues per iteration, inner loops taken as
-    unrolled (exact for the fully unrolled FP32 rungs: 98-2255 against their SASS loops' 100-2251)."""
+    unrolled (``gpusim.ir.instructions_per_warp``; exact for the fully unrolled FP32 rungs)."""
     if kernel.loop_sass_instructions or kernel.loop is None:
         return kernel.loop_sass_instructions
     warps = -(-kernel.launch.threads_per_block // warp_size)
-    per_warp = np.zeros(warps)
-
-    def walk(ops, mult: int):
-        for op in ops:
-            if isinstance(op, Loop):
-                walk(op.body, mult * op.trips)
-            elif isinstance(op, Mem) and op.name in pats:  # instructions per execution (its repeats together)
-                per_warp[:] += mult * pats[op.name].instructions.mean(axis=(0, 1))[:warps]
-            elif isinstance(op, Compute):
-                sel = np.arange(warps) if op.warps is None else np.asarray(op.warps)
-                per_warp[sel] += mult * op.count / op.units
-    walk(kernel.loop.body, 1)
-    return int(round(per_warp.max()))
+    return max(instructions_per_warp(kernel.loop.body, w) for w in range(warps))
 
 
 def _mbarrier_setup_cycles(cfg: HardwareConfig, kernel: Kernel | None) -> int:
@@ -265,10 +253,9 @@ def _mbarrier_setup_cycles(cfg: HardwareConfig, kernel: Kernel | None) -> int:
     return round(cfg.chip.mbarrier_init_first_cycles + (n - 1) * cfg.chip.mbarrier_init_each_more_cycles)
 
 
-def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None, ctas_per_sm: int = 1,
-            pats=None) -> SmParams:
+def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None, ctas_per_sm: int = 1) -> SmParams:
     sm = cfg.sm
-    code = loop_code_instructions(kernel, pats, sm.warp_size_threads) * cfg.icache.instruction_bytes \
+    code = loop_code_instructions(kernel, sm.warp_size_threads) * cfg.icache.instruction_bytes \
         if kernel is not None else 0
     fetch = cfg.icache.fetch_cycles_per_instruction(code, warps_per_cta * ctas_per_sm / sm.subpartitions)
     return SmParams(
@@ -453,7 +440,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         # waves as well as two, at half the cost (tests/test_chip_model.py: the answer converges in SMs)
         works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves)
     reps = round(sms / sm_weight)
-    result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel, occ.ctas_per_sm, pats), reps,
+    result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel, occ.ctas_per_sm), reps,
                        occ.ctas_per_sm, works, sm_weight,
                        trace).run()
     in_loop = {name: structure[name][0] for name in pats}

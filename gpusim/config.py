@@ -104,7 +104,6 @@ def load_config(path: str | Path | None = None) -> HardwareConfig:
         if not isinstance(table, dict):
             raise ConfigError(f"{where}: missing table [{section}]")
         specs[section] = _build(cls, table, f"{where}: [{section}]", sources, section)
-    _check_together(specs, where)
     _check_consistency(specs, where)
     return HardwareConfig(path=os.fspath(p), name=raw["name"], gpu_model=raw["gpu_model"], device_names=tuple(names),
                           sources=sources, **specs)
@@ -152,22 +151,9 @@ def _value(specs: dict[str, Any], expr: str) -> float:
 
 
 def _check_consistency(specs: dict[str, Any], where: str) -> None:
-    """Fields that are each in range but contradict each other (the hardware could not be built)."""
-    for small, large, strict, why in CONSISTENCY:
-        a, b = _value(specs, small), _value(specs, large)
-        if a > b or (strict and a == b):
-            raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
-    carveouts = specs["shared_memory"].carveouts_bytes
-    if list(carveouts) != sorted(set(carveouts)):
-        raise ConfigError(f"{where}: shared_memory.carveouts_bytes must be strictly increasing")
-    line, sector = specs["l1"].line_bytes, specs["l1"].sector_bytes
-    if line % sector:
-        raise ConfigError(f"{where}: l1.line_bytes = {line} must be a multiple of l1.sector_bytes = {sector}")
-
-
-def _check_together(specs: dict[str, Any], where: str) -> None:
-    """Keys whose allowed values depend on each other: sectors and lines are powers of two, a line is a whole
-    number of sectors, and L1 and L2 use one sector size (the model moves L1 sectors to L2 one for one)."""
+    """Fields that are each in range but contradict each other (the hardware could not be built), and keys whose
+    allowed values depend on each other: sectors and lines are powers of two, a line is a whole number of
+    sectors, and L1 and L2 use one sector size (the model moves L1 sectors to L2 one for one)."""
     l1, l2 = specs["l1"], specs["l2"]
     for section, key, value in (("l1", "sector_bytes", l1.sector_bytes), ("l1", "line_bytes", l1.line_bytes)):
         if value & (value - 1):
@@ -178,6 +164,13 @@ def _check_together(specs: dict[str, Any], where: str) -> None:
     if l2.sector_bytes != l1.sector_bytes:
         raise ConfigError(f"{where}: [l2] sector_bytes: {l2.sector_bytes} differs from [l1] sector_bytes "
                           f"({l1.sector_bytes}); gpusim needs one sector size")
+    for small, large, strict, why in CONSISTENCY:
+        a, b = _value(specs, small), _value(specs, large)
+        if a > b or (strict and a == b):
+            raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
+    carveouts = specs["shared_memory"].carveouts_bytes
+    if list(carveouts) != sorted(set(carveouts)):
+        raise ConfigError(f"{where}: shared_memory.carveouts_bytes must be strictly increasing")
 
 
 def _build(cls: type, table: dict, where: str, sources: dict[str, str], section: str) -> Any:

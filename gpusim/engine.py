@@ -328,6 +328,15 @@ class ChipModel:
             self._span(wp, "stall:no_instruction", "stall", t, t + wait)
         return t + wait
 
+    def _issue(self, wp: _Warp, t: float, n: float) -> tuple[float, float]:
+        """A memory operation's ``n`` instructions through the warp's issue slot from ``t``, once fetched: (start,
+        end) of the issue, its wait charged to not_selected."""
+        t = self._fetch(wp, t, n)
+        start, end = self._book(wp, wp.cta.sm.issue[wp.lw % self.p.subpartitions], t, n)
+        self._charge(wp.cta, wp.lw, "not_selected", start - t)
+        self._charge(wp.cta, wp.lw, "selected", n)
+        return start, end
+
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason = now, None
         for d in after:
@@ -428,10 +437,7 @@ class ChipModel:
         l1cyc = float(tm.l1tex_cycles[par, j, wp.lw])
         if op.predicated and l1cyc == 0 and not (op.space == "global" and float(tm.l2_bytes[par, j, wp.lw])):
             # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
-            t = self._fetch(wp, t, n_instr)
-            start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
-            self._charge(cta, wp.lw, "not_selected", start - t)
-            self._charge(cta, wp.lw, "selected", n_instr)
+            _, issue_end = self._issue(wp, t, n_instr)
             if op.kind in LOADS:
                 wp.ready[op.name] = issue_end
             end = math.ceil(issue_end)
@@ -449,10 +455,7 @@ class ChipModel:
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:
-            t = self._fetch(wp, t, n_instr)
-            start, issue_end = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, n_instr)
-            self._charge(cta, wp.lw, "not_selected", start - t)
-            self._charge(cta, wp.lw, "selected", n_instr)
+            start, issue_end = self._issue(wp, t, n_instr)
         _, l1_end = self._book(wp, l1, start + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw]))
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global":

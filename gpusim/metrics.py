@@ -160,17 +160,17 @@ def report(sim: Simulation) -> dict:
     return m
 
 
+def _share(sim: Simulation, unit: str) -> float:
+    """Busy cycles of every instance of ``unit`` over the instances' cycles of the kernel."""
+    res = sim.result
+    return res.busy.get(unit, 0.0) / (res.instances.get(unit, 1) * max(res.cycles, 1.0))
+
+
 def tensor_activity(sim: Simulation) -> float:
     """Tensor-core work per cycle as a share of the dense wgmma peak (mma.sync counted at its FLOP rate)."""
-    cfg, res = sim.config, sim.result
-    cyc = max(res.cycles, 1.0)
-    p = cfg.pipes
-
-    def share(unit: str) -> float:
-        return res.busy.get(unit, 0.0) / (res.instances.get(unit, 1) * cyc)
-
-    return share("pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
-        share("pipe wgmma")
+    p = sim.config.pipes
+    return _share(sim, "pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
+        _share(sim, "pipe wgmma")
 
 
 def sm_clock_hz_for(sim: Simulation) -> float:
@@ -192,11 +192,10 @@ def utilization(sim: Simulation) -> dict[str, float]:
     over the kernel's cycles. Busy time cannot exceed elapsed time (:mod:`gpusim.resources`), so no share can
     exceed 100%. HBM is shown against the datasheet peak (the model runs it at the measured achievable rate);
     tensor work against the dense bf16 tensor peak (the wgmma rate; mma.sync runs at its own lower rate)."""
-    cfg, res = sim.config, sim.result
-    cyc = max(res.cycles, 1.0)
+    cfg = sim.config
 
     def share(unit: str) -> float:
-        return res.busy.get(unit, 0.0) / (res.instances.get(unit, 1) * cyc)
+        return _share(sim, unit)
 
     out = {
         "HBM bandwidth": share("HBM") * cfg.hbm.achievable_bandwidth_bytes_per_second

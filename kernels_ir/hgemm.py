@@ -141,10 +141,10 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig)
                 Mem("stC", "global", "st", 4, c_addr, "C", repeat=32, after=("cvt",)))
     sass_loop, sass_all = SASS_MMA[name]
     if loop is not None:
-        loop = Loop(loop.trips, (Compute("sass_rest", "int32", max(sass_loop - instructions_per_warp(loop.body), 0),
-                                         ilp=8), *loop.body))
+        loop = Loop(loop.trips, (_sass_rest("sass_rest", sass_loop - instructions_per_warp(loop.body), None),
+                                 *loop.body))
     outside = sass_all - sass_loop - instructions_per_warp((*prologue, *epilogue))
-    epilogue = (Compute("sass_rest_epi", "int32", max(outside, 0), ilp=8), *epilogue)
+    epilogue = (_sass_rest("sass_rest_epi", outside, None), *epilogue)
     launch = Launch((N // MMA_BN, M // MMA_BM, 1), (MMA_THREADS, 1, 1), MMA_REGS[name], smem)
     return Kernel(name, "hgemm", shape, {"swizzle": swizzle, "stages": stages}, launch, prologue, loop, epilogue,
                   _tensors(M, N, K), 2 * M * N * K, _twin(name))
