@@ -22,3 +22,11 @@ __global__ void transpose_shared(const float* __restrict__ in, float* __restrict
   y = blockIdx.x * TILE + threadIdx.y;
   for (int k = 0; k < TILE; k += ROWS) out[(y + k) * n + x] = tile[threadIdx.x][threadIdx.y + k];
 }
+
+// Any N: the last block of each grid dimension is partial, every access behind a bounds guard (step 4 of
+// docs/authoring.md). nvcc predicates the loads and stores (@P LDG / @P STG): every warp issues them.
+__global__ void transpose_guarded(const float* __restrict__ in, float* __restrict__ out, int n) {
+  int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+  for (int k = 0; k < TILE; k += ROWS)
+    if (x < n && y + k < n) out[x * n + y + k] = in[(y + k) * n + x];
+}

@@ -14,8 +14,9 @@ persistent kernel's representatives are persistent CTAs with their real tile lis
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,13 +49,14 @@ class Simulation:
     kernel: Kernel
     config: HardwareConfig
     occ: Occupancy
-    pats: dict[str, patterns.MemPattern]
+    pats: dict[str, patterns.MemPattern]  # the interior CTAs' (classes[0])
     l1: dict[str, L1Stats]
     l2: L2Result
     result: ChipResult
     representatives: int  # SMs simulated in detail
     in_loop: dict[str, bool]  # whether each memory op sits in the outer loop
     trip_scale: float = 1.0  # mean over CTAs of their outer-loop trips / the kernel's loop trips
+    classes: list[patterns.CtaClass] = field(default_factory=list)  # CTAs by access pattern, the interior first
     clock_hz: float = 0.0  # the SM clock this run was simulated at (0: the config's)
 
     @property
@@ -85,11 +87,22 @@ def _structure(kernel: Kernel) -> dict[str, tuple[bool, int, str]]:
 
 def per_warp_total(p: patterns.MemPattern, arr: np.ndarray, in_loop: bool, trips: int) -> np.ndarray:
     """Sum of a per-execution count over the whole kernel, per warp."""
-    per_it = arr.sum(axis=1)  # (period, warps): inner iterations summed
+    per_it = arr.sum(axis=1)  # (period [+ last], warps): inner iterations summed
     if not in_loop:
         return per_it[0]
+    extra = 0
+    if p.last and trips > 1:  # the ragged last iteration has its own row
+        trips, extra = trips - 1, per_it[p.period]
+    steady = per_it[:p.period]
     full, rest = divmod(trips, p.period)
-    return full * per_it.sum(axis=0) + per_it[:rest].sum(axis=0)
+    return full * steady.sum(axis=0) + steady[:rest].sum(axis=0) + extra
+
+
+def class_totals(classes: list[patterns.CtaClass], name: str, field: str, in_loop: bool, trips: int) -> float:
+    """One operation's count ``field`` summed over every real CTA of the grid, each class of CTAs with its own
+    pattern."""
+    return sum(float(per_warp_total(c.pats[name], getattr(c.pats[name], field), in_loop, trips).sum()) * c.count
+               for c in classes)
 
 
 def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
@@ -232,7 +245,8 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             write = p.lines * cfg.l2.write_cycles_per_line + p.sectors * cfg.l2.write_cycles_per_sector
             out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * frac, 0.0, 0.0,
                                   cfg.l1.hit_latency_cycles, write)
-    return out
+    # a ragged last iteration has a row of its own in every array
+    return {n: dataclasses.replace(t, last=pats[n].last) if pats[n].last else t for n, t in out.items()}
 
 
 def loop_code_instructions(kernel: Kernel, warp_size: int) -> int:
@@ -293,8 +307,17 @@ MIN_MERGED_TRIPS = 64  # algorithmic: merge only CTAs whose loops dwarf their pr
 
 
 def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: int,
-                         merged_waves: int | None = None) -> tuple[list[CtaWork], float]:
-    """The CTAs the representative SMs run, in launch order, and the real SMs one representative stands for."""
+                         merged_waves: int | None = None, class_of=None) -> tuple[list[CtaWork], float]:
+    """The CTAs the representative SMs run, in launch order, and the real SMs one representative stands for; each
+    with the access-pattern class ``class_of`` gives its CTA (all the interior's without one)."""
+    works, sm_weight = _works(kernel, ctas_per_sm, sm_count, reps, merged_waves)
+    if class_of is not None:
+        works = [dataclasses.replace(w, cta_class=class_of(w.tiles[0] if w.tiles else w.index)) for w in works]
+    return works, sm_weight
+
+
+def _works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: int,
+           merged_waves: int | None) -> tuple[list[CtaWork], float]:
     trips = kernel.loop.trips if kernel.loop is not None else 0
 
     def trips_of(i: int) -> int:
@@ -356,8 +379,7 @@ CLOCK_MERGED_WAVES = 1  # algorithmic: the clock's run merges unequal CTAs soone
 def at_sm_clock(cfg: HardwareConfig, clock_hz: float) -> HardwareConfig:
     """``cfg`` with the SMs at ``clock_hz``: the SM side keeps its rates and latencies per SM cycle, the memory
     side (L2, HBM, the TMA's trips to them) keeps its own per second, so they change per SM cycle."""
-    import dataclasses as dc
-
+    dc = dataclasses
     r = clock_hz / cfg.chip.sm_clock_hz  # SM cycles per memory-side cycle of the configured clock
     l2, hbm, tma = cfg.l2, cfg.hbm, cfg.tma
     return dc.replace(
@@ -410,7 +432,8 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     except LaunchError as e:
         raise LaunchError(f"{kernel.name}: {e}") from None
     geo = patterns.AccessGeometry.of(cfg)
-    pats = patterns.analyze(kernel, geo)
+    classes = patterns.cta_classes(kernel, geo)
+    pats = classes[0].pats
     structure = _structure(kernel)
     trips = patterns.loop_trips(kernel)
     sms = cfg.chip.sm_count
@@ -432,16 +455,38 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
             for name in d:
                 if structure[name][0]:
                     d[name] *= scale
+    if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
+        _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, cfg.l2.size_bytes)
-    timings = _timings(cfg, pats, l1, l2)
-    works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives, merged_waves)
+    timings = [_timings(cfg, c.pats, l1, l2) for c in classes]
+
+    def class_of(linear: int) -> int:
+        return patterns.class_of(kernel, classes, linear)
+
+    works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives, merged_waves, class_of)
     if representatives > 1 and kernel.loop is not None and any(w.trips > kernel.loop.trips for w in works):
         # CTAs merged over many waves (a grid far larger than the chip): one representative SM samples the
         # waves as well as two, at half the cost (tests/test_chip_model.py: the answer converges in SMs)
-        works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves)
+        works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves, class_of)
     reps = round(sms / sm_weight)
     result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel, occ.ctas_per_sm), reps,
-                       occ.ctas_per_sm, works, sm_weight,
-                       trace).run()
+                       occ.ctas_per_sm, works, sm_weight, trace, class_of).run()
     in_loop = {name: structure[name][0] for name in pats}
-    return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, trip_scale=scale)
+    return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, trip_scale=scale, classes=classes)
+
+
+def _scale_for_classes(classes: list[patterns.CtaClass], structure, trips: int, l2: L2Result) -> None:
+    """Scale each global operation's L2 requests and DRAM bytes by its sectors over all CTAs against the interior
+    CTAs' sectors taken for every CTA (what the L2 model assumed)."""
+    n = sum(c.count for c in classes)
+    for name, p in classes[0].pats.items():
+        if p.op.space != "global":
+            continue
+        in_loop = structure[name][0]
+        assumed = float(per_warp_total(p, p.sectors, in_loop, trips).sum()) * n
+        if assumed <= 0:
+            continue
+        ratio = class_totals(classes, name, "sectors", in_loop, trips) / assumed
+        for d in (l2.request_sectors, l2.dram_read_bytes, l2.dram_write_bytes):
+            if name in d:
+                d[name] *= ratio

@@ -34,6 +34,7 @@ import numpy as np
 import simpy
 
 from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
+from gpusim.patterns import pattern_row
 from gpusim.resources import RateServer
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
@@ -74,6 +75,7 @@ class MemTiming:
     l2_miss_fraction: float  # of those, executions that miss L2
     latency_hit_cycles: int
     l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
+    last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class CtaWork:
     weight: float  # real CTAs it stands for
     trips: int  # outer-loop trips (of each tile)
     tiles: tuple[int, ...] = ()  # persistent: the tiles (linear grid indices) it processes, in order
+    cta_class: int = 0  # which access pattern its CTA has (patterns.cta_classes: 0 the interior, else an edge)
 
 
 @dataclass
@@ -182,6 +185,7 @@ class _Cta:
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
+        self.mbar_floor: dict[str, int] = {}  # per mbarrier: phases completed in skipped iterations
         self.traced = False
 
     def work_vector(self, index: dict) -> np.ndarray:
@@ -214,7 +218,7 @@ class _Warp:
     """Run-time state of one warp."""
 
     __slots__ = ("lw", "cta", "ready", "exec_count", "open_group", "groups", "stores_done", "marks", "work",
-                 "tracing")
+                 "tracing", "t")
 
     def __init__(self, lw: int, cta: _Cta, tracing: bool) -> None:
         self.lw = lw
@@ -227,15 +231,21 @@ class _Warp:
         self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
         self.work: dict[RateServer, float] = {}  # work booked on each server so far
         self.tracing = tracing
+        self.t: dict = {}  # the timings of its current tile's access pattern
 
 
 class ChipModel:
     """Representative SMs and the chip's memory side running a list of representative CTAs."""
 
-    def __init__(self, kernel: Kernel, timings: dict[str, MemTiming], params: SmParams, sms: int,
-                 ctas_per_sm: int, works: list[CtaWork], sm_weight: float, trace: bool = False) -> None:
+    def __init__(self, kernel: Kernel, timings: dict[str, MemTiming] | list[dict[str, MemTiming]], params: SmParams,
+                 sms: int, ctas_per_sm: int, works: list[CtaWork], sm_weight: float, trace: bool = False,
+                 class_of=None) -> None:
         self.k = kernel
-        self.t = timings
+        # per access-pattern class of CTAs (the interior first), and which class a linear CTA index has
+        self.t = [timings] if isinstance(timings, dict) else list(timings)
+        self.class_of = class_of or (lambda linear: 0)
+        # a loop whose last iteration has its own pattern runs that iteration after a fast-forward
+        self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.t for tm in ts.values())
         self.p = params
         self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
@@ -301,10 +311,10 @@ class ChipModel:
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.skip_busy = np.zeros(len(self._servers))
         # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
-        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), timings, lw)
+        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), self.t[0], lw)
                           for lw in range(self.wpc)]
         # warps with nothing to do in a whole tile (prologue, loop and epilogue)
-        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), timings, lw)
+        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), self.t[0], lw)
                           for lw in range(self.wpc)]
 
     # --- helpers -------------------------------------------------------------------------------------
@@ -422,8 +432,8 @@ class ChipModel:
     def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
         env, p, cta = self.env, self.p, wp.cta
         now = env.now
-        tm = self.t[op.name]
-        par = it % tm.period
+        tm = wp.t[op.name]
+        par = pattern_row(tm.period, tm.last, it, self.k.loop.trips if self.k.loop is not None else 1)
         n_instr = int(tm.instructions[par, j, wp.lw])
         if n_instr == 0:
             return
@@ -577,7 +587,7 @@ class ChipModel:
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
         seq = op.seq(it, j)
-        if seq < 0:
+        if seq < 0 or seq <= wp.cta.mbar_floor.get(op.bar, -1):  # never, or completed in skipped iterations
             return
         env, cta = self.env, wp.cta
         now = env.now
@@ -694,13 +704,35 @@ class ChipModel:
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
                 self.max_iterations = max(self.max_iterations, it)
+                if self.ragged_last and trips == k.loop.trips and trips - it > 1:
+                    # skip to the last iteration and run it: its pattern differs (a ragged last tile)
+                    self._mbar_floors(cta, trips - 2)
+                    yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
+                    it = trips - 1
+                    yield from self._run(wp, k.loop.body, it, 0)
+                    wp.marks.append((self.env.now, cta.stats[wp.lw].copy(), dict(wp.work)))
+                    break
                 yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                 break
         self.max_iterations = max(self.max_iterations, min(it, trips))
 
+    def _mbar_floors(self, cta: _Cta, last_skipped: int) -> None:
+        """The mbarrier phases the loop's arrivals complete up to iteration ``last_skipped``: waits on them after a
+        fast-forward are satisfied (their arrivals were skipped with the iterations)."""
+        def visit(ops, inner):
+            for op in ops:
+                if isinstance(op, Loop):
+                    visit(op.body, op.trips)
+                elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
+                    bar = op.bar if isinstance(op, Arrive) else op.arrive
+                    seq = max(op.seq(last_skipped, j) for j in range(inner))
+                    cta.mbar_floor[bar] = max(cta.mbar_floor.get(bar, -1), seq)
+        visit(self.k.loop.body, 1)
+
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
         wp = _Warp(lw, cta, cta.traced)
+        wp.t = self.t[cta.work.cta_class]
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
         # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole
@@ -712,6 +744,7 @@ class ChipModel:
             if tile:  # the next tile: fresh per-tile state, same warp
                 wp.ready.clear()
                 wp.marks.clear()
+                wp.t = self.t[self.class_of(cta.work.tiles[tile])]
             yield from self._run(wp, k.prologue, 0, 0)
             if k.loop is not None and not self.loop_idle[lw]:
                 yield from self._loop(wp, tile)

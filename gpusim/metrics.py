@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpusim.chip import Simulation, per_warp_total
+from gpusim.chip import Simulation, class_totals, per_warp_total
 from gpusim.engine import STALLS
 from gpusim.ir import Compute, Loop
 
@@ -28,9 +28,11 @@ HEADLINE = {
 
 def _op_total(sim: Simulation, name: str, field: str) -> float:
     """One memory operation's count over the whole launch (every warp of every CTA)."""
-    p = sim.pats[name]
     trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
     scale = sim.trip_scale if sim.in_loop[name] else 1.0
+    if sim.classes:  # each class of CTAs (interior, partial edge tiles) with its own pattern
+        return class_totals(sim.classes, name, field, sim.in_loop[name], trips) * scale
+    p = sim.pats[name]
     return float(per_warp_total(p, getattr(p, field), sim.in_loop[name], trips).sum()) * scale * \
         sim.kernel.launch.num_ctas
 

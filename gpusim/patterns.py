@@ -11,6 +11,7 @@ numbers the counts depend on (warp size, banks, bank width, sector and line size
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,8 +50,9 @@ class AccessGeometry:
 class MemPattern:
     """Per-warp counts of one memory operation for each (loop parity, inner iteration).
 
-    Arrays have shape ``(period, inner_trips, warps)`` and count one execution of the operation by one
-    warp (its ``repeat`` instructions together).
+    Arrays have shape ``(period, inner_trips, warps)`` (one more row when the last iteration differs: see
+    :func:`pattern_row`) and count one execution of the operation by one warp (its ``repeat`` instructions
+    together).
     """
 
     op: Mem
@@ -60,6 +62,7 @@ class MemPattern:
     ideal_wavefronts: np.ndarray
     sectors: np.ndarray  # global: sectors (32 B on the H100); shared: 0
     lines: np.ndarray  # global: cache lines (128 B on the H100); shared: 0
+    last: bool = False  # the last loop iteration differs: arrays have a row ``period`` for it
 
     @property
     def l1tex_cycles(self) -> np.ndarray:
@@ -135,12 +138,20 @@ def loop_trips(kernel: Kernel) -> int:
     return kernel.loop.trips if kernel.loop is not None else 1
 
 
-def analyze(kernel: Kernel, geo: AccessGeometry) -> dict[str, MemPattern]:
-    """Exact per-warp counts of every memory operation of ``kernel`` on hardware of geometry ``geo``."""
+def pattern_row(period: int, last: bool, it: int, trips: int) -> int:
+    """The row of a pattern's arrays that iteration ``it`` of ``trips`` uses: its parity, or the distinct last
+    row of a loop whose last iteration is ragged."""
+    return period if last and it == trips - 1 else it % period
+
+
+def analyze(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int] = (0, 0, 0)) -> dict[str, MemPattern]:
+    """Exact per-warp counts of every memory operation of one CTA of ``kernel`` (the first by default) on hardware
+    of geometry ``geo``. In the outer loop the counts must repeat with period 1 or 2, except that the last
+    iteration may differ (a ragged last tile: a K or KV remainder), which gets a row of its own."""
     out: dict[str, MemPattern] = {}
-    last = cta_coords(kernel, kernel.launch.num_ctas - 1)
     trips = loop_trips(kernel)
-    samples = list(range(min(trips, 4)))
+    # the steady iterations sampled for the period, and the last one apart from them
+    samples = list(range(min(trips - 1 if trips > 1 else trips, 4)))
 
     def visit(ops, in_loop: bool, inner: int):
         for op in ops:
@@ -150,15 +161,16 @@ def analyze(kernel: Kernel, geo: AccessGeometry) -> dict[str, MemPattern]:
                 if op.name in out:
                     raise KernelError(f"{kernel.name}: two memory operations are named '{op.name}'")
                 its = samples if in_loop else [0]
-                per_it = [np.stack([_counts(kernel, op, (0, 0, 0), it, j, geo) for j in range(inner)])
-                          for it in its]
+                per_it = [np.stack([_counts(kernel, op, cta, it, j, geo) for j in range(inner)]) for it in its]
                 period = _period(kernel, op, per_it)
-                if not np.array_equal(per_it[0], np.stack([_counts(kernel, op, last, 0, j, geo)
-                                                           for j in range(inner)])):
-                    raise KernelError(f"{kernel.name}: the access pattern of '{op.name}' differs between blocks "
-                                      f"(0,0,0) and {last}; gpusim needs identical patterns (divisible shapes)")
-                c = np.stack(per_it[:period])  # (period, inner, 5, warps)
-                out[op.name] = MemPattern(op, period, *(c[:, :, k, :] for k in range(5)))
+                rows = per_it[:period]
+                last = False
+                if in_loop and trips > 1:
+                    final = np.stack([_counts(kernel, op, cta, trips - 1, j, geo) for j in range(inner)])
+                    if not np.array_equal(final, rows[(trips - 1) % period]):
+                        rows, last = [*rows, final], True
+                c = np.stack(rows)  # (period [+ last], inner, 5, warps)
+                out[op.name] = MemPattern(op, period, *(c[:, :, k, :] for k in range(5)), last=last)
 
     visit(kernel.prologue, False, 1)
     if kernel.loop is not None:
@@ -167,13 +179,76 @@ def analyze(kernel: Kernel, geo: AccessGeometry) -> dict[str, MemPattern]:
     return out
 
 
+@dataclass(frozen=True)
+class CtaClass:
+    """CTAs that share one access pattern: the interior, or the last CTA of some grid dimensions (a partial tile
+    or block behind a bounds guard)."""
+
+    edges: tuple[bool, bool, bool]  # whether these CTAs are the last of grid dimension x, y, z
+    count: int  # real CTAs of the class
+    pats: dict[str, MemPattern]
+
+
+def _first_counts(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int]) -> dict[str, np.ndarray]:
+    """Every memory operation's counts in the first iteration of the loops of one CTA (a cheap fingerprint)."""
+    ops = (*kernel.prologue, *(kernel.loop.body if kernel.loop is not None else ()), *kernel.epilogue)
+    return {op.name: _counts(kernel, op, cta, 0, 0, geo) for op in _mems(ops)}
+
+
+def _mems(ops):
+    for op in ops:
+        if isinstance(op, Loop):
+            yield from _mems(op.body)
+        elif isinstance(op, Mem):
+            yield op
+
+
+def _differs(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> str | None:
+    return next((n for n in a if not np.array_equal(a[n], b[n])), None)
+
+
+def cta_classes(kernel: Kernel, geo: AccessGeometry) -> list[CtaClass]:
+    """The CTAs of the grid grouped by access pattern, the interior first. Only the last CTA of a grid dimension
+    may differ from the interior (a partial last tile or block, a bounds guard). CTAs are told apart by their
+    first iteration's counts: interior CTAs at the middle and the far end of the grid must match the first CTA's,
+    and each edge (the last CTA of some dimensions) whose counts differ gets its own class, analysed whole."""
+    grid = kernel.launch.grid
+    interior = analyze(kernel, geo)
+    first = _first_counts(kernel, geo, (0, 0, 0))
+    for probe in sorted({tuple(max(g // 2 - 1, 0) for g in grid), tuple(max(g - 2, 0) for g in grid)} - {(0, 0, 0)}):
+        name = _differs(first, _first_counts(kernel, geo, probe))
+        if name:
+            raise KernelError(f"{kernel.name}: the access pattern of '{name}' differs between blocks (0,0,0) and "
+                              f"{probe}; gpusim lets only the last block of a grid dimension differ (a partial tile)")
+    dims = [d for d in range(3) if grid[d] > 1]
+    classes: list[CtaClass] = []
+    rest = kernel.launch.num_ctas
+    for mask in range(1, 1 << len(dims)):
+        edges = tuple(any(dims[i] == d and mask >> i & 1 for i in range(len(dims))) for d in range(3))
+        cta = tuple(grid[d] - 1 if edges[d] else 0 for d in range(3))
+        if _differs(first, _first_counts(kernel, geo, cta)) is None:
+            continue
+        count = math.prod(1 if edges[d] else (grid[d] - 1 if d in dims else grid[d]) for d in range(3))
+        classes.append(CtaClass(edges, count, analyze(kernel, geo, cta)))
+        rest -= count
+    return [CtaClass((False, False, False), rest, interior), *classes]
+
+
+def class_of(kernel: Kernel, classes: list[CtaClass], linear: int) -> int:
+    """Index in ``classes`` of the CTA with linear index ``linear`` (0, the interior, when its edges match none)."""
+    if len(classes) == 1:
+        return 0
+    edges = tuple(c == g - 1 and g > 1 for c, g in zip(cta_coords(kernel, linear), kernel.launch.grid, strict=True))
+    return next((i for i, c in enumerate(classes) if c.edges == edges), 0)
+
+
 def _period(kernel: Kernel, op: Mem, per_it: list[np.ndarray]) -> int:
     if all(np.array_equal(per_it[0], c) for c in per_it):
         return 1
     if all(np.array_equal(per_it[i], per_it[i % 2]) for i in range(len(per_it))):
         return 2
     raise KernelError(f"{kernel.name}: the access pattern of '{op.name}' changes from one loop iteration to "
-                      "the next without a period of 1 or 2")
+                      "the next without a period of 1 or 2 (only the last iteration may differ)")
 
 
 def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, geo: AccessGeometry) -> list[np.ndarray]:

@@ -36,12 +36,14 @@ def _flops(B, H, N, d, causal):
     return f // 2 if causal else f
 
 
-def _check(name, shape, br, bc):
+def _check(name, shape, br, bc=0):
+    """The shape's B, H, N, d; N a multiple of br (and of bc when given: fa3's TMA takes a ragged last KV block)."""
     B, H, N, d = shape
     if d not in (64, 128):
         raise KernelError(f"{name}: head dimension d={d} is not supported (64 or 128)")
     require_divisible(name, "N", N, "br", br)
-    require_divisible(name, "N", N, "bc", bc)
+    if bc:
+        require_divisible(name, "N", N, "bc", bc)
     return B, H, N, d
 
 
@@ -141,12 +143,12 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
     """FlashAttention-3 forward: TMA K/V ring, wgmma, producer + 2 consumer warpgroups in ping-pong (br=128)."""
     name = "fa3"
     br = 128
-    B, H, N, d = _check(name, shape, br, bc)
+    B, H, N, d = _check(name, shape, br)  # bc need not divide N: the last KV block is ragged
     q_bytes = br * d * BF16
     kv_bytes = bc * d * BF16
     smem = q_bytes + stages * 2 * kv_bytes + 1024
     check_smem(name, smem, f"stages={stages}, bc={bc}, d={d}", hw)
-    nblk = N // bc
+    nblk = -(-N // bc)
     producer = (0,)
     wg1, wg2 = (4, 5, 6, 7), (8, 9, 10, 11)
     consumers = wg1 + wg2
@@ -156,8 +158,14 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
         return tma_boxes(prefix, tensor, rows, 8 * panels, swizzle, _row_addr(B, H, N, d, row_of), bar, seq)
 
     q = boxes("tmaQ", "Q", br, lambda c: c.bx * br, "q", lambda it, j: 0)
-    kv = (*boxes("tmaK", "K", bc, lambda c: c.it * bc, "full", lambda it, j: it),
-          *boxes("tmaV", "V", bc, lambda c: c.it * bc, "full", lambda it, j: it))
+
+    def kv_boxes(prefix, tensor):  # rows past N are out of the tensor map's bounds: the TMA fills zeros, reads nothing
+        row_addr = _row_addr(B, H, N, d, lambda c: c.it * bc)
+        return tma_boxes(prefix, tensor, bc, 8 * panels, swizzle,
+                         lambda c, row, c16: np.where(c.it * bc + row < N, row_addr(c, row, c16), -1), "full",
+                         lambda it, j: it)
+
+    kv = (*kv_boxes("tmaK", "K"), *kv_boxes("tmaV", "V"))
     e = 64 * bc // 128  # S elements per consumer thread per iteration
     o_elems = 64 * d // 128
 

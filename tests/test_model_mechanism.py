@@ -188,3 +188,96 @@ def test_warp_selection_per_inner_iteration():
     sim = simulate(k, load_config())
     assert compute_totals(sim)["fp32"][0] == 132 * 10 * 8
     assert report(sim)["smsp__inst_executed.sum"] == 132 * 10 * 8
+
+
+def _brute_sectors(n: int, tile: int = 32, rows: int = 8) -> tuple[int, int]:
+    """Sectors of the guarded transpose's loads and stores counted lane by lane over every warp of every CTA:
+    one sector per distinct 32-byte block a warp's active lanes address in one instruction."""
+    import numpy as np
+
+    blocks = -(-n // tile)
+    tx = np.arange(tile)
+    ld = st = 0
+    for by in range(blocks):
+        for bx in range(blocks):
+            for ty in range(rows):
+                for k in range(0, tile, rows):
+                    x, y = bx * tile + tx, by * tile + ty + k
+                    on = (x < n) & (y < n)
+                    ld += len(np.unique(((y * n + x) * 4 // 32)[on]))
+                    st += len(np.unique(((x * n + y) * 4 // 32)[on]))
+    return ld, st
+
+
+@pytest.mark.parametrize("n", [33, 100])
+def test_partial_last_blocks_have_their_own_access_counts(n):
+    """A grid that rounds up (the guide's guarded transpose): the last block of each dimension is a partial tile
+    whose lanes outside the matrix are off. Sectors over the launch equal a lane-by-lane count; every warp still
+    issues its predicated loads (4 per warp, 8 warps per CTA)."""
+    from gpusim import loader
+    from gpusim.api import predict
+    from tests.conftest import REPO
+
+    loader.load([str(REPO / "examples")])
+    m = predict("example_transpose_guarded", (n,))[0]
+    ld, st = _brute_sectors(n)
+    assert m[SECTORS] == ld
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] == st
+    assert m[REQUESTS] == (-(-n // 32)) ** 2 * 8 * 4
+
+
+def test_a_ragged_last_loop_iteration_has_its_own_counts():
+    """A K loop over n = 10 * 128 + 32 floats in 128-float steps: 11 iterations, the last with one warp of four
+    on. The loads' sectors (4 per warp-load) and requests count the ragged step exactly, and the engine runs that
+    last step after fast-forwarding a long loop (here 2000 iterations)."""
+    import numpy as np
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Kernel, Launch, Loop, Mem, Tensor
+    from gpusim.metrics import report
+
+    def kernel(steps: int) -> Kernel:
+        n = steps * 128 + 32
+
+        def addr(c):
+            i = c.it * 128 + c.tid
+            return np.where(i < n, i * 4, -1)
+        body = (Mem("ld", "global", "ld", 4, addr, "x"),)
+        return Kernel("ragged", "user", (n,), {}, Launch((132, 1, 1), (128, 1, 1), 16, 0), (), Loop(steps + 1, body),
+                      (), (Tensor("x", 4 * n),), 0, "")
+
+    cfg = load_config()
+    for steps in (10, 2000):
+        sim = simulate(kernel(steps), cfg)
+        m = report(sim)
+        assert sim.pats["ld"].last
+        assert m[REQUESTS] == 132 * (steps * 4 + 1)
+        assert m[SECTORS] == 132 * (steps * 16 + 4)
+    assert sim.result.fast_forward
+
+
+def test_only_the_last_block_of_a_dimension_may_differ():
+    """A pattern that changes inside the grid (here every even block is empty) is refused with its name."""
+    import numpy as np
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Kernel, KernelError, Launch, Loop, Mem, Tensor
+
+    ld = Mem("ld", "global", "ld", 4, lambda c: np.where(c.bx % 2 == 1, (c.bx * 128 + c.tid) * 4, -1), "x")
+    k = Kernel("odd", "user", (1,), {}, Launch((8, 1, 1), (128, 1, 1), 16, 0), (), Loop(1, (ld,)), (),
+               (Tensor("x", 4 * 1024),), 0, "")
+    with pytest.raises(KernelError, match=r"'ld' differs between blocks \(0,0,0\) and \(3, 0, 0\)"):
+        simulate(k, load_config())
+
+
+def test_fa3_with_a_ragged_last_kv_block_reads_only_the_rows_that_exist():
+    """bc=176 does not divide N=1024: 6 KV blocks, the last of 16 rows. The TMA reads K and V for N rows per
+    CTA and nothing past them (out-of-bounds rows are zero-filled), and the mbarrier ring still completes."""
+    from gpusim.api import predict
+
+    B, H, N, d = 1, 2, 1024, 64
+    m = predict("fa3", (B, H, N, d), {"bc": 176})[0]
+    ctas = N // 128 * H * B
+    assert m["gpusim__tma_load_bytes"] == ctas * 2 * N * d * 2 + ctas * 128 * d * 2  # K, V rows and each CTA's Q
