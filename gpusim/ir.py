@@ -449,9 +449,10 @@ def _where(e: Exception, file: str) -> str:
 
 def instructions_per_warp(ops, warp: int = 0) -> int:
     """Warp instructions warp ``warp`` issues for ``ops`` (inner loops unrolled): each memory operation its
-    ``repeat`` (the shared-memory half of an asynchronous copy none), each compute bundle ``count / units``, every
-    other operation one. Set against ``gpusim sass``'s count of the same code, the difference is what the IR does
-    not describe (address and loop-control work), which a kernel adds as an ``int32`` bundle."""
+    ``repeat`` (the shared-memory half of an asynchronous copy none, a TMA box one), each compute bundle
+    ``count / units``, every other operation one. Set against ``gpusim sass``'s count of the same code, the
+    difference is what the IR does not describe (address and loop-control work), which a kernel adds as an
+    ``int32`` bundle."""
     n = 0
     for op in ops:
         if isinstance(op, Loop):
@@ -459,7 +460,7 @@ def instructions_per_warp(ops, warp: int = 0) -> int:
         elif getattr(op, "warps", None) is not None and warp not in op.warps:
             continue
         elif isinstance(op, Mem):
-            n += 0 if op.async_copy else op.repeat
+            n += 0 if op.async_copy else 1 if op.kind == "tma" else op.repeat  # one UTMALDG per box
         elif isinstance(op, Compute):
             n += op.count // op.units
         else:

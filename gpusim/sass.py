@@ -71,6 +71,31 @@ class LoopBody:
     end: int  # address of the backward branch
     insts: tuple[Inst, ...]
 
+    def taken_path(self) -> tuple[Inst, ...]:
+        """The instructions one iteration executes when every forward branch inside the body is taken (a guard such
+        as ``if (need_mask) {...}`` compiled to ``@!P BRA`` past its block skips it) and every inner backward
+        branch falls through (a polling loop that succeeds at once): the common path of a loop whose rare cases sit
+        behind branches. NOPs are not counted."""
+        index = {x.addr: i for i, x in enumerate(self.insts)}
+        out, i = [], 0
+        while i < len(self.insts):
+            x = self.insts[i]
+            if x.mnemonic != "NOP":
+                out.append(x)
+            target = _branch_target(x)
+            if target is not None and x.addr < target <= self.end and target in index:
+                i = index[target]
+            else:
+                i += 1
+        return tuple(out)
+
+
+def _branch_target(x: Inst) -> int | None:
+    if x.mnemonic != "BRA":
+        return None
+    m = re.search(r"0x([0-9a-f]+)", x.operands)
+    return int(m.group(1), 16) if m else None
+
 
 def demangle(mangled: str) -> str:
     """The function name of an Itanium-mangled symbol (``_Z15transpose_naivePKfPfi`` -> ``transpose_naive``)."""
@@ -134,12 +159,9 @@ def loops(func: Function) -> list[LoopBody]:
     """Loop bodies, one per backward branch, innermost (shortest) first."""
     out = []
     for i, inst in enumerate(func.insts):
-        if inst.mnemonic != "BRA":
+        target = _branch_target(inst)
+        if target is None:
             continue
-        m = re.search(r"0x([0-9a-f]+)", inst.operands)
-        if not m:
-            continue
-        target = int(m.group(1), 16)
         if target < inst.addr:  # (a branch to itself after EXIT is the end-of-code trap, not a loop)
             body = tuple(x for x in func.insts[:i + 1] if x.addr >= target)
             out.append(LoopBody(target, inst.addr, body))
@@ -170,7 +192,10 @@ def summarize(funcs: list[Function], only: str | None = None) -> str:
                      f"{len(f.insts)} instructions")
         lines.append("  whole kernel: " + _fmt_counts(*classify(f.insts)))
         for k, lb in enumerate(loops(f)):
-            lines.append(f"  loop {k + 1} [0x{lb.start:04x}..0x{lb.end:04x}] ({len(lb.insts)} instructions): "
+            path = lb.taken_path()
+            taken = "" if len(path) == len([x for x in lb.insts if x.mnemonic != "NOP"]) else \
+                f"; {len(path)} when every forward branch is taken"
+            lines.append(f"  loop {k + 1} [0x{lb.start:04x}..0x{lb.end:04x}] ({len(lb.insts)} instructions{taken}): "
                          + _fmt_counts(*classify(lb.insts)))
     if not lines:
         names = ", ".join(f.name for f in funcs) or "none"

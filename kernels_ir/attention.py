@@ -14,10 +14,18 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
-                       WaitGroup, register, require_divisible)
+                       WaitGroup, instructions_per_warp, register, require_divisible)
 from kernels_ir.tc_common import BF16, CHUNK, STAGES, SWIZZLES, check_smem, cp_async_tile, panel_offset, tma_boxes
 
 SHAPE = ("B", "H", "N", "d")
+# fa3's loop bodies in the twin's SASS, per (d, bc, causal): (consumer, producer) instructions per iteration on the
+# path that skips the masking block (taken only on the diagonal or ragged KV block, which "mask" models), from
+# `gpusim sass validate/kernels/fa3.cu -DBR=128 -DBC=bc -DHEAD_DIM=d -DCAUSAL=c -DSTAGES=2 -DPV_SPLIT=0
+# -DPINGPONG=1` ("N when every forward branch is taken"; stages=3 differs by 4 of 518)
+SASS_FA3_LOOP = {(64, 64, 0): (296, 38), (64, 128, 0): (456, 38), (64, 176, 0): (579, 38),
+                 (128, 64, 0): (358, 62), (128, 128, 0): (518, 62), (128, 176, 0): (641, 62),
+                 (64, 64, 1): (300, 38), (64, 128, 1): (461, 38), (64, 176, 1): (583, 38),
+                 (128, 64, 1): (363, 62), (128, 128, 1): (523, 62), (128, 176, 1): (645, 62)}
 SOFTMAX_FP32_PER_ELEMENT = 3.5
 MASK_FP32_PER_ELEMENT = 2
 
@@ -191,6 +199,13 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
         *consumer(wg1, "turn1", "turn2", 1),
         *consumer(wg2, "turn2", "turn1", 2),
     )
+    sass = SASS_FA3_LOOP.get((d, bc, int(bool(causal))))
+    if sass:  # the twin's address, loop-control, conversion and polling work the operations above leave out
+        rest = (Compute("prod_ctl", "int32", max(sass[1] - instructions_per_warp(body, producer[0]), 0), ilp=8,
+                        warps=producer),
+                Compute("cons_ctl", "int32", max(sass[0] - instructions_per_warp(body, wg1[0]), 0), ilp=8,
+                        warps=consumers))
+        body = (*rest, *body)
     diag = max(br // bc, 1) if causal else 0
 
     def o_addr(c):

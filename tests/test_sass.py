@@ -87,3 +87,30 @@ def test_guide_kernels_match_their_sass():
     funcs = sass.compile_and_dump(REPO / "examples" / "transpose.cu", defines=("PAD=1",))
     padded = next(f for f in funcs if f.name == "transpose_shared")
     assert padded.smem_bytes == 32 * 33 * 4
+
+
+MASKED_LOOP = """
+\t\tFunction : masked
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR4], R6 ;
+        /*0020*/              @!P1 BRA 0x10 ;
+        /*0030*/                   ISETP.LT.AND P1, PT, R18, UR7, PT ;
+        /*0040*/              @!P1 BRA 0x80 ;
+        /*0050*/                   FSEL R90, R90, -INF , !P6 ;
+        /*0060*/                   FSEL R91, R91, -INF , !P6 ;
+        /*0070*/                   FSEL R92, R92, -INF , !P6 ;
+        /*0080*/                   FMNMX R14, R88, R89, !PT ;
+        /*0090*/                   NOP ;
+        /*00a0*/              @!P0 BRA 0x10 ;
+        /*00b0*/                   EXIT ;
+"""
+
+
+def test_the_taken_path_skips_blocks_behind_forward_branches():
+    """fa3's masking block sits behind ``@!P1 BRA`` past it: the common path of the loop skips it, runs the
+    polling loop once, and does not count NOPs (6 of the 10 instructions in the body)."""
+    (f,) = sass.parse_sass(MASKED_LOOP)
+    outer = sass.loops(f)[-1]
+    assert (outer.start, outer.end, len(outer.insts)) == (0x10, 0xA0, 10)
+    assert [x.addr for x in outer.taken_path()] == [0x10, 0x20, 0x30, 0x40, 0x80, 0xA0]
+    assert "(10 instructions; 6 when every forward branch is taken)" in sass.summarize([f])
