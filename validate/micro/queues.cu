@@ -54,3 +54,24 @@ queue_burst(const float* __restrict__ buf, const int* __restrict__ zeros, int st
   }
   if (acc == 1234.5f) sink[threadIdx.x] = acc;
 }
+
+// A reduction step in a loop: two shared loads, an add, a shared store and __syncthreads, as every stride of a
+// shared-memory tree reduction does (the race between steps does not matter for timing). STRIDE words between
+// the two loads' lanes (1: conflict-free; 2, 8, 32: 2-, 8-, 32-way conflicts on the second load). Thread 0 of
+// each CTA writes its cycles per iteration.
+extern "C" __global__ void smem_step(int iters, int stride_words, float* sink, float* per_iter) {
+  __shared__ float s[256 * 16];
+  const int tid = threadIdx.x;
+  for (int i = tid; i < 256 * 16; i += blockDim.x) s[i] = (float)i;
+  __syncthreads();
+  const int a = tid, b = (tid * stride_words) % (256 * 16);
+  long long t0 = clock64();
+  for (int i = 0; i < iters; ++i) {
+    float x = s[a] + s[b];
+    s[a] = x;
+    __syncthreads();
+  }
+  long long t1 = clock64();
+  if (tid == 0) per_iter[blockIdx.x] = (float)(t1 - t0) / iters;
+  if (s[a] == -1.0f) sink[tid] = s[a];
+}
