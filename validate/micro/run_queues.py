@@ -9,8 +9,8 @@ between successive loads for warp 0, median over 9 launches. Global loads hit in
 sets the L1TEX work per request: 1 word (one line, one wavefront), 8 (8 lines; shared: 8-way bank conflict), 32
 (32 lines; 32-way conflict). Then `smem_step`: the step of a shared-memory tree reduction (two LDS, FADD, STS,
 __syncthreads) in a loop, 1 or 8 CTAs of 256 threads per SM: cycles per step. Issue runs a few cycles per load
-until the queue in front of the pipe is full, then at the pipe's rate; "accepted" is the number of loads issued before the gap first reaches half the steady gap (the
-median of the last 10), "steady_cycles" that gap.
+until the queue in front of the pipe is full, then at the pipe's rate; "accepted" is the number of loads issued
+before the gap first reaches half the steady gap (the median of the last 10), "steady_cycles" that gap.
 """
 
 from __future__ import annotations
