@@ -1,19 +1,26 @@
-"""Discrete-event model of the chip running one kernel (SimPy, cycles).
+"""Discrete-event model of the chip running one kernel (SimPy, cycles): the wiring of the units.
 
-The wiring: a few *representative* SMs (:class:`SmUnit`) run in one SimPy environment against the chip-wide
-L2 partitions and HBM (:class:`ChipMemory`). Each representative CTA stands for ``weight`` real CTAs (the
-builder in :mod:`gpusim.chip` chooses which CTAs are simulated and what each stands for): what it asks of the
-SM's own units (issue slots, pipes, the L1TEX pipe, its L2 port, its TMA engine) is asked once, what it asks
-of the chip-wide L2 and HBM is asked ``weight`` times, as its clones on the other SMs would. So the chip's
-bandwidth is shared dynamically: an SM whose neighbours are idle (a tail, a phase of the kernel that does not
-touch memory) gets more of it, up to its own port.
+The units live next to their specs and know nothing of each other: issue slots (:mod:`gpusim.sm.scheduler`),
+execution pipes (:mod:`gpusim.sm.pipes`), the L1TEX pipe and the LSU queues in front of it
+(:mod:`gpusim.memory.lsu`), the SM's port to L2 (:mod:`gpusim.memory.l2_port`), the TMA engine
+(:mod:`gpusim.memory.tma`), the L2 partitions and write path (:mod:`gpusim.memory.l2`), HBM
+(:mod:`gpusim.memory.hbm`), and bar.sync barriers, mbarriers and asynchronous groups (:mod:`gpusim.sm.barriers`).
+This module builds them into a few *representative* SMs (:class:`SmUnit`) that run in one SimPy environment
+against the chip-wide L2 and HBM (:class:`ChipMemory`), and walks the kernel's program in one process per warp,
+calling each unit with a request (a time and an amount of work) and getting back when it is done.
 
-Each warp is a SimPy process walking the kernel's program; a memory or compute operation books work on the
-units it uses (:class:`gpusim.resources.RateServer`) and sleeps until it may go on. Every cycle a warp spends
-not issuing is charged to one of Nsight Compute's stall reasons. CTAs are handed to SM slots in launch order
-as slots free (:class:`Dispatcher`), staggered by the chip's CTA launch interval; persistent CTAs run their
-tiles one after another. Stores are fire-and-forget for the warp, but a warp stays resident until its stores
-have reached L2 (ncu's ``drain``), and the kernel ends when the last write and write-back have drained.
+Each representative CTA stands for ``weight`` real CTAs (the builder in :mod:`gpusim.chip` chooses which CTAs are
+simulated and what each stands for): what it asks of the SM's own units (issue slots, pipes, the L1TEX pipe, its
+L2 port, its TMA engine) is asked once, what it asks of the chip-wide L2 and HBM is asked ``weight`` times, as its
+clones on the other SMs would. So the chip's bandwidth is shared dynamically: an SM whose neighbours are idle (a
+tail, a phase of the kernel that does not touch memory) gets more of it, up to its own port.
+
+A memory or compute operation books work on the units it uses and the warp sleeps until it may go on. Every cycle
+a warp spends not issuing is charged to one of Nsight Compute's stall reasons. CTAs are handed to SM slots in
+launch order as slots free (:meth:`ChipModel._slot`), staggered by the chip's CTA launch interval; persistent CTAs
+run their tiles one after another. Stores are fire-and-forget for the warp, but a warp stays resident until its
+stores have reached L2 (ncu's ``drain``), and the kernel ends when the last write and write-back have drained.
+Each unit's busy cycles are collected from the servers it reports (:meth:`ChipModel._busy`).
 
 Fast-forward, two levels, each only once it has proved a steady state:
 - a CTA's outer loop: after a warm-up, the period of each warp's iterations is measured over a window; when
@@ -34,8 +41,16 @@ import numpy as np
 import simpy
 
 from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
+from gpusim.memory.hbm import Hbm
+from gpusim.memory.l2 import L2Slices, L2WritePath
+from gpusim.memory.l2_port import L2Port
+from gpusim.memory.lsu import L1TexPipe, LsuQueue
+from gpusim.memory.tma import TmaEngine
 from gpusim.patterns import pattern_row
 from gpusim.resources import RateServer
+from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
+from gpusim.sm.pipes import ExecutionPipes
+from gpusim.sm.scheduler import IssueSlots
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "drain", "no_instruction", "not_selected", "selected")
@@ -134,40 +149,42 @@ class ChipResult:
 
 
 class ChipMemory:
-    """The chip-wide memory side: L2 partitions (addresses hashed evenly over them) and HBM."""
+    """The chip-wide memory side: the L2's partitions and write path, and HBM."""
 
     def __init__(self, p: SmParams) -> None:
-        self.l2 = [RateServer(p.l2_bytes_per_cycle / p.l2_partitions, f"L2 partition {i}")
-                   for i in range(p.l2_partitions)]
-        # stores: the L2's write path, bound by line and sector operations (its work is in cycles)
-        self.l2_write = RateServer(1.0, "L2 write")
-        self.hbm = RateServer(p.hbm_bytes_per_cycle, "HBM")
+        self.l2 = L2Slices(p.l2_bytes_per_cycle, p.l2_partitions, p.l2_latency)
+        self.l2_write = L2WritePath(p.l2_fill_cycles_per_byte)
+        self.hbm = Hbm(p.hbm_bytes_per_cycle, p.hbm_latency)
 
-    def servers(self) -> list[RateServer]:
-        return [*self.l2, self.l2_write, self.hbm]
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported()]
 
 
 class SmUnit:
-    """One representative SM: its sub-partitions' issue slots and pipes, L1TEX pipe, L2 port and TMA engine."""
+    """One representative SM: its sub-partitions' issue slots and pipes, the L1TEX pipe and the LSU queues in front
+    of it, its L2 port and its TMA engine."""
 
     def __init__(self, index: int, p: SmParams) -> None:
-        sp = p.subpartitions
         self.index = index
-        self.issue = [RateServer(p.issue_per_cycle, f"SM{index} issue {i}") for i in range(sp)]
-        self.pipes = {name: [RateServer(r, f"SM{index} {name} {i}") for i in range(sp)]
-                      for name, r in p.pipe_rate.items()}
-        self.l1tex = RateServer(p.l1tex_per_cycle, f"SM{index} L1TEX")
-        self.port = RateServer(p.port_bytes_per_cycle, f"SM{index} L2 port")
-        self.tma = RateServer(1.0 / p.tma.copy_interval_cycles, f"SM{index} TMA") if p.tma else None
+        self.issue = IssueSlots(index, p.subpartitions, p.issue_per_cycle)
+        self.pipes = ExecutionPipes(index, p.subpartitions, p.pipe_rate, p.pipe_latency)
+        self.l1tex = L1TexPipe(index, p.l1tex_per_cycle, p.issue_to_l1tex_cycles)
+        # the LSU's queues: LG for global accesses, MIO for shared memory; one depth for both today (a depth per
+        # queue is a second number here)
+        self.lg = LsuQueue("LG", "lg_throttle", p.lsu_queue_cycles, self.l1tex)
+        self.mio = LsuQueue("MIO", "mio_throttle", p.lsu_queue_cycles, self.l1tex)
+        self.port = L2Port(index, p.port_bytes_per_cycle)
+        self.tma = TmaEngine(index, p.tma) if p.tma else None
         self.active_since: float | None = None
         self.resident = 0
         self.active_cycles = 0.0
 
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [*self.issue.reported(), *self.pipes.reported(), *self.l1tex.reported(), *self.port.reported(),
+                *(self.tma.reported() if self.tma else [])]
+
     def servers(self) -> list[RateServer]:
-        out = [*self.issue, self.l1tex, self.port]
-        for v in self.pipes.values():
-            out += v
-        return out + ([self.tma] if self.tma else [])
+        return [s for _, s, _ in self.reported()]
 
 
 class _Cta:
@@ -185,7 +202,6 @@ class _Cta:
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
-        self.mbar_floor: dict[str, int] = {}  # per mbarrier: phases completed in skipped iterations
         self.traced = False
 
     def work_vector(self, index: dict) -> np.ndarray:
@@ -217,19 +233,18 @@ class _LoopState:
 class _Warp:
     """Run-time state of one warp."""
 
-    __slots__ = ("lw", "cta", "ready", "exec_count", "open_group", "groups", "stores_done", "marks", "work",
-                 "tracing", "t")
+    __slots__ = ("lw", "cta", "sub", "ready", "exec_count", "groups", "stores_done", "marks", "work", "tracing", "t")
 
-    def __init__(self, lw: int, cta: _Cta, tracing: bool) -> None:
+    def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
         self.cta = cta
+        self.sub = sub  # its sub-partition
         self.ready: dict[str, float] = {}
         self.exec_count: dict[str, int] = {}
-        self.open_group: dict[str, float] = {}
-        self.groups: dict[str, list[float]] = {}
+        self.groups = AsyncGroups()
         self.stores_done = 0.0
         self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
-        self.work: dict[RateServer, float] = {}  # work booked on each server so far
+        self.work: dict[RateServer, float] = {}  # work booked on each server so far (its ledger)
         self.tracing = tracing
         self.t: dict = {}  # the timings of its current tile's access pattern
 
@@ -262,9 +277,8 @@ class ChipModel:
         # a shuffle's result comes back through the MIO path, like a shared load (ncu: short_scoreboard)
         self.kind_of |= {op.name: "short_scoreboard" for op in kernel.all_ops()
                          if isinstance(op, Compute) and op.pipe == "shfl"}
-        self.barrier_count: dict = {}
-        self.barrier_event: dict = {}
-        self.mbar: dict = {}  # (cta serial, bar, seq) -> [arrivals, latest arrival time, event]
+        self.barriers = CtaBarriers(self.env, params.barrier_latency)
+        self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
         self.waiting: dict = {}  # (cta serial, warp) -> what it waits on
         self.unfinished: set = set()
         self.serial = 0
@@ -292,19 +306,11 @@ class ChipModel:
         chip_sms = round(len(self.sms) * sm_weight)
         ctas = min(kernel.persistent_ctas, kernel.launch.num_ctas) if kernel.persistent_ctas else kernel.launch.num_ctas
         sm_weight = min(sm_weight, max(min(chip_sms, ctas), 1) / len(self.sms))
-        self._unit_of: dict[RateServer, tuple[str, float]] = {s: ("L2", 1.0 / len(self.mem.l2)) for s in self.mem.l2}
-        self._unit_of[self.mem.hbm] = ("HBM", 1.0)
-        self._unit_of[self.mem.l2_write] = ("L2 write", 1.0)
+        self._unit_of: dict[RateServer, tuple[str, float]] = {s: (name, share)
+                                                              for name, s, share in self.mem.reported()}
         for sm in self.sms:
-            for s in sm.issue:
-                self._unit_of[s] = ("issue", sm_weight)
-            for name, lst in sm.pipes.items():
-                for s in lst:
-                    self._unit_of[s] = (f"pipe {name}", sm_weight)
-            self._unit_of[sm.l1tex] = ("L1TEX", sm_weight)
-            self._unit_of[sm.port] = ("L2 port", sm_weight)
-            if sm.tma:
-                self._unit_of[sm.tma] = ("TMA", sm_weight)
+            for name, s, share in sm.reported():
+                self._unit_of[s] = (name, sm_weight * share)
         self._servers = list(self._unit_of)
         self._index = {srv: i for i, srv in enumerate(self._servers)}
         self._rates = np.array([srv.rate for srv in self._servers])
@@ -326,10 +332,6 @@ class ChipModel:
         if wp.tracing and t1 > t0:
             self.trace.append((wp.cta.slot * self.wpc + wp.lw, name, cat, t0, t1))
 
-    def _book(self, wp: _Warp, server: RateServer, arrive: float, work: float) -> tuple[float, float]:
-        wp.work[server] = wp.work.get(server, 0.0) + work
-        return server.serve(arrive, work)
-
     def _fetch(self, wp: _Warp, t: float, n: float) -> float:
         """The warp waits for ``n`` instructions to arrive from the instruction caches (no_instruction)."""
         wait = self.p.fetch_cycles_per_instruction * n
@@ -339,10 +341,10 @@ class ChipModel:
         return t + wait
 
     def _issue(self, wp: _Warp, t: float, n: float) -> tuple[float, float]:
-        """A memory operation's ``n`` instructions through the warp's issue slot from ``t``, once fetched: (start,
-        end) of the issue, its wait charged to not_selected."""
+        """``n`` instructions through the warp's issue slot from ``t``, once fetched: (start, end) of the issue, its
+        wait charged to not_selected."""
         t = self._fetch(wp, t, n)
-        start, end = self._book(wp, wp.cta.sm.issue[wp.lw % self.p.subpartitions], t, n)
+        start, end = wp.cta.sm.issue.issue(wp.work, wp.sub, t, n)
         self._charge(wp.cta, wp.lw, "not_selected", start - t)
         self._charge(wp.cta, wp.lw, "selected", n)
         return start, end
@@ -364,10 +366,6 @@ class ChipModel:
         wp.exec_count[key] = n + 1
         return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
 
-    def _join(self, wp: _Warp, queue: str, done: float) -> None:
-        if queue:
-            wp.open_group[queue] = max(wp.open_group.get(queue, 0.0), done)
-
     def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float,
                      write_cycles: float = 0.0) -> tuple[float, float]:
         """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times: read bandwidth for loads,
@@ -376,20 +374,18 @@ class ChipModel:
         if l2b <= 0:
             return arrive, arrive
         w = wp.cta.work.weight
-        _, port_end = self._book(wp, wp.cta.sm.port, arrive, l2b)
-        l2_end = arrive
+        mem, ledger = self.mem, wp.work
+        port_end = wp.cta.sm.port.transfer(ledger, arrive, l2b)
         if write_cycles:
-            l2_end = self._book(wp, self.mem.l2_write, arrive, write_cycles * w)[1]
+            l2_end = mem.l2_write.write(ledger, arrive, write_cycles * w)
         else:
-            for s in self.mem.l2:
-                l2_end = max(l2_end, self._book(wp, s, arrive, l2b * w / len(self.mem.l2))[1])
+            l2_end = mem.l2.read(ledger, arrive, l2b * w)
         l2_end = max(l2_end, port_end)
-        hbm_end = self._book(wp, self.mem.hbm, l2_end, hb * w)[1] if hb > 0 else l2_end
-        if hb > 0 and not write_cycles and self.p.l2_fill_cycles_per_byte:
+        hbm_end = mem.hbm.transfer(ledger, l2_end, hb * w) if hb > 0 else l2_end
+        if hb > 0 and not write_cycles:
             # what a miss brings from HBM is written into the L2's data array as it arrives, on the write path
             # stores take: when that path is full, the fill (and the load waiting for it) waits
-            fill = hb * w * self.p.l2_fill_cycles_per_byte
-            hbm_end = max(hbm_end, self._book(wp, self.mem.l2_write, hbm_end - fill, fill)[1])
+            hbm_end = max(hbm_end, mem.l2_write.fill(ledger, hbm_end, hb * w))
         return l2_end, hbm_end
 
     # --- operations ----------------------------------------------------------------------------------
@@ -401,36 +397,37 @@ class ChipModel:
             if r is not None:
                 t = max(t, r)
         cyc = float(tm.l1tex_cycles[par, j, wp.lw])
-        _, end = self._book(wp, wp.cta.sm.l1tex, t, cyc)
-        self._join(wp, op.group, end)
+        _, end = wp.cta.sm.l1tex.write(wp.work, t, cyc)
+        wp.groups.join(op.group, end)
         self._span(wp, op.name, "shared_st_async", t, end)
         return
         yield  # a generator like the other operations
 
     def _tma(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int, it: int):
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory."""
-        env, p, cta = self.env, self.p, wp.cta
+        env, cta = self.env, wp.cta
+        tma = cta.sm.tma
         now = env.now
         t = self._deps(wp, op.after, now)
-        start, _ = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, 1)
+        start, _ = cta.sm.issue.issue(wp.work, wp.sub, t, 1)
         self._charge(cta, wp.lw, "not_selected", start - t)
         self._charge(cta, wp.lw, "selected", 1)
-        issue_end = start + p.tma.issue_cycles
-        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)  # [tma] issue_cycles less the selected cycle
-        eng_start, _ = self._book(wp, cta.sm.tma, start, 1.0)
+        issue_end = start + tma.issue_cycles
+        self._charge(cta, wp.lw, "wait", tma.issue_cycles - 1)  # [tma] issue_cycles less the selected cycle
+        eng_start = tma.start(wp.work, start)
         l2b = float(tm.l2_bytes[par, j, wp.lw])
         hb = float(tm.hbm_bytes[par, j, wp.lw])
         l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
-        done = max(eng_start + p.tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
+        done = max(eng_start + tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
         self._span(wp, op.name, "tma", start, done)
-        self._mbar_arrive(cta, op.arrive, op.seq(it, j), done)
+        self.mbarriers.arrive(cta.serial, op.arrive, op.seq(it, j), done)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
     def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
-        env, p, cta = self.env, self.p, wp.cta
+        env, cta = self.env, wp.cta
         now = env.now
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.k.loop.trips if self.k.loop is not None else 1)
@@ -454,19 +451,18 @@ class ChipModel:
             if end > now:
                 yield env.timeout(end - now)
             return
-        l1 = cta.sm.l1tex
-        # the queue in front of L1TEX is full while more than its depth of work is booked ahead of this request
-        backlog_ok = t + l1.queue_delay(t + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw])) - \
-            p.lsu_queue_cycles
-        if backlog_ok > t:
-            self._charge(cta, wp.lw, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
-            self._span(wp, "throttle", "stall", t, backlog_ok)
-            t = backlog_ok
+        sm = cta.sm
+        queue = sm.lg if op.space == "global" else sm.mio
+        admitted = queue.admit(t, l1cyc)  # the LSU queue in front of L1TEX is full: the warp waits to issue
+        if admitted > t:
+            self._charge(cta, wp.lw, queue.stall, admitted - t)
+            self._span(wp, "throttle", "stall", t, admitted)
+            t = admitted
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:
             start, issue_end = self._issue(wp, t, n_instr)
-        _, l1_end = self._book(wp, l1, start + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw]))
+        _, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global":
             l2b = float(tm.l2_bytes[par, j, wp.lw])
@@ -474,14 +470,14 @@ class ChipModel:
                 wc = float(tm.l2_write_cycles[par, j, wp.lw]) if tm.l2_write_cycles is not None else 0.0
                 l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, float(tm.hbm_bytes[par, j, wp.lw]), wc)
                 if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
-                    done = l2_end + p.l2_latency
+                    done = l2_end + self.mem.l2.hit_latency_cycles
                     if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
-                        done = max(done, hbm_end + p.hbm_latency)
+                        done = max(done, hbm_end + self.mem.hbm.latency_cycles)
                 elif op.kind == "st":
                     wp.stores_done = max(wp.stores_done, l2_end)
         if op.kind in LOADS:
             wp.ready[op.name] = done
-        self._join(wp, op.group, done if op.kind in LOADS else l1_end)
+        wp.groups.join(op.group, done if op.kind in LOADS else l1_end)
         self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
         end = math.ceil(issue_end)
         if end > now:
@@ -493,20 +489,19 @@ class ChipModel:
             return
         now = env.now
         t = self._deps(wp, op.after, now)
-        sub = wp.lw % p.subpartitions
-        rate = p.pipe_rate[op.pipe]
-        lat = p.pipe_latency[op.pipe]
-        slot = cta.sm.issue[sub]
-        pipe = cta.sm.pipes[op.pipe][sub]
+        sub = wp.sub
+        pipes = cta.sm.pipes
+        rate = pipes.rate[op.pipe]
+        lat = pipes.latency[op.pipe]
         if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
             n = op.count // op.units
             t = self._fetch(wp, t, n)
-            start, issue_end = self._book(wp, slot, t, n)
+            start, issue_end = cta.sm.issue.issue(wp.work, sub, t, n)
             self._charge(cta, wp.lw, "not_selected", start - t)
             self._charge(cta, wp.lw, "selected", n)
-            _, pipe_end = self._book(wp, pipe, start, op.count)
+            _, pipe_end = pipes.dispatch(wp.work, op.pipe, sub, start, op.count)
             done = pipe_end + lat
-            self._join(wp, op.group, done)
+            wp.groups.join(op.group, done)
             wp.ready[op.name] = done
             self._span(wp, op.name, op.pipe, start, done)
             end = math.ceil(issue_end)
@@ -518,10 +513,10 @@ class ChipModel:
             n = min(remaining, p.issue_quantum)
             remaining -= n
             t = self._fetch(wp, t, n)
-            p_start, _ = self._book(wp, pipe, t, n)
+            p_start, _ = pipes.dispatch(wp.work, op.pipe, sub, t, n)
             if p_start > t:
                 self._charge(cta, wp.lw, "math_pipe_throttle", p_start - t)
-            start, _ = self._book(wp, slot, p_start, n)
+            start, _ = cta.sm.issue.issue(wp.work, sub, p_start, n)
             self._charge(cta, wp.lw, "not_selected", start - p_start)
             chain = math.ceil(n / max(op.ilp, 1)) * lat
             busy = max(n / min(rate, p.issue_per_cycle), chain)
@@ -539,71 +534,36 @@ class ChipModel:
         env, cta = self.env, wp.cta
         now = env.now
         members = self.wpc if op.warps is None else len(op.warps)
-        key = (cta.serial, "__syncthreads" if op.warps is None else op.name)
-        count = self.barrier_count.get(key, 0) + 1
-        ev = self.barrier_event.setdefault(key, env.event())
-        if count == members:
-            self.barrier_count[key] = 0
-            self.barrier_event[key] = env.event()
-            env.process(self._release(ev, self.p.barrier_latency))
-        else:
-            self.barrier_count[key] = count
+        ev, count = self.barriers.arrive((cta.serial, "__syncthreads" if op.warps is None else op.name), members)
         self.waiting[(cta.serial, wp.lw)] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev
         self.waiting.pop((cta.serial, wp.lw), None)
         self._charge(cta, wp.lw, "barrier", env.now - now)
         self._span(wp, "barrier", "barrier", now, env.now)
 
-    def _commit(self, wp: _Warp, op: Commit):
-        wp.groups.setdefault(op.queue, []).append(wp.open_group.pop(op.queue, self.env.now))
-        return
-        yield
-
     def _wait_group(self, wp: _Warp, op: WaitGroup):
         env = self.env
-        done = wp.groups.get(op.queue, [])
-        settled = done[:len(done) - op.pending] if op.pending else done
-        t = max(settled, default=0.0)
+        t = wp.groups.wait(op.queue, op.pending)
         if t > env.now:
             reason = "long_scoreboard" if op.queue == "cp.async" else "wait"
             self._charge(wp.cta, wp.lw, reason, math.ceil(t) - env.now)
             self._span(wp, f"wait:{op.queue}", "stall", env.now, math.ceil(t))
             yield env.timeout(math.ceil(t) - env.now)
-        wp.groups[op.queue] = done[len(settled):]
-
-    def _mbar_state(self, cta: _Cta, bar: str, seq: int) -> list:
-        key = (cta.serial, bar, seq)
-        st = self.mbar.get(key)
-        if st is None:
-            st = self.mbar[key] = [0, 0.0, self.env.event()]
-        return st
-
-    def _mbar_arrive(self, cta: _Cta, bar: str, seq: int, at: float) -> None:
-        st = self._mbar_state(cta, bar, seq)
-        st[0] += 1
-        st[1] = max(st[1], at)
-        if st[0] == self.k.mbarriers[bar]:
-            self.env.process(self._release(st[2], max(math.ceil(st[1]) - self.env.now, 0)))
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
+        env, cta, mb = self.env, wp.cta, self.mbarriers
         seq = op.seq(it, j)
-        if seq < 0 or seq <= wp.cta.mbar_floor.get(op.bar, -1):  # never, or completed in skipped iterations
+        if mb.settled(cta.serial, op.bar, seq):  # never, or completed in skipped iterations
             return
-        env, cta = self.env, wp.cta
         now = env.now
-        st = self._mbar_state(cta, op.bar, seq)
-        if not st[2].triggered:
+        ev = mb.completion(cta.serial, op.bar, seq)
+        if not ev.triggered:
             self.waiting[(cta.serial, wp.lw)] = (cta.serial, op.bar, seq)
-            yield st[2]
+            yield ev
             self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:
             self._charge(cta, wp.lw, "barrier", env.now - now)
             self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
-
-    def _release(self, ev, delay: int):
-        if delay:
-            yield self.env.timeout(delay)
-        ev.succeed()
 
     def _run(self, wp: _Warp, ops, it: int, j: int):
         lw = wp.lw
@@ -618,11 +578,11 @@ class ChipModel:
             elif isinstance(op, Barrier):
                 yield from self._barrier(wp, op)
             elif isinstance(op, Commit):
-                yield from self._commit(wp, op)
+                wp.groups.commit(op.queue, self.env.now)
             elif isinstance(op, WaitGroup):
                 yield from self._wait_group(wp, op)
             elif isinstance(op, Arrive):
-                self._mbar_arrive(wp.cta, op.bar, op.seq(it, j), self.env.now)
+                self.mbarriers.arrive(wp.cta.serial, op.bar, op.seq(it, j), self.env.now)
             elif isinstance(op, MbarWait):
                 yield from self._mbar_wait(wp, op, it, j)
             elif isinstance(op, Loop):
@@ -726,12 +686,12 @@ class ChipModel:
                 elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
                     bar = op.bar if isinstance(op, Arrive) else op.arrive
                     seq = max(op.seq(last_skipped, j) for j in range(inner))
-                    cta.mbar_floor[bar] = max(cta.mbar_floor.get(bar, -1), seq)
+                    self.mbarriers.complete_through(cta.serial, bar, seq)
         visit(self.k.loop.body, 1)
 
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
-        wp = _Warp(lw, cta, cta.traced)
+        wp = _Warp(lw, cta, lw % self.p.subpartitions, cta.traced)
         wp.t = self.t[cta.work.cta_class]
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
@@ -804,8 +764,7 @@ class ChipModel:
         self.done_shape.append((work.trips, len(work.tiles)))
         self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
         self.done_work.append(cta.work_vector(self._index))
-        for key in [key for key in self.mbar if key[0] == serial]:
-            del self.mbar[key]
+        self.mbarriers.forget(serial)
         for s in sm.servers():
             s.prune(env.now)
 
@@ -870,7 +829,7 @@ class ChipModel:
         env.run()
         if self.unfinished:
             self._deadlock()
-        end = max([env.now, *(s.last_end for s in self.mem.servers())])
+        end = max([env.now, *(s.last_end for _, s, _ in self.mem.reported())])
         stalls = self.stalls + self.skip_stats
         totals = {s: float(stalls[i]) for i, s in enumerate(STALLS)}
         sm_active = sum(sm.active_cycles for sm in self.sms) * self.sm_weight
@@ -904,8 +863,7 @@ class ChipModel:
         for key in sorted(self.unfinished):
             what = self.waiting.get(key, "an unfinished operation")
             if isinstance(what, tuple):
-                serial, bar, seq = what
-                what = f"mbarrier '{bar}' phase {seq} ({self.mbar[what][0]} of {self.k.mbarriers[bar]} arrivals)"
+                what = self.mbarriers.describe(*what)
             seen.setdefault(what, key)
         waits = "; ".join(f"warp {lw} of CTA {serial} on {what}" for what, (serial, lw) in list(seen.items())[:3])
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")

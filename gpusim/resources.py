@@ -12,6 +12,12 @@ push the resource past its rate is stretched (same work at the rate still free),
 long it really took.
 
 Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
+
+Every hardware unit of the chip model (``gpusim.sm`` and ``gpusim.memory``) is built from rate servers; a unit
+lists them with its ``reported()`` method (the name its busy cycles go under, and the share of one instance of that
+name each server is), so the engine collects every unit's busy time in one place. A requester that must know what
+it asked of each server (a warp: the fast-forward extrapolates its work per server) passes a *ledger* to
+:meth:`RateServer.book`.
 """
 
 from __future__ import annotations
@@ -129,6 +135,11 @@ class RateServer:
         """Cycles a request of ``work`` arriving at ``arrive`` would wait beyond its own service time: the work
         booked ahead of it (nothing is booked)."""
         return self.serve(arrive, work, book=False)[1] - arrive - work / self.rate
+
+    def book(self, ledger: dict, arrive: float, work: float) -> tuple[float, float]:
+        """:meth:`serve` ``work`` arriving at ``arrive``, adding it to the requester's ``ledger`` (server -> work)."""
+        ledger[self] = ledger.get(self, 0.0) + work
+        return self.serve(arrive, work)
 
     def serve(self, arrive: float, work: float, book: bool = True) -> tuple[float, float]:
         """Do ``work`` arriving at ``arrive``: returns (start, end) of its service (``book=False``: only say so)."""
