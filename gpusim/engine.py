@@ -71,6 +71,10 @@ TILE_WINDOW = 2
 # always simulated at the end of the grid
 GRID_WINDOW_ROUNDS = 1
 GRID_TAIL_ROUNDS = 1
+# each stall reason's column in a warp's stall counts
+(LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
+ NOT_SELECTED, SELECTED) = range(len(STALLS))
+STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
 
 
 class DeadlockError(KernelError):
@@ -91,6 +95,25 @@ class MemTiming:
     latency_hit_cycles: int
     l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
     last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
+
+
+class _OpTiming:
+    """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, a tuple of Python
+    numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles), and its scalars."""
+
+    __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction")
+
+    def __init__(self, tm: MemTiming) -> None:
+        ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
+        wc = tm.l2_write_cycles.tolist() if tm.l2_write_cycles is not None else None
+        self.rows = [[[(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
+                        float(wc[r][j][w]) if wc is not None else 0.0) for w in range(len(ins[r][j]))]
+                      for j in range(len(ins[r]))] for r in range(len(ins))]
+        self.period = tm.period
+        self.last = tm.last
+        self.latency_hit_cycles = tm.latency_hit_cycles
+        self.l1_miss_fraction = tm.l1_miss_fraction
+        self.l2_miss_fraction = tm.l2_miss_fraction
 
 
 @dataclass(frozen=True)
@@ -198,7 +221,7 @@ class _Cta:
         self.steady = True
         self.loop_warps = nwarps  # warps with work in the outer loop (set by the model)
         self.loops: dict[int, _LoopState] = {}  # per tile (a persistent CTA runs several)
-        self.stats = np.zeros((nwarps, len(STALLS)))
+        self.stats = [[0.0] * len(STALLS) for _ in range(nwarps)]  # per warp, cycles per stall reason
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
@@ -233,12 +256,16 @@ class _LoopState:
 class _Warp:
     """Run-time state of one warp."""
 
-    __slots__ = ("lw", "cta", "sub", "ready", "exec_count", "groups", "stores_done", "marks", "work", "tracing", "t")
+    __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done", "marks",
+                 "work", "tracing", "t")
 
     def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
         self.cta = cta
-        self.sub = sub  # its sub-partition
+        self.sub = sub  # its sub-partition, whose issue slot and pipes it uses
+        self.stats = cta.stats[lw]
+        self.slot = cta.sm.issue.slot(sub)
+        self.pipes = cta.sm.pipes.of(sub)
         self.ready: dict[str, float] = {}
         self.exec_count: dict[str, int] = {}
         self.groups = AsyncGroups()
@@ -257,11 +284,16 @@ class ChipModel:
                  class_of=None) -> None:
         self.k = kernel
         # per access-pattern class of CTAs (the interior first), and which class a linear CTA index has
-        self.t = [timings] if isinstance(timings, dict) else list(timings)
+        self.timings = [timings] if isinstance(timings, dict) else list(timings)
+        self.t = [{name: _OpTiming(tm) for name, tm in ts.items()} for ts in self.timings]
         self.class_of = class_of or (lambda linear: 0)
         # a loop whose last iteration has its own pattern runs that iteration after a fast-forward
-        self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.t for tm in ts.values())
+        self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.timings for tm in ts.values())
+        self.trips = kernel.loop.trips if kernel.loop is not None else 1
         self.p = params
+        self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
+        self.pipe_rate = params.pipe_rate
+        self.pipe_latency = params.pipe_latency
         self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
         self.mem = ChipMemory(params)
@@ -272,10 +304,11 @@ class ChipModel:
         self.tracing = trace
         self.trace: list = []
         self.traced_slots: set[int] = set()
-        self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
+        # the stall a warp waiting for an operation's result is charged to (the default: wait)
+        self.kind_of = {op.name: (LONG_SCOREBOARD if op.space == "global" else SHORT_SCOREBOARD)
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         # a shuffle's result comes back through the MIO path, like a shared load (ncu: short_scoreboard)
-        self.kind_of |= {op.name: "short_scoreboard" for op in kernel.all_ops()
+        self.kind_of |= {op.name: SHORT_SCOREBOARD for op in kernel.all_ops()
                          if isinstance(op, Compute) and op.pipe == "shfl"}
         self.barriers = CtaBarriers(self.env, params.barrier_latency)
         self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
@@ -317,47 +350,51 @@ class ChipModel:
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.skip_busy = np.zeros(len(self._servers))
         # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
-        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), self.t[0], lw)
+        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), self.timings[0], lw)
                           for lw in range(self.wpc)]
         # warps with nothing to do in a whole tile (prologue, loop and epilogue)
-        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), self.t[0], lw)
+        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), self.timings[0],
+                                                               lw)
                           for lw in range(self.wpc)]
 
     # --- helpers -------------------------------------------------------------------------------------
-    def _charge(self, cta: _Cta, lw: int, reason: str, cycles: float) -> None:
-        if cycles > 0:
-            cta.stats[lw, STALLS.index(reason)] += cycles
-
     def _span(self, wp: _Warp, name: str, cat: str, t0: float, t1: float) -> None:
-        if wp.tracing and t1 > t0:
+        if t1 > t0:
             self.trace.append((wp.cta.slot * self.wpc + wp.lw, name, cat, t0, t1))
 
-    def _fetch(self, wp: _Warp, t: float, n: float) -> float:
-        """The warp waits for ``n`` instructions to arrive from the instruction caches (no_instruction)."""
-        wait = self.p.fetch_cycles_per_instruction * n
-        if wait > 0:
-            self._charge(wp.cta, wp.lw, "no_instruction", wait)
+    def _fetch(self, wp: _Warp, t: float, wait: float) -> None:
+        """The warp waits ``wait`` cycles for instructions to arrive from the instruction caches (no_instruction)."""
+        wp.stats[NO_INSTRUCTION] += wait
+        if wp.tracing:
             self._span(wp, "stall:no_instruction", "stall", t, t + wait)
-        return t + wait
 
     def _issue(self, wp: _Warp, t: float, n: float) -> tuple[float, float]:
         """``n`` instructions through the warp's issue slot from ``t``, once fetched: (start, end) of the issue, its
         wait charged to not_selected."""
-        t = self._fetch(wp, t, n)
-        start, end = wp.cta.sm.issue.issue(wp.work, wp.sub, t, n)
-        self._charge(wp.cta, wp.lw, "not_selected", start - t)
-        self._charge(wp.cta, wp.lw, "selected", n)
+        wait = self.fetch_cycles_per_instruction * n
+        if wait > 0:
+            self._fetch(wp, t, wait)
+        t = t + wait
+        start, end = wp.slot.book(wp.work, t, n)
+        stats = wp.stats
+        if start > t:
+            stats[NOT_SELECTED] += start - t
+        if n > 0:
+            stats[SELECTED] += n
         return start, end
 
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason = now, None
+        ready = wp.ready
         for d in after:
-            r = wp.ready.get(d)
+            r = ready.get(d)
             if r is not None and r > t:
-                t, reason = r, self.kind_of.get(d, "wait")
-        if reason:
-            self._charge(wp.cta, wp.lw, reason, t - now)
-            self._span(wp, f"stall:{reason}", "stall", now, t)
+                t, reason = r, self.kind_of.get(d, WAIT)
+        if reason is not None:
+            if t > now:
+                wp.stats[reason] += t - now
+            if wp.tracing:
+                self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
 
     def _bresenham(self, wp: _Warp, key: str, frac: float) -> bool:
@@ -389,60 +426,58 @@ class ChipModel:
         return l2_end, hbm_end
 
     # --- operations ----------------------------------------------------------------------------------
-    def _async_store(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int):
+    def _async_store(self, wp: _Warp, op: Mem, l1cyc: float):
         """The shared-memory write of a cp.async: done when its global load has landed; takes no issue slot."""
         t = self.env.now
         for d in op.after:
             r = wp.ready.get(d)
             if r is not None:
                 t = max(t, r)
-        cyc = float(tm.l1tex_cycles[par, j, wp.lw])
-        _, end = wp.cta.sm.l1tex.write(wp.work, t, cyc)
+        _, end = wp.cta.sm.l1tex.write(wp.work, t, l1cyc)
         wp.groups.join(op.group, end)
-        self._span(wp, op.name, "shared_st_async", t, end)
-        return
-        yield  # a generator like the other operations
+        if wp.tracing:
+            self._span(wp, op.name, "shared_st_async", t, end)
 
-    def _tma(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int, it: int):
+    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int):
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory."""
         env, cta = self.env, wp.cta
         tma = cta.sm.tma
         now = env.now
         t = self._deps(wp, op.after, now)
-        start, _ = cta.sm.issue.issue(wp.work, wp.sub, t, 1)
-        self._charge(cta, wp.lw, "not_selected", start - t)
-        self._charge(cta, wp.lw, "selected", 1)
+        start, _ = wp.slot.book(wp.work, t, 1)
+        if start > t:
+            wp.stats[NOT_SELECTED] += start - t
+        wp.stats[SELECTED] += 1
         issue_end = start + tma.issue_cycles
-        self._charge(cta, wp.lw, "wait", tma.issue_cycles - 1)  # [tma] issue_cycles less the selected cycle
+        if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
+            wp.stats[WAIT] += tma.issue_cycles - 1
         eng_start = tma.start(wp.work, start)
-        l2b = float(tm.l2_bytes[par, j, wp.lw])
-        hb = float(tm.hbm_bytes[par, j, wp.lw])
         l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
         done = max(eng_start + tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
-        self._span(wp, op.name, "tma", start, done)
-        self.mbarriers.arrive(cta.serial, op.arrive, op.seq(it, j), done)
+        if wp.tracing:
+            self._span(wp, op.name, "tma", start, done)
+        self.mbarriers.arrive(cta.serial, op.arrive, seq, done)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
     def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
-        env, cta = self.env, wp.cta
-        now = env.now
         tm = wp.t[op.name]
-        par = pattern_row(tm.period, tm.last, it, self.k.loop.trips if self.k.loop is not None else 1)
-        n_instr = int(tm.instructions[par, j, wp.lw])
+        par = pattern_row(tm.period, tm.last, it, self.trips)
+        n_instr, l1cyc, l2b, hb, wc = tm.rows[par][j][wp.lw]
         if n_instr == 0:
             return
         if op.kind == "tma":
-            yield from self._tma(wp, op, tm, par, j, it)
+            yield from self._tma(wp, op, tm, l2b, hb, op.seq(it, j))
             return
         if op.async_copy and op.group:
-            yield from self._async_store(wp, op, tm, par, j)
+            self._async_store(wp, op, l1cyc)
             return
-        t = self._deps(wp, op.after, now)
-        l1cyc = float(tm.l1tex_cycles[par, j, wp.lw])
-        if op.predicated and l1cyc == 0 and not (op.space == "global" and float(tm.l2_bytes[par, j, wp.lw])):
+        env, cta = self.env, wp.cta
+        now = env.now
+        t = self._deps(wp, op.after, now) if op.after else now
+        if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
             # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
             _, issue_end = self._issue(wp, t, n_instr)
             if op.kind in LOADS:
@@ -455,8 +490,9 @@ class ChipModel:
         queue = sm.lg if op.space == "global" else sm.mio
         admitted = queue.admit(t, l1cyc)  # the LSU queue in front of L1TEX is full: the warp waits to issue
         if admitted > t:
-            self._charge(cta, wp.lw, queue.stall, admitted - t)
-            self._span(wp, "throttle", "stall", t, admitted)
+            wp.stats[STALL_INDEX[queue.stall]] += admitted - t
+            if wp.tracing:
+                self._span(wp, "throttle", "stall", t, admitted)
             t = admitted
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
@@ -464,66 +500,80 @@ class ChipModel:
             start, issue_end = self._issue(wp, t, n_instr)
         _, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
         done = l1_end + tm.latency_hit_cycles
-        if op.space == "global":
-            l2b = float(tm.l2_bytes[par, j, wp.lw])
-            if l2b > 0:
-                wc = float(tm.l2_write_cycles[par, j, wp.lw]) if tm.l2_write_cycles is not None else 0.0
-                l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, float(tm.hbm_bytes[par, j, wp.lw]), wc)
-                if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
-                    done = l2_end + self.mem.l2.hit_latency_cycles
-                    if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
-                        done = max(done, hbm_end + self.mem.hbm.latency_cycles)
-                elif op.kind == "st":
-                    wp.stores_done = max(wp.stores_done, l2_end)
-        if op.kind in LOADS:
+        if op.space == "global" and l2b > 0:
+            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc)
+            if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
+                done = l2_end + self.mem.l2.hit_latency_cycles
+                if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
+                    done = max(done, hbm_end + self.mem.hbm.latency_cycles)
+            elif op.kind == "st":
+                wp.stores_done = max(wp.stores_done, l2_end)
+        load = op.kind in LOADS
+        if load:
             wp.ready[op.name] = done
-        wp.groups.join(op.group, done if op.kind in LOADS else l1_end)
-        self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
+        if op.group:
+            wp.groups.join(op.group, done if load else l1_end)
+        if wp.tracing:
+            self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if load else l1_end)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
     def _compute(self, wp: _Warp, op: Compute):
-        env, p, cta = self.env, self.p, wp.cta
-        if op.warps is not None and wp.lw not in op.warps:
-            return
+        env, p = self.env, self.p
         now = env.now
-        t = self._deps(wp, op.after, now)
-        sub = wp.sub
-        pipes = cta.sm.pipes
-        rate = pipes.rate[op.pipe]
-        lat = pipes.latency[op.pipe]
+        t = self._deps(wp, op.after, now) if op.after else now
+        pipe = wp.pipes[op.pipe]
+        lat = self.pipe_latency[op.pipe]
+        stats = wp.stats
         if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
             n = op.count // op.units
-            t = self._fetch(wp, t, n)
-            start, issue_end = cta.sm.issue.issue(wp.work, sub, t, n)
-            self._charge(cta, wp.lw, "not_selected", start - t)
-            self._charge(cta, wp.lw, "selected", n)
-            _, pipe_end = pipes.dispatch(wp.work, op.pipe, sub, start, op.count)
+            wait = self.fetch_cycles_per_instruction * n
+            if wait > 0:
+                self._fetch(wp, t, wait)
+            t = t + wait
+            start, issue_end = wp.slot.book(wp.work, t, n)
+            if start > t:
+                stats[NOT_SELECTED] += start - t
+            if n > 0:
+                stats[SELECTED] += n
+            _, pipe_end = pipe.book(wp.work, start, op.count)
             done = pipe_end + lat
             wp.groups.join(op.group, done)
             wp.ready[op.name] = done
-            self._span(wp, op.name, op.pipe, start, done)
+            if wp.tracing:
+                self._span(wp, op.name, op.pipe, start, done)
             end = math.ceil(issue_end)
             if end > env.now:
                 yield env.timeout(end - env.now)
             return
+        slot, ledger, quantum, fetch = wp.slot, wp.work, p.issue_quantum, self.fetch_cycles_per_instruction
+        # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
+        chained = SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT
+        per_cycle = min(self.pipe_rate[op.pipe], p.issue_per_cycle)
+        ilp = max(op.ilp, 1)
         remaining = op.count
         while remaining > 0:
-            n = min(remaining, p.issue_quantum)
+            n = min(remaining, quantum)
             remaining -= n
-            t = self._fetch(wp, t, n)
-            p_start, _ = pipes.dispatch(wp.work, op.pipe, sub, t, n)
+            wait = fetch * n
+            if wait > 0:
+                self._fetch(wp, t, wait)
+            t = t + wait
+            p_start, _ = pipe.book(ledger, t, n)
             if p_start > t:
-                self._charge(cta, wp.lw, "math_pipe_throttle", p_start - t)
-            start, _ = cta.sm.issue.issue(wp.work, sub, p_start, n)
-            self._charge(cta, wp.lw, "not_selected", start - p_start)
-            chain = math.ceil(n / max(op.ilp, 1)) * lat
-            busy = max(n / min(rate, p.issue_per_cycle), chain)
-            self._charge(cta, wp.lw, "selected", n)
-            # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
-            self._charge(cta, wp.lw, "short_scoreboard" if op.pipe == "shfl" else "wait", busy - n)
-            self._span(wp, op.name, op.pipe, start, start + busy)
+                stats[MATH_PIPE_THROTTLE] += p_start - t
+            start, _ = slot.book(ledger, p_start, n)
+            if start > p_start:
+                stats[NOT_SELECTED] += start - p_start
+            chain = math.ceil(n / ilp) * lat
+            busy = max(n / per_cycle, chain)
+            if n > 0:
+                stats[SELECTED] += n
+            if busy > n:
+                stats[chained] += busy - n
+            if wp.tracing:
+                self._span(wp, op.name, op.pipe, start, start + busy)
             t = start + busy
             end = math.ceil(t)
             if end > env.now:
@@ -538,17 +588,21 @@ class ChipModel:
         self.waiting[(cta.serial, wp.lw)] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev
         self.waiting.pop((cta.serial, wp.lw), None)
-        self._charge(cta, wp.lw, "barrier", env.now - now)
-        self._span(wp, "barrier", "barrier", now, env.now)
+        if env.now > now:
+            wp.stats[BARRIER] += env.now - now
+        if wp.tracing:
+            self._span(wp, "barrier", "barrier", now, env.now)
 
     def _wait_group(self, wp: _Warp, op: WaitGroup):
         env = self.env
         t = wp.groups.wait(op.queue, op.pending)
         if t > env.now:
-            reason = "long_scoreboard" if op.queue == "cp.async" else "wait"
-            self._charge(wp.cta, wp.lw, reason, math.ceil(t) - env.now)
-            self._span(wp, f"wait:{op.queue}", "stall", env.now, math.ceil(t))
-            yield env.timeout(math.ceil(t) - env.now)
+            wake = math.ceil(t)
+            if wake > env.now:
+                wp.stats[LONG_SCOREBOARD if op.queue == "cp.async" else WAIT] += wake - env.now
+            if wp.tracing:
+                self._span(wp, f"wait:{op.queue}", "stall", env.now, wake)
+            yield env.timeout(wake - env.now)
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
         env, cta, mb = self.env, wp.cta, self.mbarriers
@@ -562,8 +616,9 @@ class ChipModel:
             yield ev
             self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:
-            self._charge(cta, wp.lw, "barrier", env.now - now)
-            self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
+            wp.stats[BARRIER] += env.now - now
+            if wp.tracing:
+                self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
     def _run(self, wp: _Warp, ops, it: int, j: int):
         lw = wp.lw
@@ -571,7 +626,7 @@ class ChipModel:
             if isinstance(op, Mem):
                 yield from self._mem(wp, op, it, j)
             elif isinstance(op, Compute):
-                if op.when is None or op.when(lw, j):
+                if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
                     yield from self._compute(wp, op)
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
@@ -609,7 +664,9 @@ class ChipModel:
         (ta, sa, wa), (tb, sb, wb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
-        cta.stats[wp.lw] += (sb - sa) / n * extra
+        stats = wp.stats
+        for i, (a, b) in enumerate(zip(sa, sb, strict=True)):
+            stats[i] += (b - a) / n * extra
         if self.first_period == 0.0:
             self.first_period = period
         ls.skips.append((wp.lw, env.now, extra * period, work))
@@ -620,8 +677,8 @@ class ChipModel:
             stretch = self._book_skip(cta, ls)
             ls.event.succeed(stretch)
         arrived, length = next((a, d) for lw, a, d, _ in ls.skips if lw == wp.lw)
-        if stretch > 1.0:
-            self._charge(cta, wp.lw, "long_scoreboard", length * (stretch - 1.0))
+        if stretch > 1.0 and length * (stretch - 1.0) > 0:
+            wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
         if wake > env.now:
             yield env.timeout(wake - env.now)
@@ -650,7 +707,7 @@ class ChipModel:
         while it < trips:
             ls.started = max(ls.started, it)
             yield from self._run(wp, k.loop.body, it, 0)
-            wp.marks.append((self.env.now, cta.stats[wp.lw].copy(), dict(wp.work)))
+            wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
             it += 1
             if it >= trips:
                 break
@@ -670,7 +727,7 @@ class ChipModel:
                     yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, k.loop.body, it, 0)
-                    wp.marks.append((self.env.now, cta.stats[wp.lw].copy(), dict(wp.work)))
+                    wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
                     break
                 yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                 break
@@ -697,7 +754,7 @@ class ChipModel:
         self.unfinished.add((cta.serial, lw))
         # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole
         # CTA by the first warp to finish a tile)
-        tile_marks = [(env.now, cta.stats[lw].copy(), dict(wp.work))]
+        tile_marks = [(env.now, list(wp.stats), dict(wp.work))]
         ts = cta.loop(-1, env)
         for tile in range(0 if self.tile_idle[lw] else tiles):
             ts.started = max(ts.started, tile)
@@ -711,7 +768,7 @@ class ChipModel:
             yield from self._run(wp, k.epilogue, 0, 0)
             if tiles == 1:
                 break
-            tile_marks.append((env.now, cta.stats[lw].copy(), dict(wp.work)))
+            tile_marks.append((env.now, list(wp.stats), dict(wp.work)))
             done_tiles = tile + 1
             if done_tiles >= tiles:
                 break
@@ -724,8 +781,10 @@ class ChipModel:
                 break
         if wp.stores_done > env.now:  # the warp retires once its stores have reached L2
             wait = math.ceil(wp.stores_done) - env.now
-            self._charge(cta, lw, "drain", wait)
-            self._span(wp, "drain", "stall", env.now, env.now + wait)
+            if wait > 0:
+                wp.stats[DRAIN] += wait
+            if wp.tracing:
+                self._span(wp, "drain", "stall", env.now, env.now + wait)
             yield env.timeout(wait)
         cta.end[lw] = env.now
         for srv, w in wp.work.items():
@@ -756,13 +815,14 @@ class ChipModel:
         for lw in range(self.wpc):
             env.process(self._warp(cta, lw, tiles, done, left))
         yield done
-        self.stalls += cta.stats.sum(axis=0) * work.weight
+        stats = np.array(cta.stats).sum(axis=0)
+        self.stalls += stats * work.weight
         self.warp_cycles += float((cta.end - cta.start).sum()) * work.weight
         self.loop_steady &= cta.steady
         self.done_durations.append(env.now - cta_start)
         self.done_weight.append(work.weight)
         self.done_shape.append((work.trips, len(work.tiles)))
-        self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
+        self.done_stats.append((stats, float((cta.end - cta.start).sum())))
         self.done_work.append(cta.work_vector(self._index))
         self.mbarriers.forget(serial)
         for s in sm.servers():

@@ -73,6 +73,10 @@ class ExecutionPipes:
         self.pipes = {name: [RateServer(r, f"SM{sm} {name} {i}") for i in range(subpartitions)]
                       for name, r in rate.items()}
 
+    def of(self, sub: int) -> dict[str, RateServer]:
+        """Sub-partition ``sub``'s pipes by name, for a warp to book its work on."""
+        return {name: lst[sub] for name, lst in self.pipes.items()}
+
     def dispatch(self, ledger: dict, pipe: str, sub: int, t: float, n: float) -> tuple[float, float]:
         """``n`` units of work (warp instructions, or tensor units) on sub-partition ``sub``'s ``pipe`` from ``t``:
         (start, end) of the pipe's work."""

@@ -32,6 +32,10 @@ class IssueSlots:
     def __init__(self, sm: int, subpartitions: int, instructions_per_cycle: float) -> None:
         self.slots = [RateServer(instructions_per_cycle, f"SM{sm} issue {i}") for i in range(subpartitions)]
 
+    def slot(self, sub: int) -> RateServer:
+        """Sub-partition ``sub``'s issue slot, for a warp to book its instructions on."""
+        return self.slots[sub]
+
     def issue(self, ledger: dict, sub: int, t: float, n: float) -> tuple[float, float]:
         """``n`` instructions of a warp of sub-partition ``sub``, ready at ``t``: (start, end) of their issue."""
         return self.slots[sub].book(ledger, t, n)
