@@ -1,19 +1,26 @@
-"""Discrete-event model of the chip running one kernel (SimPy, cycles).
+"""Discrete-event model of the chip running one kernel (SimPy, cycles): the wiring of the units.
 
-The wiring: a few *representative* SMs (:class:`SmUnit`) run in one SimPy environment against the chip-wide
-L2 partitions and HBM (:class:`ChipMemory`). Each representative CTA stands for ``weight`` real CTAs (the
-builder in :mod:`gpusim.chip` chooses which CTAs are simulated and what each stands for): what it asks of the
-SM's own units (issue slots, pipes, the L1TEX pipe, its L2 port, its TMA engine) is asked once, what it asks
-of the chip-wide L2 and HBM is asked ``weight`` times, as its clones on the other SMs would. So the chip's
-bandwidth is shared dynamically: an SM whose neighbours are idle (a tail, a phase of the kernel that does not
-touch memory) gets more of it, up to its own port.
+The units live next to their specs and know nothing of each other: issue slots (:mod:`gpusim.sm.scheduler`),
+execution pipes (:mod:`gpusim.sm.pipes`), the L1TEX pipe and the LSU queues in front of it
+(:mod:`gpusim.memory.lsu`), the SM's port to L2 (:mod:`gpusim.memory.l2_port`), the TMA engine
+(:mod:`gpusim.memory.tma`), the L2 partitions and write path (:mod:`gpusim.memory.l2`), HBM
+(:mod:`gpusim.memory.hbm`), and bar.sync barriers, mbarriers and asynchronous groups (:mod:`gpusim.sm.barriers`).
+This module builds them into a few *representative* SMs (:class:`SmUnit`) that run in one SimPy environment
+against the chip-wide L2 and HBM (:class:`ChipMemory`), and walks the kernel's program in one process per warp,
+calling each unit with a request (a time and an amount of work) and getting back when it is done.
 
-Each warp is a SimPy process walking the kernel's program; a memory or compute operation books work on the
-units it uses (:class:`gpusim.resources.RateServer`) and sleeps until it may go on. Every cycle a warp spends
-not issuing is charged to one of Nsight Compute's stall reasons. CTAs are handed to SM slots in launch order
-as slots free (:class:`Dispatcher`), staggered by the chip's CTA launch interval; persistent CTAs run their
-tiles one after another. Stores are fire-and-forget for the warp, but a warp stays resident until its stores
-have reached L2 (ncu's ``drain``), and the kernel ends when the last write and write-back have drained.
+Each representative CTA stands for ``weight`` real CTAs (the builder in :mod:`gpusim.chip` chooses which CTAs are
+simulated and what each stands for): what it asks of the SM's own units (issue slots, pipes, the L1TEX pipe, its
+L2 port, its TMA engine) is asked once, what it asks of the chip-wide L2 and HBM is asked ``weight`` times, as its
+clones on the other SMs would. So the chip's bandwidth is shared dynamically: an SM whose neighbours are idle (a
+tail, a phase of the kernel that does not touch memory) gets more of it, up to its own port.
+
+A memory or compute operation books work on the units it uses and the warp sleeps until it may go on. Every cycle
+a warp spends not issuing is charged to one of Nsight Compute's stall reasons. CTAs are handed to SM slots in
+launch order as slots free (:meth:`ChipModel._slot`), staggered by the chip's CTA launch interval; persistent CTAs
+run their tiles one after another. Stores are fire-and-forget for the warp, but a warp stays resident until its
+stores have reached L2 (ncu's ``drain``), and the kernel ends when the last write and write-back have drained.
+Each unit's busy cycles are collected from the servers it reports (:meth:`ChipModel._busy`).
 
 Fast-forward, two levels, each only once it has proved a steady state:
 - a CTA's outer loop: after a warm-up, the period of each warp's iterations is measured over a window; when
@@ -34,8 +41,16 @@ import numpy as np
 import simpy
 
 from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
+from gpusim.memory.hbm import Hbm
+from gpusim.memory.l2 import L2Slices, L2WritePath
+from gpusim.memory.l2_port import L2Port
+from gpusim.memory.lsu import L1TexPipe, LsuQueue
+from gpusim.memory.tma import TmaEngine
 from gpusim.patterns import pattern_row
 from gpusim.resources import RateServer
+from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
+from gpusim.sm.pipes import ExecutionPipes
+from gpusim.sm.scheduler import IssueSlots
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "drain", "no_instruction", "not_selected", "selected")
@@ -56,6 +71,10 @@ TILE_WINDOW = 2
 # always simulated at the end of the grid
 GRID_WINDOW_ROUNDS = 1
 GRID_TAIL_ROUNDS = 1
+# each stall reason's column in a warp's stall counts
+(LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
+ NOT_SELECTED, SELECTED) = range(len(STALLS))
+STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
 
 
 class DeadlockError(KernelError):
@@ -76,6 +95,25 @@ class MemTiming:
     latency_hit_cycles: int
     l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
     last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
+
+
+class _OpTiming:
+    """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, a tuple of Python
+    numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles), and its scalars."""
+
+    __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction")
+
+    def __init__(self, tm: MemTiming) -> None:
+        ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
+        wc = tm.l2_write_cycles.tolist() if tm.l2_write_cycles is not None else None
+        self.rows = [[[(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
+                        float(wc[r][j][w]) if wc is not None else 0.0) for w in range(len(ins[r][j]))]
+                      for j in range(len(ins[r]))] for r in range(len(ins))]
+        self.period = tm.period
+        self.last = tm.last
+        self.latency_hit_cycles = tm.latency_hit_cycles
+        self.l1_miss_fraction = tm.l1_miss_fraction
+        self.l2_miss_fraction = tm.l2_miss_fraction
 
 
 @dataclass(frozen=True)
@@ -134,40 +172,42 @@ class ChipResult:
 
 
 class ChipMemory:
-    """The chip-wide memory side: L2 partitions (addresses hashed evenly over them) and HBM."""
+    """The chip-wide memory side: the L2's partitions and write path, and HBM."""
 
     def __init__(self, p: SmParams) -> None:
-        self.l2 = [RateServer(p.l2_bytes_per_cycle / p.l2_partitions, f"L2 partition {i}")
-                   for i in range(p.l2_partitions)]
-        # stores: the L2's write path, bound by line and sector operations (its work is in cycles)
-        self.l2_write = RateServer(1.0, "L2 write")
-        self.hbm = RateServer(p.hbm_bytes_per_cycle, "HBM")
+        self.l2 = L2Slices(p.l2_bytes_per_cycle, p.l2_partitions, p.l2_latency)
+        self.l2_write = L2WritePath(p.l2_fill_cycles_per_byte)
+        self.hbm = Hbm(p.hbm_bytes_per_cycle, p.hbm_latency)
 
-    def servers(self) -> list[RateServer]:
-        return [*self.l2, self.l2_write, self.hbm]
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported()]
 
 
 class SmUnit:
-    """One representative SM: its sub-partitions' issue slots and pipes, L1TEX pipe, L2 port and TMA engine."""
+    """One representative SM: its sub-partitions' issue slots and pipes, the L1TEX pipe and the LSU queues in front
+    of it, its L2 port and its TMA engine."""
 
     def __init__(self, index: int, p: SmParams) -> None:
-        sp = p.subpartitions
         self.index = index
-        self.issue = [RateServer(p.issue_per_cycle, f"SM{index} issue {i}") for i in range(sp)]
-        self.pipes = {name: [RateServer(r, f"SM{index} {name} {i}") for i in range(sp)]
-                      for name, r in p.pipe_rate.items()}
-        self.l1tex = RateServer(p.l1tex_per_cycle, f"SM{index} L1TEX")
-        self.port = RateServer(p.port_bytes_per_cycle, f"SM{index} L2 port")
-        self.tma = RateServer(1.0 / p.tma.copy_interval_cycles, f"SM{index} TMA") if p.tma else None
+        self.issue = IssueSlots(index, p.subpartitions, p.issue_per_cycle)
+        self.pipes = ExecutionPipes(index, p.subpartitions, p.pipe_rate, p.pipe_latency)
+        self.l1tex = L1TexPipe(index, p.l1tex_per_cycle, p.issue_to_l1tex_cycles)
+        # the LSU's queues: LG for global accesses, MIO for shared memory; one depth for both today (a depth per
+        # queue is a second number here)
+        self.lg = LsuQueue("LG", "lg_throttle", p.lsu_queue_cycles, self.l1tex)
+        self.mio = LsuQueue("MIO", "mio_throttle", p.lsu_queue_cycles, self.l1tex)
+        self.port = L2Port(index, p.port_bytes_per_cycle)
+        self.tma = TmaEngine(index, p.tma) if p.tma else None
         self.active_since: float | None = None
         self.resident = 0
         self.active_cycles = 0.0
 
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [*self.issue.reported(), *self.pipes.reported(), *self.l1tex.reported(), *self.port.reported(),
+                *(self.tma.reported() if self.tma else [])]
+
     def servers(self) -> list[RateServer]:
-        out = [*self.issue, self.l1tex, self.port]
-        for v in self.pipes.values():
-            out += v
-        return out + ([self.tma] if self.tma else [])
+        return [s for _, s, _ in self.reported()]
 
 
 class _Cta:
@@ -181,11 +221,10 @@ class _Cta:
         self.steady = True
         self.loop_warps = nwarps  # warps with work in the outer loop (set by the model)
         self.loops: dict[int, _LoopState] = {}  # per tile (a persistent CTA runs several)
-        self.stats = np.zeros((nwarps, len(STALLS)))
+        self.stats = [[0.0] * len(STALLS) for _ in range(nwarps)]  # per warp, cycles per stall reason
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
-        self.mbar_floor: dict[str, int] = {}  # per mbarrier: phases completed in skipped iterations
         self.traced = False
 
     def work_vector(self, index: dict) -> np.ndarray:
@@ -217,19 +256,22 @@ class _LoopState:
 class _Warp:
     """Run-time state of one warp."""
 
-    __slots__ = ("lw", "cta", "ready", "exec_count", "open_group", "groups", "stores_done", "marks", "work",
-                 "tracing", "t")
+    __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done", "marks",
+                 "work", "tracing", "t")
 
-    def __init__(self, lw: int, cta: _Cta, tracing: bool) -> None:
+    def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
         self.cta = cta
+        self.sub = sub  # its sub-partition, whose issue slot and pipes it uses
+        self.stats = cta.stats[lw]
+        self.slot = cta.sm.issue.slot(sub)
+        self.pipes = cta.sm.pipes.of(sub)
         self.ready: dict[str, float] = {}
         self.exec_count: dict[str, int] = {}
-        self.open_group: dict[str, float] = {}
-        self.groups: dict[str, list[float]] = {}
+        self.groups = AsyncGroups()
         self.stores_done = 0.0
         self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
-        self.work: dict[RateServer, float] = {}  # work booked on each server so far
+        self.work: dict[RateServer, float] = {}  # work booked on each server so far (its ledger)
         self.tracing = tracing
         self.t: dict = {}  # the timings of its current tile's access pattern
 
@@ -242,11 +284,16 @@ class ChipModel:
                  class_of=None) -> None:
         self.k = kernel
         # per access-pattern class of CTAs (the interior first), and which class a linear CTA index has
-        self.t = [timings] if isinstance(timings, dict) else list(timings)
+        self.timings = [timings] if isinstance(timings, dict) else list(timings)
+        self.t = [{name: _OpTiming(tm) for name, tm in ts.items()} for ts in self.timings]
         self.class_of = class_of or (lambda linear: 0)
         # a loop whose last iteration has its own pattern runs that iteration after a fast-forward
-        self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.t for tm in ts.values())
+        self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.timings for tm in ts.values())
+        self.trips = kernel.loop.trips if kernel.loop is not None else 1
         self.p = params
+        self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
+        self.pipe_rate = params.pipe_rate
+        self.pipe_latency = params.pipe_latency
         self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
         self.mem = ChipMemory(params)
@@ -257,14 +304,14 @@ class ChipModel:
         self.tracing = trace
         self.trace: list = []
         self.traced_slots: set[int] = set()
-        self.kind_of = {op.name: ("long_scoreboard" if op.space == "global" else "short_scoreboard")
+        # the stall a warp waiting for an operation's result is charged to (the default: wait)
+        self.kind_of = {op.name: (LONG_SCOREBOARD if op.space == "global" else SHORT_SCOREBOARD)
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         # a shuffle's result comes back through the MIO path, like a shared load (ncu: short_scoreboard)
-        self.kind_of |= {op.name: "short_scoreboard" for op in kernel.all_ops()
+        self.kind_of |= {op.name: SHORT_SCOREBOARD for op in kernel.all_ops()
                          if isinstance(op, Compute) and op.pipe == "shfl"}
-        self.barrier_count: dict = {}
-        self.barrier_event: dict = {}
-        self.mbar: dict = {}  # (cta serial, bar, seq) -> [arrivals, latest arrival time, event]
+        self.barriers = CtaBarriers(self.env, params.barrier_latency)
+        self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
         self.waiting: dict = {}  # (cta serial, warp) -> what it waits on
         self.unfinished: set = set()
         self.serial = 0
@@ -292,70 +339,62 @@ class ChipModel:
         chip_sms = round(len(self.sms) * sm_weight)
         ctas = min(kernel.persistent_ctas, kernel.launch.num_ctas) if kernel.persistent_ctas else kernel.launch.num_ctas
         sm_weight = min(sm_weight, max(min(chip_sms, ctas), 1) / len(self.sms))
-        self._unit_of: dict[RateServer, tuple[str, float]] = {s: ("L2", 1.0 / len(self.mem.l2)) for s in self.mem.l2}
-        self._unit_of[self.mem.hbm] = ("HBM", 1.0)
-        self._unit_of[self.mem.l2_write] = ("L2 write", 1.0)
+        self._unit_of: dict[RateServer, tuple[str, float]] = {s: (name, share)
+                                                              for name, s, share in self.mem.reported()}
         for sm in self.sms:
-            for s in sm.issue:
-                self._unit_of[s] = ("issue", sm_weight)
-            for name, lst in sm.pipes.items():
-                for s in lst:
-                    self._unit_of[s] = (f"pipe {name}", sm_weight)
-            self._unit_of[sm.l1tex] = ("L1TEX", sm_weight)
-            self._unit_of[sm.port] = ("L2 port", sm_weight)
-            if sm.tma:
-                self._unit_of[sm.tma] = ("TMA", sm_weight)
+            for name, s, share in sm.reported():
+                self._unit_of[s] = (name, sm_weight * share)
         self._servers = list(self._unit_of)
         self._index = {srv: i for i, srv in enumerate(self._servers)}
         self._rates = np.array([srv.rate for srv in self._servers])
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.skip_busy = np.zeros(len(self._servers))
         # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
-        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), self.t[0], lw)
+        self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), self.timings[0], lw)
                           for lw in range(self.wpc)]
         # warps with nothing to do in a whole tile (prologue, loop and epilogue)
-        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), self.t[0], lw)
+        self.tile_idle = [self.loop_idle[lw] and not _has_work((*kernel.prologue, *kernel.epilogue), self.timings[0],
+                                                               lw)
                           for lw in range(self.wpc)]
 
     # --- helpers -------------------------------------------------------------------------------------
-    def _charge(self, cta: _Cta, lw: int, reason: str, cycles: float) -> None:
-        if cycles > 0:
-            cta.stats[lw, STALLS.index(reason)] += cycles
-
     def _span(self, wp: _Warp, name: str, cat: str, t0: float, t1: float) -> None:
-        if wp.tracing and t1 > t0:
+        if t1 > t0:
             self.trace.append((wp.cta.slot * self.wpc + wp.lw, name, cat, t0, t1))
 
-    def _book(self, wp: _Warp, server: RateServer, arrive: float, work: float) -> tuple[float, float]:
-        wp.work[server] = wp.work.get(server, 0.0) + work
-        return server.serve(arrive, work)
-
-    def _fetch(self, wp: _Warp, t: float, n: float) -> float:
-        """The warp waits for ``n`` instructions to arrive from the instruction caches (no_instruction)."""
-        wait = self.p.fetch_cycles_per_instruction * n
-        if wait > 0:
-            self._charge(wp.cta, wp.lw, "no_instruction", wait)
+    def _fetch(self, wp: _Warp, t: float, wait: float) -> None:
+        """The warp waits ``wait`` cycles for instructions to arrive from the instruction caches (no_instruction)."""
+        wp.stats[NO_INSTRUCTION] += wait
+        if wp.tracing:
             self._span(wp, "stall:no_instruction", "stall", t, t + wait)
-        return t + wait
 
     def _issue(self, wp: _Warp, t: float, n: float) -> tuple[float, float]:
-        """A memory operation's ``n`` instructions through the warp's issue slot from ``t``, once fetched: (start,
-        end) of the issue, its wait charged to not_selected."""
-        t = self._fetch(wp, t, n)
-        start, end = self._book(wp, wp.cta.sm.issue[wp.lw % self.p.subpartitions], t, n)
-        self._charge(wp.cta, wp.lw, "not_selected", start - t)
-        self._charge(wp.cta, wp.lw, "selected", n)
+        """``n`` instructions through the warp's issue slot from ``t``, once fetched: (start, end) of the issue, its
+        wait charged to not_selected."""
+        wait = self.fetch_cycles_per_instruction * n
+        if wait > 0:
+            self._fetch(wp, t, wait)
+        t = t + wait
+        start, end = wp.slot.book(wp.work, t, n)
+        stats = wp.stats
+        if start > t:
+            stats[NOT_SELECTED] += start - t
+        if n > 0:
+            stats[SELECTED] += n
         return start, end
 
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason = now, None
+        ready = wp.ready
         for d in after:
-            r = wp.ready.get(d)
+            r = ready.get(d)
             if r is not None and r > t:
-                t, reason = r, self.kind_of.get(d, "wait")
-        if reason:
-            self._charge(wp.cta, wp.lw, reason, t - now)
-            self._span(wp, f"stall:{reason}", "stall", now, t)
+                t, reason = r, self.kind_of.get(d, WAIT)
+        if reason is not None:
+            if t > now:
+                wp.stats[reason] += t - now
+            if wp.tracing:
+                self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
 
     def _bresenham(self, wp: _Warp, key: str, frac: float) -> bool:
@@ -363,10 +402,6 @@ class ChipModel:
         n = wp.exec_count.get(key, 0)
         wp.exec_count[key] = n + 1
         return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
-
-    def _join(self, wp: _Warp, queue: str, done: float) -> None:
-        if queue:
-            wp.open_group[queue] = max(wp.open_group.get(queue, 0.0), done)
 
     def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float,
                      write_cycles: float = 0.0) -> tuple[float, float]:
@@ -376,76 +411,73 @@ class ChipModel:
         if l2b <= 0:
             return arrive, arrive
         w = wp.cta.work.weight
-        _, port_end = self._book(wp, wp.cta.sm.port, arrive, l2b)
-        l2_end = arrive
+        mem, ledger = self.mem, wp.work
+        port_end = wp.cta.sm.port.transfer(ledger, arrive, l2b)
         if write_cycles:
-            l2_end = self._book(wp, self.mem.l2_write, arrive, write_cycles * w)[1]
+            l2_end = mem.l2_write.write(ledger, arrive, write_cycles * w)
         else:
-            for s in self.mem.l2:
-                l2_end = max(l2_end, self._book(wp, s, arrive, l2b * w / len(self.mem.l2))[1])
+            l2_end = mem.l2.read(ledger, arrive, l2b * w)
         l2_end = max(l2_end, port_end)
-        hbm_end = self._book(wp, self.mem.hbm, l2_end, hb * w)[1] if hb > 0 else l2_end
-        if hb > 0 and not write_cycles and self.p.l2_fill_cycles_per_byte:
+        hbm_end = mem.hbm.transfer(ledger, l2_end, hb * w) if hb > 0 else l2_end
+        if hb > 0 and not write_cycles:
             # what a miss brings from HBM is written into the L2's data array as it arrives, on the write path
             # stores take: when that path is full, the fill (and the load waiting for it) waits
-            fill = hb * w * self.p.l2_fill_cycles_per_byte
-            hbm_end = max(hbm_end, self._book(wp, self.mem.l2_write, hbm_end - fill, fill)[1])
+            hbm_end = max(hbm_end, mem.l2_write.fill(ledger, hbm_end, hb * w))
         return l2_end, hbm_end
 
     # --- operations ----------------------------------------------------------------------------------
-    def _async_store(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int):
+    def _async_store(self, wp: _Warp, op: Mem, l1cyc: float):
         """The shared-memory write of a cp.async: done when its global load has landed; takes no issue slot."""
         t = self.env.now
         for d in op.after:
             r = wp.ready.get(d)
             if r is not None:
                 t = max(t, r)
-        cyc = float(tm.l1tex_cycles[par, j, wp.lw])
-        _, end = self._book(wp, wp.cta.sm.l1tex, t, cyc)
-        self._join(wp, op.group, end)
-        self._span(wp, op.name, "shared_st_async", t, end)
-        return
-        yield  # a generator like the other operations
+        _, end = wp.cta.sm.l1tex.write(wp.work, t, l1cyc)
+        wp.groups.join(op.group, end)
+        if wp.tracing:
+            self._span(wp, op.name, "shared_st_async", t, end)
 
-    def _tma(self, wp: _Warp, op: Mem, tm: MemTiming, par: int, j: int, it: int):
+    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int):
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory."""
-        env, p, cta = self.env, self.p, wp.cta
+        env, cta = self.env, wp.cta
+        tma = cta.sm.tma
         now = env.now
         t = self._deps(wp, op.after, now)
-        start, _ = self._book(wp, cta.sm.issue[wp.lw % p.subpartitions], t, 1)
-        self._charge(cta, wp.lw, "not_selected", start - t)
-        self._charge(cta, wp.lw, "selected", 1)
-        issue_end = start + p.tma.issue_cycles
-        self._charge(cta, wp.lw, "wait", p.tma.issue_cycles - 1)  # [tma] issue_cycles less the selected cycle
-        eng_start, _ = self._book(wp, cta.sm.tma, start, 1.0)
-        l2b = float(tm.l2_bytes[par, j, wp.lw])
-        hb = float(tm.hbm_bytes[par, j, wp.lw])
+        start, _ = wp.slot.book(wp.work, t, 1)
+        if start > t:
+            wp.stats[NOT_SELECTED] += start - t
+        wp.stats[SELECTED] += 1
+        issue_end = start + tma.issue_cycles
+        if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
+            wp.stats[WAIT] += tma.issue_cycles - 1
+        eng_start = tma.start(wp.work, start)
         l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
-        done = max(eng_start + p.tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
-        self._span(wp, op.name, "tma", start, done)
-        self._mbar_arrive(cta, op.arrive, op.seq(it, j), done)
+        done = max(eng_start + tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
+        if wp.tracing:
+            self._span(wp, op.name, "tma", start, done)
+        self.mbarriers.arrive(cta.serial, op.arrive, seq, done)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
     def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
-        env, p, cta = self.env, self.p, wp.cta
-        now = env.now
         tm = wp.t[op.name]
-        par = pattern_row(tm.period, tm.last, it, self.k.loop.trips if self.k.loop is not None else 1)
-        n_instr = int(tm.instructions[par, j, wp.lw])
+        par = pattern_row(tm.period, tm.last, it, self.trips)
+        n_instr, l1cyc, l2b, hb, wc = tm.rows[par][j][wp.lw]
         if n_instr == 0:
             return
         if op.kind == "tma":
-            yield from self._tma(wp, op, tm, par, j, it)
+            yield from self._tma(wp, op, tm, l2b, hb, op.seq(it, j))
             return
         if op.async_copy and op.group:
-            yield from self._async_store(wp, op, tm, par, j)
+            self._async_store(wp, op, l1cyc)
             return
-        t = self._deps(wp, op.after, now)
-        l1cyc = float(tm.l1tex_cycles[par, j, wp.lw])
-        if op.predicated and l1cyc == 0 and not (op.space == "global" and float(tm.l2_bytes[par, j, wp.lw])):
+        env, cta = self.env, wp.cta
+        now = env.now
+        t = self._deps(wp, op.after, now) if op.after else now
+        if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
             # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
             _, issue_end = self._issue(wp, t, n_instr)
             if op.kind in LOADS:
@@ -454,81 +486,94 @@ class ChipModel:
             if end > now:
                 yield env.timeout(end - now)
             return
-        l1 = cta.sm.l1tex
-        # the queue in front of L1TEX is full while more than its depth of work is booked ahead of this request
-        backlog_ok = t + l1.queue_delay(t + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw])) - \
-            p.lsu_queue_cycles
-        if backlog_ok > t:
-            self._charge(cta, wp.lw, "lg_throttle" if op.space == "global" else "mio_throttle", backlog_ok - t)
-            self._span(wp, "throttle", "stall", t, backlog_ok)
-            t = backlog_ok
+        sm = cta.sm
+        queue = sm.lg if op.space == "global" else sm.mio
+        admitted = queue.admit(t, l1cyc)  # the LSU queue in front of L1TEX is full: the warp waits to issue
+        if admitted > t:
+            wp.stats[STALL_INDEX[queue.stall]] += admitted - t
+            if wp.tracing:
+                self._span(wp, "throttle", "stall", t, admitted)
+            t = admitted
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:
             start, issue_end = self._issue(wp, t, n_instr)
-        _, l1_end = self._book(wp, l1, start + p.issue_to_l1tex_cycles, float(tm.l1tex_cycles[par, j, wp.lw]))
+        _, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
         done = l1_end + tm.latency_hit_cycles
-        if op.space == "global":
-            l2b = float(tm.l2_bytes[par, j, wp.lw])
-            if l2b > 0:
-                wc = float(tm.l2_write_cycles[par, j, wp.lw]) if tm.l2_write_cycles is not None else 0.0
-                l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, float(tm.hbm_bytes[par, j, wp.lw]), wc)
-                if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
-                    done = l2_end + p.l2_latency
-                    if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
-                        done = max(done, hbm_end + p.hbm_latency)
-                elif op.kind == "st":
-                    wp.stores_done = max(wp.stores_done, l2_end)
-        if op.kind in LOADS:
+        if op.space == "global" and l2b > 0:
+            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc)
+            if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
+                done = l2_end + self.mem.l2.hit_latency_cycles
+                if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
+                    done = max(done, hbm_end + self.mem.hbm.latency_cycles)
+            elif op.kind == "st":
+                wp.stores_done = max(wp.stores_done, l2_end)
+        load = op.kind in LOADS
+        if load:
             wp.ready[op.name] = done
-        self._join(wp, op.group, done if op.kind in LOADS else l1_end)
-        self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if op.kind in LOADS else l1_end)
+        if op.group:
+            wp.groups.join(op.group, done if load else l1_end)
+        if wp.tracing:
+            self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if load else l1_end)
         end = math.ceil(issue_end)
         if end > now:
             yield env.timeout(end - now)
 
     def _compute(self, wp: _Warp, op: Compute):
-        env, p, cta = self.env, self.p, wp.cta
-        if op.warps is not None and wp.lw not in op.warps:
-            return
+        env, p = self.env, self.p
         now = env.now
-        t = self._deps(wp, op.after, now)
-        sub = wp.lw % p.subpartitions
-        rate = p.pipe_rate[op.pipe]
-        lat = p.pipe_latency[op.pipe]
-        slot = cta.sm.issue[sub]
-        pipe = cta.sm.pipes[op.pipe][sub]
+        t = self._deps(wp, op.after, now) if op.after else now
+        pipe = wp.pipes[op.pipe]
+        lat = self.pipe_latency[op.pipe]
+        stats = wp.stats
         if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
             n = op.count // op.units
-            t = self._fetch(wp, t, n)
-            start, issue_end = self._book(wp, slot, t, n)
-            self._charge(cta, wp.lw, "not_selected", start - t)
-            self._charge(cta, wp.lw, "selected", n)
-            _, pipe_end = self._book(wp, pipe, start, op.count)
+            wait = self.fetch_cycles_per_instruction * n
+            if wait > 0:
+                self._fetch(wp, t, wait)
+            t = t + wait
+            start, issue_end = wp.slot.book(wp.work, t, n)
+            if start > t:
+                stats[NOT_SELECTED] += start - t
+            if n > 0:
+                stats[SELECTED] += n
+            _, pipe_end = pipe.book(wp.work, start, op.count)
             done = pipe_end + lat
-            self._join(wp, op.group, done)
+            wp.groups.join(op.group, done)
             wp.ready[op.name] = done
-            self._span(wp, op.name, op.pipe, start, done)
+            if wp.tracing:
+                self._span(wp, op.name, op.pipe, start, done)
             end = math.ceil(issue_end)
             if end > env.now:
                 yield env.timeout(end - env.now)
             return
+        slot, ledger, quantum, fetch = wp.slot, wp.work, p.issue_quantum, self.fetch_cycles_per_instruction
+        # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
+        chained = SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT
+        per_cycle = min(self.pipe_rate[op.pipe], p.issue_per_cycle)
+        ilp = max(op.ilp, 1)
         remaining = op.count
         while remaining > 0:
-            n = min(remaining, p.issue_quantum)
+            n = min(remaining, quantum)
             remaining -= n
-            t = self._fetch(wp, t, n)
-            p_start, _ = self._book(wp, pipe, t, n)
+            wait = fetch * n
+            if wait > 0:
+                self._fetch(wp, t, wait)
+            t = t + wait
+            p_start, _ = pipe.book(ledger, t, n)
             if p_start > t:
-                self._charge(cta, wp.lw, "math_pipe_throttle", p_start - t)
-            start, _ = self._book(wp, slot, p_start, n)
-            self._charge(cta, wp.lw, "not_selected", start - p_start)
-            chain = math.ceil(n / max(op.ilp, 1)) * lat
-            busy = max(n / min(rate, p.issue_per_cycle), chain)
-            self._charge(cta, wp.lw, "selected", n)
-            # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
-            self._charge(cta, wp.lw, "short_scoreboard" if op.pipe == "shfl" else "wait", busy - n)
-            self._span(wp, op.name, op.pipe, start, start + busy)
+                stats[MATH_PIPE_THROTTLE] += p_start - t
+            start, _ = slot.book(ledger, p_start, n)
+            if start > p_start:
+                stats[NOT_SELECTED] += start - p_start
+            chain = math.ceil(n / ilp) * lat
+            busy = max(n / per_cycle, chain)
+            if n > 0:
+                stats[SELECTED] += n
+            if busy > n:
+                stats[chained] += busy - n
+            if wp.tracing:
+                self._span(wp, op.name, op.pipe, start, start + busy)
             t = start + busy
             end = math.ceil(t)
             if end > env.now:
@@ -539,71 +584,41 @@ class ChipModel:
         env, cta = self.env, wp.cta
         now = env.now
         members = self.wpc if op.warps is None else len(op.warps)
-        key = (cta.serial, "__syncthreads" if op.warps is None else op.name)
-        count = self.barrier_count.get(key, 0) + 1
-        ev = self.barrier_event.setdefault(key, env.event())
-        if count == members:
-            self.barrier_count[key] = 0
-            self.barrier_event[key] = env.event()
-            env.process(self._release(ev, self.p.barrier_latency))
-        else:
-            self.barrier_count[key] = count
+        ev, count = self.barriers.arrive((cta.serial, "__syncthreads" if op.warps is None else op.name), members)
         self.waiting[(cta.serial, wp.lw)] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev
         self.waiting.pop((cta.serial, wp.lw), None)
-        self._charge(cta, wp.lw, "barrier", env.now - now)
-        self._span(wp, "barrier", "barrier", now, env.now)
-
-    def _commit(self, wp: _Warp, op: Commit):
-        wp.groups.setdefault(op.queue, []).append(wp.open_group.pop(op.queue, self.env.now))
-        return
-        yield
+        if env.now > now:
+            wp.stats[BARRIER] += env.now - now
+        if wp.tracing:
+            self._span(wp, "barrier", "barrier", now, env.now)
 
     def _wait_group(self, wp: _Warp, op: WaitGroup):
         env = self.env
-        done = wp.groups.get(op.queue, [])
-        settled = done[:len(done) - op.pending] if op.pending else done
-        t = max(settled, default=0.0)
+        t = wp.groups.wait(op.queue, op.pending)
         if t > env.now:
-            reason = "long_scoreboard" if op.queue == "cp.async" else "wait"
-            self._charge(wp.cta, wp.lw, reason, math.ceil(t) - env.now)
-            self._span(wp, f"wait:{op.queue}", "stall", env.now, math.ceil(t))
-            yield env.timeout(math.ceil(t) - env.now)
-        wp.groups[op.queue] = done[len(settled):]
-
-    def _mbar_state(self, cta: _Cta, bar: str, seq: int) -> list:
-        key = (cta.serial, bar, seq)
-        st = self.mbar.get(key)
-        if st is None:
-            st = self.mbar[key] = [0, 0.0, self.env.event()]
-        return st
-
-    def _mbar_arrive(self, cta: _Cta, bar: str, seq: int, at: float) -> None:
-        st = self._mbar_state(cta, bar, seq)
-        st[0] += 1
-        st[1] = max(st[1], at)
-        if st[0] == self.k.mbarriers[bar]:
-            self.env.process(self._release(st[2], max(math.ceil(st[1]) - self.env.now, 0)))
+            wake = math.ceil(t)
+            if wake > env.now:
+                wp.stats[LONG_SCOREBOARD if op.queue == "cp.async" else WAIT] += wake - env.now
+            if wp.tracing:
+                self._span(wp, f"wait:{op.queue}", "stall", env.now, wake)
+            yield env.timeout(wake - env.now)
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
+        env, cta, mb = self.env, wp.cta, self.mbarriers
         seq = op.seq(it, j)
-        if seq < 0 or seq <= wp.cta.mbar_floor.get(op.bar, -1):  # never, or completed in skipped iterations
+        if mb.settled(cta.serial, op.bar, seq):  # never, or completed in skipped iterations
             return
-        env, cta = self.env, wp.cta
         now = env.now
-        st = self._mbar_state(cta, op.bar, seq)
-        if not st[2].triggered:
+        ev = mb.completion(cta.serial, op.bar, seq)
+        if not ev.triggered:
             self.waiting[(cta.serial, wp.lw)] = (cta.serial, op.bar, seq)
-            yield st[2]
+            yield ev
             self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:
-            self._charge(cta, wp.lw, "barrier", env.now - now)
-            self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
-
-    def _release(self, ev, delay: int):
-        if delay:
-            yield self.env.timeout(delay)
-        ev.succeed()
+            wp.stats[BARRIER] += env.now - now
+            if wp.tracing:
+                self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
     def _run(self, wp: _Warp, ops, it: int, j: int):
         lw = wp.lw
@@ -611,18 +626,18 @@ class ChipModel:
             if isinstance(op, Mem):
                 yield from self._mem(wp, op, it, j)
             elif isinstance(op, Compute):
-                if op.when is None or op.when(lw, j):
+                if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
                     yield from self._compute(wp, op)
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
             elif isinstance(op, Barrier):
                 yield from self._barrier(wp, op)
             elif isinstance(op, Commit):
-                yield from self._commit(wp, op)
+                wp.groups.commit(op.queue, self.env.now)
             elif isinstance(op, WaitGroup):
                 yield from self._wait_group(wp, op)
             elif isinstance(op, Arrive):
-                self._mbar_arrive(wp.cta, op.bar, op.seq(it, j), self.env.now)
+                self.mbarriers.arrive(wp.cta.serial, op.bar, op.seq(it, j), self.env.now)
             elif isinstance(op, MbarWait):
                 yield from self._mbar_wait(wp, op, it, j)
             elif isinstance(op, Loop):
@@ -649,7 +664,9 @@ class ChipModel:
         (ta, sa, wa), (tb, sb, wb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
-        cta.stats[wp.lw] += (sb - sa) / n * extra
+        stats = wp.stats
+        for i, (a, b) in enumerate(zip(sa, sb, strict=True)):
+            stats[i] += (b - a) / n * extra
         if self.first_period == 0.0:
             self.first_period = period
         ls.skips.append((wp.lw, env.now, extra * period, work))
@@ -660,8 +677,8 @@ class ChipModel:
             stretch = self._book_skip(cta, ls)
             ls.event.succeed(stretch)
         arrived, length = next((a, d) for lw, a, d, _ in ls.skips if lw == wp.lw)
-        if stretch > 1.0:
-            self._charge(cta, wp.lw, "long_scoreboard", length * (stretch - 1.0))
+        if stretch > 1.0 and length * (stretch - 1.0) > 0:
+            wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
         if wake > env.now:
             yield env.timeout(wake - env.now)
@@ -690,7 +707,7 @@ class ChipModel:
         while it < trips:
             ls.started = max(ls.started, it)
             yield from self._run(wp, k.loop.body, it, 0)
-            wp.marks.append((self.env.now, cta.stats[wp.lw].copy(), dict(wp.work)))
+            wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
             it += 1
             if it >= trips:
                 break
@@ -710,7 +727,7 @@ class ChipModel:
                     yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, k.loop.body, it, 0)
-                    wp.marks.append((self.env.now, cta.stats[wp.lw].copy(), dict(wp.work)))
+                    wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
                     break
                 yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                 break
@@ -726,18 +743,18 @@ class ChipModel:
                 elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
                     bar = op.bar if isinstance(op, Arrive) else op.arrive
                     seq = max(op.seq(last_skipped, j) for j in range(inner))
-                    cta.mbar_floor[bar] = max(cta.mbar_floor.get(bar, -1), seq)
+                    self.mbarriers.complete_through(cta.serial, bar, seq)
         visit(self.k.loop.body, 1)
 
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
-        wp = _Warp(lw, cta, cta.traced)
+        wp = _Warp(lw, cta, lw % self.p.subpartitions, cta.traced)
         wp.t = self.t[cta.work.cta_class]
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
         # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole
         # CTA by the first warp to finish a tile)
-        tile_marks = [(env.now, cta.stats[lw].copy(), dict(wp.work))]
+        tile_marks = [(env.now, list(wp.stats), dict(wp.work))]
         ts = cta.loop(-1, env)
         for tile in range(0 if self.tile_idle[lw] else tiles):
             ts.started = max(ts.started, tile)
@@ -751,7 +768,7 @@ class ChipModel:
             yield from self._run(wp, k.epilogue, 0, 0)
             if tiles == 1:
                 break
-            tile_marks.append((env.now, cta.stats[lw].copy(), dict(wp.work)))
+            tile_marks.append((env.now, list(wp.stats), dict(wp.work)))
             done_tiles = tile + 1
             if done_tiles >= tiles:
                 break
@@ -764,8 +781,10 @@ class ChipModel:
                 break
         if wp.stores_done > env.now:  # the warp retires once its stores have reached L2
             wait = math.ceil(wp.stores_done) - env.now
-            self._charge(cta, lw, "drain", wait)
-            self._span(wp, "drain", "stall", env.now, env.now + wait)
+            if wait > 0:
+                wp.stats[DRAIN] += wait
+            if wp.tracing:
+                self._span(wp, "drain", "stall", env.now, env.now + wait)
             yield env.timeout(wait)
         cta.end[lw] = env.now
         for srv, w in wp.work.items():
@@ -796,16 +815,16 @@ class ChipModel:
         for lw in range(self.wpc):
             env.process(self._warp(cta, lw, tiles, done, left))
         yield done
-        self.stalls += cta.stats.sum(axis=0) * work.weight
+        stats = np.array(cta.stats).sum(axis=0)
+        self.stalls += stats * work.weight
         self.warp_cycles += float((cta.end - cta.start).sum()) * work.weight
         self.loop_steady &= cta.steady
         self.done_durations.append(env.now - cta_start)
         self.done_weight.append(work.weight)
         self.done_shape.append((work.trips, len(work.tiles)))
-        self.done_stats.append((cta.stats.sum(axis=0), float((cta.end - cta.start).sum())))
+        self.done_stats.append((stats, float((cta.end - cta.start).sum())))
         self.done_work.append(cta.work_vector(self._index))
-        for key in [key for key in self.mbar if key[0] == serial]:
-            del self.mbar[key]
+        self.mbarriers.forget(serial)
         for s in sm.servers():
             s.prune(env.now)
 
@@ -870,7 +889,7 @@ class ChipModel:
         env.run()
         if self.unfinished:
             self._deadlock()
-        end = max([env.now, *(s.last_end for s in self.mem.servers())])
+        end = max([env.now, *(s.last_end for _, s, _ in self.mem.reported())])
         stalls = self.stalls + self.skip_stats
         totals = {s: float(stalls[i]) for i, s in enumerate(STALLS)}
         sm_active = sum(sm.active_cycles for sm in self.sms) * self.sm_weight
@@ -904,8 +923,7 @@ class ChipModel:
         for key in sorted(self.unfinished):
             what = self.waiting.get(key, "an unfinished operation")
             if isinstance(what, tuple):
-                serial, bar, seq = what
-                what = f"mbarrier '{bar}' phase {seq} ({self.mbar[what][0]} of {self.k.mbarriers[bar]} arrivals)"
+                what = self.mbarriers.describe(*what)
             seen.setdefault(what, key)
         waits = "; ".join(f"warp {lw} of CTA {serial} on {what}" for what, (serial, lw) in list(seen.items())[:3])
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")

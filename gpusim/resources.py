@@ -12,6 +12,12 @@ push the resource past its rate is stretched (same work at the rate still free),
 long it really took.
 
 Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
+
+Every hardware unit of the chip model (``gpusim.sm`` and ``gpusim.memory``) is built from rate servers; a unit
+lists them with its ``reported()`` method (the name its busy cycles go under, and the share of one instance of that
+name each server is), so the engine collects every unit's busy time in one place. A requester that must know what
+it asked of each server (a warp: the fast-forward extrapolates its work per server) passes a *ledger* to
+:meth:`RateServer.book`.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ EPS = 1e-9
 class RateServer:
     """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
 
-    __slots__ = ("rate", "name", "_cap", "_used", "_top", "_next", "_bg_t", "_bg_rate", "_bg_end", "busy", "last_end",
-                 "_floor")
+    __slots__ = ("rate", "name", "_cap", "_used", "_top", "_next", "_bg_t", "_bg_rate", "_bg_end", "_bg_bin", "busy",
+                 "last_end", "_floor")
 
     def __init__(self, rate: float, name: str = "") -> None:
         if not rate > 0:
@@ -44,6 +50,7 @@ class RateServer:
         self._bg_t: list[float] = [0.0]
         self._bg_rate: list[float] = [0.0]
         self._bg_end = 0.0  # no background load from here on
+        self._bg_bin: dict[int, float] = {}  # bin -> background work over it (a cache, cleared by every reservation)
         self.busy = 0.0  # cycles of work done (work / rate), requests and reservations together
         self.last_end = 0.0  # completion time of the latest work booked
         self._floor = 0  # bins below this were pruned (they lie before every live warp's clock)
@@ -107,6 +114,7 @@ class RateServer:
             for k in range(ts.index(a), ts.index(b)):
                 rs[k] += rate
         self._bg_end = max(self._bg_end, t)
+        self._bg_bin = {}
         self.busy += work / self.rate
         self.last_end = max(self.last_end, t)
         return t - start
@@ -130,31 +138,43 @@ class RateServer:
         booked ahead of it (nothing is booked)."""
         return self.serve(arrive, work, book=False)[1] - arrive - work / self.rate
 
+    def book(self, ledger: dict, arrive: float, work: float) -> tuple[float, float]:
+        """:meth:`serve` ``work`` arriving at ``arrive``, adding it to the requester's ``ledger`` (server -> work)."""
+        ledger[self] = ledger.get(self, 0.0) + work
+        return self.serve(arrive, work)
+
     def serve(self, arrive: float, work: float, book: bool = True) -> tuple[float, float]:
         """Do ``work`` arriving at ``arrive``: returns (start, end) of its service (``book=False``: only say so)."""
         if work <= EPS:
             return arrive, arrive
-        rate, cap, used = self.rate, self._cap, self._used
         b = int(arrive // BIN_CYCLES)
         if b < self._floor:
             b = self._floor
-        b = self._find(b)
+        nxt = self._next
+        if b in nxt:
+            b = self._find(b)
+        rate, cap, used = self.rate, self._cap, self._used
+        bg_end = self._bg_end
         remaining = work
         start = -1.0
-        bg_end = self._bg_end
         while True:
             lo = b * BIN_CYCLES
-            hi = lo + BIN_CYCLES
-            taken = used.get(b, 0.0)
+            booked = used.get(b, 0.0)
+            taken = booked
             if lo < bg_end:
-                taken += self._bg_work(lo, hi)
-            t_in = arrive if arrive > lo else lo
+                bg = self._bg_bin.get(b)
+                if bg is None:
+                    bg = self._bg_bin[b] = self._bg_work(lo, lo + BIN_CYCLES)
+                taken += bg
             avail = cap - taken
             if avail <= EPS:  # full for good (work is never taken back)
-                self._next[b] = b + 1
-                b = self._find(b + 1)
+                nxt[b] = b + 1
+                b += 1
+                if b in nxt:
+                    b = self._find(b)
                 continue
-            room = rate * (hi - t_in)
+            t_in = arrive if arrive > lo else lo
+            room = rate * (lo + BIN_CYCLES - t_in)
             if room < avail:
                 avail = room
             if avail > EPS:
@@ -163,17 +183,19 @@ class RateServer:
                     start = t_in if t_in > fill else fill
                 take = remaining if remaining < avail else avail
                 if book:
-                    filled = used.get(b, 0.0) + take
+                    filled = booked + take
                     used[b] = filled
                     if b > self._top:
                         self._top = b
                     if filled >= cap - EPS:
-                        self._next[b] = b + 1
+                        nxt[b] = b + 1
                 remaining -= take
                 if remaining <= EPS:
                     end = (t_in if t_in > fill else fill) + take / rate
                     break
-            b = self._find(b + 1)
+            b += 1
+            if b in nxt:
+                b = self._find(b)
         if book:
             self.busy += work / rate
             if end > self.last_end:
@@ -186,4 +208,5 @@ class RateServer:
         if floor > self._floor + 4096:
             self._used = {b: v for b, v in self._used.items() if b >= floor}
             self._next = {b: v for b, v in self._next.items() if b >= floor}
+            self._bg_bin = {b: v for b, v in self._bg_bin.items() if b >= floor}
             self._floor = floor

@@ -1,1 +1,2 @@
-"""Memory units: shared memory, coalescing, L1, L2, HBM."""
+"""Memory units, each a spec and its run-time unit: shared memory, coalescing, L1 and the LSU path, the L2 port,
+L2, HBM and the TMA engine."""

@@ -8,12 +8,18 @@ last use allow (``L2Spec.reuse_miss_fraction``, measured), a tile that SMs read 
 partition (``L2Spec.read_copies``).
 Stores allocate in L2 and are written back to HBM once, when evicted: what is still resident at the end of
 the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it).
+
+At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Slices`, its partitions, each
+with an even share of the read bandwidth (addresses hash evenly over them), and :class:`L2WritePath`, bound by
+the line and sector operations of stores and by the fills that write what a miss brings from HBM into the data
+array. The SMs reach them through their ports (:mod:`gpusim.memory.l2_port`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpusim.resources import RateServer
 from gpusim.specfield import spec_field
 
 
@@ -64,6 +70,49 @@ class L2Spec:
         """Mean hit latency over the near and far partitions."""
         far = self.far_fraction_pct / 100
         return round(self.hit_latency_near_cycles * (1 - far) + self.hit_latency_far_cycles * far)
+
+
+class L2Slices:
+    """The L2's partitions at run time: ``bytes_per_cycle`` chip-wide, split evenly over ``partitions``; a hit
+    comes back ``hit_latency_cycles`` after its bytes have moved."""
+
+    def __init__(self, bytes_per_cycle: float, partitions: int, hit_latency_cycles: int) -> None:
+        self.partitions = [RateServer(bytes_per_cycle / partitions, f"L2 partition {i}") for i in range(partitions)]
+        self.hit_latency_cycles = hit_latency_cycles
+
+    def read(self, ledger: dict, arrive: float, nbytes: float) -> float:
+        """``nbytes`` arriving at ``arrive``, spread over the partitions: when the last partition is done."""
+        end = arrive
+        for s in self.partitions:
+            end = max(end, s.book(ledger, arrive, nbytes / len(self.partitions))[1])
+        return end
+
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [("L2", s, 1.0 / len(self.partitions)) for s in self.partitions]
+
+
+class L2WritePath:
+    """The L2's write path at run time: one server whose work is in cycles (a store's line and sector operations,
+    ``[l2] write_cycles_per_*``), shared by the fills of lines fetched from HBM (``fill_cycles_per_byte``)."""
+
+    def __init__(self, fill_cycles_per_byte: float) -> None:
+        self.server = RateServer(1.0, "L2 write")
+        self.fill_cycles_per_byte = fill_cycles_per_byte
+
+    def write(self, ledger: dict, arrive: float, cycles: float) -> float:
+        """A store's ``cycles`` of write-path work arriving at ``arrive``: when they are done."""
+        return self.server.book(ledger, arrive, cycles)[1]
+
+    def fill(self, ledger: dict, arrived: float, nbytes: float) -> float:
+        """``nbytes`` from HBM written into the data array as they arrive (the last at ``arrived``): when the fill
+        is done (later than ``arrived`` when the write path is full)."""
+        if not self.fill_cycles_per_byte:
+            return arrived
+        fill = nbytes * self.fill_cycles_per_byte
+        return self.server.book(ledger, arrived - fill, fill)[1]
+
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [("L2 write", self.server, 1.0)]
 
 
 class TileReuse:

@@ -1,1 +1,2 @@
-"""The streaming multiprocessor: occupancy, warp schedulers and execution pipes."""
+"""The streaming multiprocessor: occupancy, warp schedulers (issue slots), execution pipes, barriers and the
+instruction cache."""

@@ -7,14 +7,16 @@ Tensor work is counted in units of 4096 FLOP (``2*16*8*16``): one ``mma.sync.m16
 share of an ``m64n8k16`` slice of a wgmma (a warpgroup's ``m64nNk16`` is ``N/8`` units on each of its four
 warps, one warp per sub-partition).
 
-Each pipe is a per-sub-partition server whose rate is its lanes per sub-partition over the warp size;
-its fixed latency bounds how fast a chain of dependent instructions can issue (ncu's ``wait`` stall).
+Each pipe is a per-sub-partition server whose rate is its lanes per sub-partition over the warp size
+(:class:`ExecutionPipes`, the unit the engine's warps call); its fixed latency bounds how fast a chain of dependent
+instructions can issue (ncu's ``wait`` stall).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpusim.resources import RateServer
 from gpusim.specfield import spec_field
 
 PIPES = ("fp32", "int32", "sfu", "shfl", "tensor", "wgmma")
@@ -59,3 +61,26 @@ class PipesSpec:
                 "sfu": self.sfu_latency_cycles, "shfl": self.shfl_latency_cycles,
                 "tensor": self.mma_sync_latency_cycles,
                 "wgmma": self.wgmma_latency_cycles}[pipe]
+
+
+class ExecutionPipes:
+    """One SM's execution pipes at run time: per pipe, one server per sub-partition at the pipe's warp
+    instructions per cycle (``rate``), and the pipe's dependent-issue ``latency`` in cycles."""
+
+    def __init__(self, sm: int, subpartitions: int, rate: dict[str, float], latency: dict[str, int]) -> None:
+        self.rate = dict(rate)
+        self.latency = dict(latency)
+        self.pipes = {name: [RateServer(r, f"SM{sm} {name} {i}") for i in range(subpartitions)]
+                      for name, r in rate.items()}
+
+    def of(self, sub: int) -> dict[str, RateServer]:
+        """Sub-partition ``sub``'s pipes by name, for a warp to book its work on."""
+        return {name: lst[sub] for name, lst in self.pipes.items()}
+
+    def dispatch(self, ledger: dict, pipe: str, sub: int, t: float, n: float) -> tuple[float, float]:
+        """``n`` units of work (warp instructions, or tensor units) on sub-partition ``sub``'s ``pipe`` from ``t``:
+        (start, end) of the pipe's work."""
+        return self.pipes[pipe][sub].book(ledger, t, n)
+
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return [(f"pipe {name}", s, 1.0) for name, lst in self.pipes.items() for s in lst]

@@ -1,0 +1,128 @@
+"""The engine's units one at a time, each with a hand-worked case: a request in, a completion time out."""
+
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from gpusim.memory.hbm import Hbm
+from gpusim.memory.l2 import L2Slices, L2WritePath
+from gpusim.memory.l2_port import L2Port
+from gpusim.memory.lsu import L1TexPipe, LsuQueue
+from gpusim.memory.tma import TmaEngine, TmaSpec
+from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
+from gpusim.sm.pipes import ExecutionPipes
+from gpusim.sm.scheduler import IssueSlots
+
+
+def test_issue_slots_are_per_subpartition():
+    slots = IssueSlots(0, 4, 1.0)
+    ledger: dict = {}
+    assert slots.issue(ledger, 0, 0.0, 4) == (0.0, 4.0)
+    assert slots.issue(ledger, 0, 0.0, 4) == (4.0, 8.0)  # the same scheduler: after the first warp
+    assert slots.issue(ledger, 1, 0.0, 4) == (0.0, 4.0)  # another sub-partition's: at once
+    assert sorted(ledger.values()) == [4, 8]
+
+
+def test_a_pipe_works_at_its_rate():
+    pipes = ExecutionPipes(0, 4, {"fp32": 0.5, "sfu": 0.125}, {"fp32": 4, "sfu": 20})
+    assert pipes.dispatch({}, "fp32", 2, 10.0, 4) == (10.0, 18.0)
+    assert pipes.dispatch({}, "sfu", 2, 10.0, 1) == (10.0, 18.0)
+    assert [name for name, _, _ in pipes.reported()] == ["pipe fp32"] * 4 + ["pipe sfu"] * 4
+
+
+def test_lsu_queue_throttles_beyond_its_depth():
+    pipe = L1TexPipe(0, 1.0, 0)
+    pipe.access({}, 0.0, 100)  # 100 cycles of the pipe booked from 0
+    # a request issued at 0 would wait 100 cycles: a queue 40 deep lets it in once 40 are left ahead of it
+    assert LsuQueue("LG", "lg_throttle", 40, pipe).admit(0.0, 10) == 60.0
+    assert LsuQueue("MIO", "mio_throttle", 200, pipe).admit(0.0, 10) == 0.0
+
+
+def test_l1tex_is_entered_after_the_issue_to_pipe_cycles():
+    assert L1TexPipe(0, 1.0, 12).access({}, 0.0, 4) == (12.0, 16.0)
+    assert L1TexPipe(0, 1.0, 12).write({}, 0.0, 4) == (0.0, 4.0)  # an async copy's write: no issue in front of it
+
+
+def test_l2_partitions_share_the_bandwidth_evenly():
+    l2 = L2Slices(8.0, 4, 200)  # 2 B per cycle each
+    ledger: dict = {}
+    assert l2.read(ledger, 0.0, 64) == 8.0  # 16 B per partition
+    assert list(ledger.values()) == [16.0] * 4
+    assert sum(share for _, _, share in l2.reported()) == 1.0
+
+
+def test_a_fill_waits_for_the_write_path():
+    wp = L2WritePath(0.5)
+    ledger: dict = {}
+    assert wp.fill(ledger, 100.0, 40) == 100.0  # 20 cycles ending as the last byte arrives
+    busy = L2WritePath(0.5)
+    assert busy.write(ledger, 0.0, 96) == 96.0  # stores hold the path over [0, 96)
+    assert busy.fill(ledger, 50.0, 20) == 106.0  # 10 cycles wanted from 40: only after the stores
+    assert L2WritePath(0.0).fill({}, 50.0, 20) == 50.0  # no fill cost configured
+
+
+def test_port_and_hbm_move_bytes_at_their_rates():
+    assert L2Port(0, 64.0).transfer({}, 0.0, 256) == 4.0
+    hbm = Hbm(32.0, 600)
+    assert hbm.transfer({}, 10.0, 64) == 12.0
+    assert hbm.latency_cycles == 600
+
+
+def test_tma_engine_starts_one_copy_per_interval():
+    tma = TmaEngine(0, TmaSpec(issue_cycles=10, copy_interval_cycles=100, l2_latency_cycles=500,
+                               hbm_latency_cycles=900, bytes_per_cycle=64))
+    assert tma.start({}, 0.0) == 0.0
+    assert tma.start({}, 0.0) == pytest.approx(100.0)
+    assert tma.latency_cycles(6400, from_hbm=False) == 600.0
+
+
+def test_bar_sync_releases_every_member_after_the_last_arrives():
+    env = simpy.Environment()
+    bars = CtaBarriers(env, 20)
+    released = []
+
+    def warp(delay):
+        yield env.timeout(delay)
+        ev, _ = bars.arrive((0, "__syncthreads"), 3)
+        yield ev
+        released.append(env.now)
+
+    for d in (0, 5, 30):
+        env.process(warp(d))
+    env.run()
+    assert released == [50, 50, 50]
+    ev, count = bars.arrive((0, "__syncthreads"), 3)  # its next use starts afresh
+    assert count == 1 and not ev.triggered
+
+
+def test_mbarrier_phase_completes_at_its_latest_arrival():
+    env = simpy.Environment()
+    mb = Mbarriers(env, {"full": 2})
+    mb.arrive(0, "full", 0, 10.5)
+    assert not mb.completion(0, "full", 0).triggered
+    mb.arrive(0, "full", 0, 3.0)
+    env.run()
+    assert env.now == 11 and mb.completion(0, "full", 0).processed
+    assert mb.describe(0, "full", 0) == "mbarrier 'full' phase 0 (2 of 2 arrivals)"
+
+
+def test_mbarrier_phases_of_skipped_iterations_are_settled():
+    mb = Mbarriers(simpy.Environment(), {"full": 1})
+    mb.complete_through(0, "full", 4)
+    assert mb.settled(0, "full", -1) and mb.settled(0, "full", 4)
+    assert not mb.settled(0, "full", 5) and not mb.settled(1, "full", 0)
+    mb.forget(0)
+    assert not mb.settled(0, "full", 4)
+
+
+def test_wait_group_waits_for_all_but_the_newest_groups():
+    g = AsyncGroups()
+    g.join("cp.async", 10.0)
+    g.join("cp.async", 30.0)
+    g.join("", 99.0)  # synchronous work joins no group
+    g.commit("cp.async", 0.0)  # done at 30
+    g.commit("cp.async", 5.0)  # empty: done when committed
+    assert g.wait("cp.async", 1) == 30.0
+    assert g.wait("cp.async", 0) == 5.0
+    assert g.wait("cp.async", 0) == 0.0  # nothing left to wait for
