@@ -282,7 +282,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
                    for pipe in PIPES},
         pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
-        lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
+        lg_queue_requests=cfg.l1.lg_queue_requests, mio_queue_requests=cfg.l1.mio_queue_requests,
         issue_to_l1tex_cycles=cfg.l1.issue_to_pipe_cycles,
         l1tex_per_cycle=1.0,  # MemTiming.l1tex_cycles are already cycles of the L1TEX pipe
         l2_latency=cfg.l2.hit_latency_cycles,
