@@ -339,12 +339,12 @@ class ChipModel:
         chip_sms = round(len(self.sms) * sm_weight)
         ctas = min(kernel.persistent_ctas, kernel.launch.num_ctas) if kernel.persistent_ctas else kernel.launch.num_ctas
         sm_weight = min(sm_weight, max(min(chip_sms, ctas), 1) / len(self.sms))
-        self._unit_of: dict[RateServer, tuple[str, float]] = {s: (name, share)
-                                                              for name, s, share in self.mem.reported()}
+        # (name, server, what its busy cycles count for): a server may stand for several instances (the L2's
+        # partitions), listed once for each
+        self._reported = [(name, s, share) for name, s, share in self.mem.reported()]
         for sm in self.sms:
-            for name, s, share in sm.reported():
-                self._unit_of[s] = (name, sm_weight * share)
-        self._servers = list(self._unit_of)
+            self._reported += [(name, s, sm_weight * share) for name, s, share in sm.reported()]
+        self._servers = list(dict.fromkeys(s for _, s, _ in self._reported))
         self._index = {srv: i for i, srv in enumerate(self._servers)}
         self._rates = np.array([srv.rate for srv in self._servers])
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
@@ -914,8 +914,8 @@ class ChipModel:
         ``sm_weight`` SMs each, the chip-wide ones are whole; the grid fast-forward's skipped stretch adds the
         busy time its measured window showed."""
         out: dict[str, float] = {}
-        for s, skipped in zip(self._servers, self.skip_busy, strict=True):
-            key, mult = self._unit_of[s]
+        for key, s, mult in self._reported:
+            skipped = self.skip_busy[self._index[s]]
             out[key] = out.get(key, 0.0) + (s.busy + skipped) * mult
         return out
 

@@ -114,10 +114,20 @@ class RateServer:
             for k in range(ts.index(a), ts.index(b)):
                 rs[k] += rate
         self._bg_end = max(self._bg_end, t)
-        self._bg_bin = {}
+        self._forget_bg(int(pieces[0][0] // BIN_CYCLES), int(t // BIN_CYCLES))
         self.busy += work / self.rate
         self.last_end = max(self.last_end, t)
         return t - start
+
+    def _forget_bg(self, first: int, last: int) -> None:
+        """Drop the cached background work of bins ``first`` to ``last`` (a reservation changed it there)."""
+        cache = self._bg_bin
+        if len(cache) <= last - first:
+            for b in [b for b in cache if first <= b <= last]:
+                del cache[b]
+        else:
+            for b in range(first, last + 1):
+                cache.pop(b, None)
 
     # --- requests -------------------------------------------------------------------------------------
     def _find(self, b: int) -> int:
@@ -157,21 +167,18 @@ class RateServer:
         bg_end = self._bg_end
         remaining = work
         start = -1.0
+        # the first bin with room: the request may arrive inside it
         while True:
             lo = b * BIN_CYCLES
             booked = used.get(b, 0.0)
             taken = booked
             if lo < bg_end:
-                bg = self._bg_bin.get(b)
-                if bg is None:
-                    bg = self._bg_bin[b] = self._bg_work(lo, lo + BIN_CYCLES)
-                taken += bg
+                taken += self._bg_in(b, lo)
             avail = cap - taken
+            b1 = b + 1
             if avail <= EPS:  # full for good (work is never taken back)
-                nxt[b] = b + 1
-                b += 1
-                if b in nxt:
-                    b = self._find(b)
+                nxt[b] = b1
+                b = self._find(b1) if b1 in nxt else b1
                 continue
             t_in = arrive if arrive > lo else lo
             room = rate * (lo + BIN_CYCLES - t_in)
@@ -179,8 +186,7 @@ class RateServer:
                 avail = room
             if avail > EPS:
                 fill = lo + taken / rate  # the bin's booked work packed from its start
-                if start < 0:
-                    start = t_in if t_in > fill else fill
+                start = t_in if t_in > fill else fill
                 take = remaining if remaining < avail else avail
                 if book:
                     filled = booked + take
@@ -188,19 +194,53 @@ class RateServer:
                     if b > self._top:
                         self._top = b
                     if filled >= cap - EPS:
-                        nxt[b] = b + 1
+                        nxt[b] = b1
                 remaining -= take
                 if remaining <= EPS:
-                    end = (t_in if t_in > fill else fill) + take / rate
+                    end = start + take / rate
                     break
-            b += 1
-            if b in nxt:
-                b = self._find(b)
+            b = self._find(b1) if b1 in nxt else b1
+            if start < 0:
+                continue
+            # the bins after it: the request is there from their start, so only their free work limits it
+            while True:
+                lo = b * BIN_CYCLES
+                booked = used.get(b, 0.0)
+                taken = booked
+                if lo < bg_end:
+                    taken += self._bg_in(b, lo)
+                avail = cap - taken
+                b1 = b + 1
+                if avail <= EPS:
+                    nxt[b] = b1
+                    b = self._find(b1) if b1 in nxt else b1
+                    continue
+                take = remaining if remaining < avail else avail
+                if book:
+                    filled = booked + take
+                    used[b] = filled
+                    if b > self._top:
+                        self._top = b
+                    if filled >= cap - EPS:
+                        nxt[b] = b1
+                remaining -= take
+                if remaining <= EPS:
+                    end = lo + taken / rate + take / rate
+                    break
+                b = self._find(b1) if b1 in nxt else b1
+            break
         if book:
             self.busy += work / rate
             if end > self.last_end:
                 self.last_end = end
         return start, end
+
+    def _bg_in(self, b: int, lo: int) -> float:
+        """Background work reserved over bin ``b`` (starting at ``lo``), cached."""
+        bg = self._bg_bin.get(b)
+        if bg is None:
+            bg = self._bg_bin[b] = self._bg_work(lo, lo + BIN_CYCLES)
+        return bg
 
     def prune(self, before: float) -> None:
         """Forget bins that end before ``before`` (no request can arrive there any more)."""

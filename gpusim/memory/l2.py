@@ -74,21 +74,22 @@ class L2Spec:
 
 class L2Slices:
     """The L2's partitions at run time: ``bytes_per_cycle`` chip-wide, split evenly over ``partitions``; a hit
-    comes back ``hit_latency_cycles`` after its bytes have moved."""
+    comes back ``hit_latency_cycles`` after its bytes have moved.
+
+    Every request (and every background reservation) is split evenly over the partitions, so they are always in the
+    same state: one server stands for each of them, booked once per request and reported once per partition."""
 
     def __init__(self, bytes_per_cycle: float, partitions: int, hit_latency_cycles: int) -> None:
-        self.partitions = [RateServer(bytes_per_cycle / partitions, f"L2 partition {i}") for i in range(partitions)]
+        self.partitions = partitions
+        self.partition = RateServer(bytes_per_cycle / partitions, "L2 partition")
         self.hit_latency_cycles = hit_latency_cycles
 
     def read(self, ledger: dict, arrive: float, nbytes: float) -> float:
-        """``nbytes`` arriving at ``arrive``, spread over the partitions: when the last partition is done."""
-        end = arrive
-        for s in self.partitions:
-            end = max(end, s.book(ledger, arrive, nbytes / len(self.partitions))[1])
-        return end
+        """``nbytes`` arriving at ``arrive``, spread over the partitions: when they are done."""
+        return max(arrive, self.partition.book(ledger, arrive, nbytes / self.partitions)[1])
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
-        return [("L2", s, 1.0 / len(self.partitions)) for s in self.partitions]
+        return [("L2", self.partition, 1.0 / self.partitions)] * self.partitions
 
 
 class L2WritePath:
