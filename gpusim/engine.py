@@ -884,8 +884,10 @@ class ChipModel:
     # --- driver --------------------------------------------------------------------------------------
     def run(self) -> ChipResult:
         env = self.env
-        for sm in self.sms:
-            for slot in range(self.ctas_per_sm):
+        # the CTA scheduler fills the SMs breadth first: a tail wave or a grid smaller than the chip has one CTA per
+        # SM before any SM gets a second
+        for slot in range(self.ctas_per_sm):
+            for sm in self.sms:
                 env.process(self._slot(sm, slot))
         env.run()
         if self.unfinished:
