@@ -236,9 +236,10 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             m1 = 1 - st.requests_all_hit / st.requests if st.requests else 1.0
             h2 = l2.hit_fraction(name, sb)
             l2b = p.sectors * sb * (1 - h1)
+            cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes) * (1 - h1)
             out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * l2.dram_bytes_per_request_byte(name, sb),
                                   m1, 1 - h2,
-                                  cfg.l1.hit_latency_cycles)
+                                  cfg.l1.hit_latency_cycles, l2_read_cost=cost)
         else:
             l2b = p.sectors * sb * 1.0
             written = l2.dram_write_bytes.get(name, 0.0)

@@ -94,20 +94,24 @@ class MemTiming:
     l2_miss_fraction: float  # of those, executions that miss L2
     latency_hit_cycles: int
     l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
+    l2_read_cost: np.ndarray | None = None  # loads: bytes of the L2's read bandwidth per execution (lines cost more)
     last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
 
 
 class _OpTiming:
     """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, a tuple of Python
-    numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles), and its scalars."""
+    numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles, L2 read cost), and its scalars."""
 
     __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction")
 
     def __init__(self, tm: MemTiming) -> None:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
         wc = tm.l2_write_cycles.tolist() if tm.l2_write_cycles is not None else None
+        rc = tm.l2_read_cost.tolist() if tm.l2_read_cost is not None else None
         self.rows = [[[(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
-                        float(wc[r][j][w]) if wc is not None else 0.0) for w in range(len(ins[r][j]))]
+                        float(wc[r][j][w]) if wc is not None else 0.0,
+                        float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]))
+                       for w in range(len(ins[r][j]))]
                       for j in range(len(ins[r]))] for r in range(len(ins))]
         self.period = tm.period
         self.last = tm.last
@@ -404,7 +408,7 @@ class ChipModel:
         return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
 
     def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float,
-                     write_cycles: float = 0.0) -> tuple[float, float]:
+                     write_cycles: float = 0.0, read_cost: float | None = None) -> tuple[float, float]:
         """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times: read bandwidth for loads,
         the write path's line and sector operations for stores) and, for misses or write-backs, HBM. Returns
         (L2 done, HBM done)."""
@@ -416,7 +420,7 @@ class ChipModel:
         if write_cycles:
             l2_end = mem.l2_write.write(ledger, arrive, write_cycles * w)
         else:
-            l2_end = mem.l2.read(ledger, arrive, l2b * w)
+            l2_end = mem.l2.read(ledger, arrive, (l2b if read_cost is None else read_cost) * w)
         l2_end = max(l2_end, port_end)
         hbm_end = mem.hbm.transfer(ledger, l2_end, hb * w) if hb > 0 else l2_end
         if hb > 0 and not write_cycles:
@@ -465,7 +469,7 @@ class ChipModel:
     def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.trips)
-        n_instr, l1cyc, l2b, hb, wc = tm.rows[par][j][wp.lw]
+        n_instr, l1cyc, l2b, hb, wc, rc = tm.rows[par][j][wp.lw]
         if n_instr == 0:
             return
         if op.kind == "tma":
@@ -502,7 +506,7 @@ class ChipModel:
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2b > 0:
-            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc)
+            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc, rc)
             if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
                 done = l2_end + self.mem.l2.hit_latency_cycles
                 if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):

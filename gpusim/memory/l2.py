@@ -38,10 +38,19 @@ class L2Spec:
     sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
     write_cycles_per_line: float = spec_field(0, 1, "chip cycles of the L2 write path per line a store touches")
     write_cycles_per_sector: float = spec_field(0, 1, "chip cycles of the L2 write path per sector a store touches")
+    read_line_op_bytes: float = spec_field(0, 128, "what one line of a read costs the L2 beyond its sectors, in "
+                                           "bytes of its read bandwidth (a full line of 4 sectors costs 128 B)")
     reuse_all_hit_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses of data, over the L2's "
                                                       "size, up to which the second use hits")
     reuse_all_miss_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses, over the L2's size, "
                                                        "from which the second use misses")
+
+    def read_cost_bytes(self, lines, sectors, line_bytes: int):
+        """What reading ``sectors`` spread over ``lines`` (of ``line_bytes``, the L1's) costs the L2's read
+        bandwidth, in bytes: a line operation each and the sectors' share of a full line (measured: scattered
+        single-sector reads run at half the byte rate of full lines)."""
+        sector = (line_bytes - self.read_line_op_bytes) * self.sector_bytes / line_bytes
+        return lines * self.read_line_op_bytes + sectors * sector
 
     def reuse_miss_fraction(self, footprint_bytes: float) -> float:
         """Share of a re-read that misses when ``footprint_bytes`` (copies counted) were touched since the data was
