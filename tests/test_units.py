@@ -132,3 +132,14 @@ def test_wait_group_waits_for_all_but_the_newest_groups():
     assert g.wait("cp.async", 1) == 30.0
     assert g.wait("cp.async", 0) == 5.0
     assert g.wait("cp.async", 0) == 0.0  # nothing left to wait for
+
+
+def test_l2_read_cost_by_lines_and_sectors():
+    """A full line (4 sectors) costs its 128 bytes of L2 read bandwidth; one sector alone in its line costs a line
+    operation and a sector: 128 / 64.7 = the measured 57.2 lines per clock against 28.9 full lines per clock."""
+    from gpusim.config import load_config
+
+    l2 = load_config().l2
+    assert l2.read_cost_bytes(1, 4, 128) == pytest.approx(128.0)
+    assert l2.read_cost_bytes(32, 32, 128) == pytest.approx(32 * 64.7, rel=0.01)
+    assert l2.read_cost_bytes(8, 32, 128) == pytest.approx(8 * 43.6 + 32 * 21.1, rel=0.01)
