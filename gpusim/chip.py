@@ -173,14 +173,16 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, fetch_granulari
     return out
 
 
-def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, l2_bytes: int) -> None:
-    """When every global tensor the kernel touches fits in the L2 together, nothing is evicted: each byte comes
-    from HBM at most once, so a tensor's reads are at most its size. The per-CTA tiles of the L2 model count a
-    sector once per CTA that wants it, which overcounts when CTAs share sectors they do not share tiles of (a
-    gather); this is the physical bound on that."""
+def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, spec) -> None:
+    """When every global tensor the kernel touches fits in the L2 together (a tensor that SMs read with a copy in
+    each partition, ``spec.read_copies``), nothing is evicted: each byte comes from HBM at most once, so a
+    tensor's reads are at most its size. The per-CTA tiles of the L2 model count a sector once per CTA that wants
+    it, which overcounts when CTAs share sectors they do not share tiles of (a gather); this is the physical
+    bound on that."""
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
     sizes = {t.name: t.size_bytes for t in kernel.tensors if t.name in used}
-    if not sizes or sum(sizes.values()) > l2_bytes:
+    read = {p.op.tensor for p in pats.values() if p.op.space == "global" and p.op.kind in ("ld", "tma")}
+    if not sizes or sum(size * (spec.read_copies if t in read else 1) for t, size in sizes.items()) > spec.size_bytes:
         return
     for tensor, size in sizes.items():
         names = [n for n, p in pats.items() if p.op.tensor == tensor and p.op.kind in ("ld", "tma")]
@@ -280,7 +282,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
                    for pipe in PIPES},
         pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
-        lsu_queue_cycles=cfg.l1.lsu_queue_cycles,
+        lg_queue_requests=cfg.l1.lg_queue_requests, mio_queue_requests=cfg.l1.mio_queue_requests,
         issue_to_l1tex_cycles=cfg.l1.issue_to_pipe_cycles,
         l1tex_per_cycle=1.0,  # MemTiming.l1tex_cycles are already cycles of the L1TEX pipe
         l2_latency=cfg.l2.hit_latency_cycles,
@@ -457,7 +459,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
                     d[name] *= scale
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
-    _cap_reads_when_everything_fits(kernel, pats, l2, cfg.l2.size_bytes)
+    _cap_reads_when_everything_fits(kernel, pats, l2, cfg.l2)
     timings = [_timings(cfg, c.pats, l1, l2) for c in classes]
 
     def class_of(linear: int) -> int:

@@ -406,6 +406,8 @@ def cmd_sass(a) -> int:
     cu = Path(a.file)
     funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
     print(sass.summarize(funcs, a.kernel))
+    if a.listing:
+        print(sass.listing(funcs, a.kernel))
     if a.skeleton:
         chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
         if len(chosen) != 1:
@@ -490,6 +492,9 @@ def build_parser() -> argparse.ArgumentParser:
     sa.add_argument("--arch", default="sm_90a", help="target architecture (default sm_90a)")
     sa.add_argument("--kernel", default=None, help="only this kernel (function name)")
     sa.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="preprocessor definition for nvcc")
+    sa.add_argument("--listing", action="store_true",
+                    help="also print the SASS, one instruction per line, loop bodies marked (no cuobjdump on PATH "
+                         "needed)")
     sa.add_argument("--skeleton", default=None, metavar="OUT.py", help="write a starting kernel file")
     sa.set_defaults(fn=cmd_sass)
     return p

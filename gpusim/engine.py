@@ -167,7 +167,8 @@ class SmParams:
     pipe_rate: dict  # pipe -> warp instructions per cycle per sub-partition
     pipe_latency: dict
     barrier_latency: int
-    lsu_queue_cycles: int
+    lg_queue_requests: int  # per SM
+    mio_queue_requests: int  # per sub-partition
     issue_to_l1tex_cycles: int  # from a memory instruction's issue to the L1TEX pipe
     l1tex_per_cycle: float  # L1TEX pipe: lines or wavefronts per cycle
     l2_latency: int
@@ -232,10 +233,9 @@ class SmUnit:
         self.issue = IssueSlots(index, p.subpartitions, p.issue_per_cycle)
         self.pipes = ExecutionPipes(index, p.subpartitions, p.pipe_rate, p.pipe_latency)
         self.l1tex = L1TexPipe(index, p.l1tex_per_cycle, p.issue_to_l1tex_cycles)
-        # the LSU's queues: LG for global accesses, MIO for shared memory; one depth for both today (a depth per
-        # queue is a second number here)
-        self.lg = LsuQueue("LG", "lg_throttle", p.lsu_queue_cycles, self.l1tex)
-        self.mio = LsuQueue("MIO", "mio_throttle", p.lsu_queue_cycles, self.l1tex)
+        # the LSU's queues: LG for global accesses (one per SM), MIO for shared memory (one per sub-partition)
+        self.lg = LsuQueue("LG", "lg_throttle", p.lg_queue_requests, self.l1tex)
+        self.mio = [LsuQueue("MIO", "mio_throttle", p.mio_queue_requests, self.l1tex) for _ in range(p.subpartitions)]
         self.port = L2Port(index, p.port_bytes_per_cycle)
         self.tma = TmaEngine(index, p.tma) if p.tma else None
         self.active_since: float | None = None
@@ -522,8 +522,8 @@ class ChipModel:
                 wp.ready[op.name] = issue_end
             return math.ceil(issue_end)
         sm = cta.sm
-        queue = sm.lg if op.space == "global" else sm.mio
-        admitted = queue.admit(t, l1cyc)  # the LSU queue in front of L1TEX is full: the warp waits to issue
+        queue = sm.lg if op.space == "global" else sm.mio[wp.sub]
+        admitted = queue.admit(t, now)  # the LSU queue in front of L1TEX is full: the warp waits to issue
         if admitted > t:
             wp.stats[STALL_INDEX[queue.stall]] += admitted - t
             if wp.tracing:
@@ -533,7 +533,8 @@ class ChipModel:
             start = issue_end = t
         else:
             start, issue_end = self._issue(wp, t, n_instr)
-        _, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
+        l1_start, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
+        queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2b > 0:
             l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc)
@@ -920,8 +921,10 @@ class ChipModel:
     # --- driver --------------------------------------------------------------------------------------
     def run(self) -> ChipResult:
         env = self.env
-        for sm in self.sms:
-            for slot in range(self.ctas_per_sm):
+        # the CTA scheduler fills the SMs breadth first: a tail wave or a grid smaller than the chip has one CTA per
+        # SM before any SM gets a second
+        for slot in range(self.ctas_per_sm):
+            for sm in self.sms:
                 env.process(self._slot(sm, slot))
         env.run()
         if self.unfinished:

@@ -221,6 +221,9 @@ BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L2 
                "L1/shared pipe": "L1/shared-bound",
                "issue slots": "issue-bound", "FP32 peak": "compute-bound", "tensor peak": "tensor-bound",
                "SFU pipe": "SFU-bound"}
+# what a unit's name alone does not tell a reader of the verdict
+UNIT_NOTES = {"L2 write": " (the path into the L2's data array that stores and the lines HBM brings in on misses "
+                          "share)"}
 # a reporting rule, not hardware: the verdict calls a kernel bound by its busiest unit from this share of its peak
 BOUND_THRESHOLD_PCT = 60.0
 
@@ -233,7 +236,7 @@ def verdict(m: dict) -> str:
     fp = u[peak]
     if u[top] >= BOUND_THRESHOLD_PCT:
         tail = f", {fp:.0f}% of {peak}" if top != peak else f", {u['HBM bandwidth']:.0f}% of HBM bandwidth"
-        return f"{BOUND_NAMES[top]}: {u[top]:.0f}% of {top}{tail}"
+        return f"{BOUND_NAMES[top]}: {u[top]:.0f}% of {top}{UNIT_NOTES.get(top, '')}{tail}"
     stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in m.items()
               if k.startswith("smsp__average_warps_issue_stalled_") and "selected" not in k}
     worst = max(stalls, key=stalls.get)

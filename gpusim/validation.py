@@ -529,7 +529,13 @@ def goal_lines(summary: dict, knobs: list[KnobChange], tol: dict | None = None) 
 
 
 def load_tolerances(path: Path = TOLERANCES) -> dict:
-    return tomllib.loads(Path(path).read_text())
+    """The tolerance file; unreadable or invalid TOML raises ValidationError naming the file and the line."""
+    text = read_text(path, "tolerance file", ValidationError)
+    try:
+        out = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(f"{quote(path)}: not valid TOML: {e}") from None
+    return out
 
 
 def check(summary: dict, tol: dict) -> list[str]:

@@ -103,6 +103,72 @@ def mem_transpose_padded(shape):
     return _tiled("mem_transpose_padded", shape, TILE + 1)
 
 
+def _inside(n: int, col, row):
+    """The twins' bounds guard: element (row, col) of the N x N matrix exists."""
+    return (col < n) & (row < n)
+
+
+@register("mem_transpose_naive_guarded", "membound", ("N",), {}, _twin("mem_transpose_naive_guarded"))
+def mem_transpose_naive_guarded(shape):
+    """The naive transpose for any N: ceil(N/32) blocks per side, each element behind a bounds guard, so the last
+    block row and column are partial tiles (their own access counts)."""
+    (n,) = shape
+    blocks = -(-n // TILE)
+    # SASS (18 registers): 32 integer instructions (S2R, LEA, IADD3, ISETP, LDC, IMAD), the first guard an early
+    # EXIT, the other three predicating their LDG/STG pair: every warp issues the four
+    def src(c):
+        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
+        return np.where(_inside(n, col, row), (row * n + col) * F32, -1)
+
+    def dst(c):
+        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
+        return np.where(_inside(n, col, row), (col * n + row) * F32, -1)
+
+    ld = Mem("ldIn", "global", "ld", F32, src, "in", repeat=4, predicated=True)
+    st = Mem("stOut", "global", "st", F32, dst, "out", repeat=4, after=("ldIn",), predicated=True)
+    body = (_ints("addr", 28), ld, _ints("addr_st", 3), st, _ints("exit", 1))
+    return Kernel("mem_transpose_naive_guarded", "membound", shape, {},
+                  Launch((blocks, blocks, 1), (TILE, ROWS, 1), 18, 0), body, None, (), _tensors(n), 0,
+                  _twin("mem_transpose_naive_guarded"))
+
+
+@register("mem_transpose_padded_guarded", "membound", ("N",), {}, _twin("mem_transpose_padded_guarded"))
+def mem_transpose_padded_guarded(shape):
+    """The padded shared-tile transpose for any N: ceil(N/32) blocks per side, loads into the tile and stores out
+    of it behind bounds guards (partial tiles in the last block row and column)."""
+    (n,) = shape
+    blocks = -(-n // TILE)
+    pitch = TILE + 1
+
+    # SASS (26 registers, 4224 B shared): 29 integer instructions before the four predicated LDG, 21 before the
+    # four predicated STS, BAR.SYNC, 8 among the four LDS and STG (predicated, the last pair after an EXIT)
+    def src(c):
+        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
+        return np.where(_inside(n, col, row), (row * n + col) * F32, -1)
+
+    def sts(c):
+        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
+        return np.where(_inside(n, col, row), ((c.ty + ROWS * c.r) * pitch + c.tx) * F32, -1)
+
+    def lds(c):
+        row, col = c.bx * TILE + c.ty + ROWS * c.r, c.by * TILE + c.tx
+        return np.where(_inside(n, col, row), (c.tx * pitch + c.ty + ROWS * c.r) * F32, -1)
+
+    def dst(c):
+        row, col = c.bx * TILE + c.ty + ROWS * c.r, c.by * TILE + c.tx
+        return np.where(_inside(n, col, row), (row * n + col) * F32, -1)
+
+    body = (_ints("addr", 29), Mem("ldIn", "global", "ld", F32, src, "in", repeat=4, predicated=True),
+            _ints("addr_sts", 21),
+            Mem("stsTile", "shared", "st", F32, sts, repeat=4, after=("ldIn",), predicated=True), Barrier(),
+            Mem("ldsTile", "shared", "ld", F32, lds, repeat=4, predicated=True), _ints("addr_st", 8),
+            Mem("stOut", "global", "st", F32, dst, "out", repeat=4, after=("ldsTile",), predicated=True),
+            _ints("exit", 1))
+    return Kernel("mem_transpose_padded_guarded", "membound", shape, {},
+                  Launch((blocks, blocks, 1), (TILE, ROWS, 1), 26, TILE * pitch * F32), body, None, (), _tensors(n),
+                  0, _twin("mem_transpose_padded_guarded"))
+
+
 # STREAM scale / add / triad: one float4 per thread, 256 threads per block (instruction mixes from the SASS)
 def _stream(name: str, shape, loads: int, pre: int, fp: str, regs: int) -> Kernel:
     (n,) = shape

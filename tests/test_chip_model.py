@@ -126,3 +126,24 @@ def test_persistent_ctas_without_a_tile_do_nothing():
     pers = predict("hgemm_persistent", (512, 512, 512))[0][inst]
     ws = predict("hgemm_ws", (512, 512, 512))[0][inst]
     assert 0.8 * ws < pers < 1.5 * ws
+
+
+def test_a_grid_of_one_cta_per_sm_runs_one_cta_per_sm_however_many_fit():
+    """The CTA scheduler fills SMs breadth first: 132 CTAs on 132 SMs run one per SM whether 8 could fit (16 KiB
+    of shared memory each) or only one (120 KiB): the same time. (Stacking the representative SMs' CTAs, as gpusim
+    once did, ran the first case two to an SM and 1.7 times slower.)"""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Barrier, Compute, Kernel, Launch, Loop, Mem, Tensor
+
+    def kernel(smem: int) -> Kernel:
+        body = (Mem("lds", "shared", "ld", 4, lambda c: (c.tid * 32) % 4096 * 4),
+                Compute("fadd", "fp32", 1, after=("lds",)),
+                Mem("sts", "shared", "st", 4, lambda c: c.tid * 4, after=("fadd",)), Barrier())
+        return Kernel("step", "user", (1,), {}, Launch((132, 1, 1), (256, 1, 1), 16, smem), (), Loop(200, body), (),
+                      (Tensor("t", 4),), 0, "")
+
+    cfg = load_config()
+    small, big = simulate(kernel(16 << 10), cfg), simulate(kernel(120 << 10), cfg)
+    assert small.occ.ctas_per_sm == 8 and big.occ.ctas_per_sm == 1
+    assert abs(small.total_cycles / big.total_cycles - 1) < 0.01

@@ -345,3 +345,15 @@ def test_non_ascii_path_on_an_ascii_terminal(tmp_path):
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert out.exists() and "tr\\xe4ce" in proc.stdout
     assert_one_line(run_cli(["run", "sgemm_\u00fc", "--shape", SMALL], env={"PYTHONIOENCODING": "ascii"}))
+
+
+def test_a_malformed_tolerance_file_is_one_line_naming_the_file(tmp_path):
+    """validate/tolerances.toml edited by hand into invalid TOML: a ValidationError (one line, the file and the
+    parser's line and column), never a traceback out of tomllib."""
+    from gpusim import validation as v
+
+    bad = tmp_path / "tolerances.toml"
+    bad.write_text('[zero_predictions]\n"x" = [\n    "a",\n] "b",\n]\n')
+    with pytest.raises(v.ValidationError, match=r"tolerances\.toml.*not valid TOML.*line 4") as e:
+        v.load_tolerances(bad)
+    assert "\n" not in str(e.value)

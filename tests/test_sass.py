@@ -114,3 +114,26 @@ def test_the_taken_path_skips_blocks_behind_forward_branches():
     assert (outer.start, outer.end, len(outer.insts)) == (0x10, 0xA0, 10)
     assert [x.addr for x in outer.taken_path()] == [0x10, 0x20, 0x30, 0x40, 0x80, 0xA0]
     assert "(10 instructions; 6 when every forward branch is taken)" in sass.summarize([f])
+
+
+def test_skeleton_marks_predicated_memory_and_names_every_operation_once():
+    """The reduction's guarded shared loads become ``predicated=True`` operations, and no two operations of the
+    skeleton share a name (prologue, body and epilogue are numbered together)."""
+    import re
+    from pathlib import Path
+
+    f = _func("reduce_shared.sass", "reduce_shared")
+    text = sass.skeleton(f, Path("reduce_shared.cu"), "my_reduce")
+    names = re.findall(r"(?:Mem|Compute)\('([^']+)'", text)
+    assert len(names) == len(set(names)) > 10
+    assert text.count("'shared', 'ld'") == 17 and text.count("predicated=True") >= 16
+    compile(text, "skeleton.py", "exec")
+
+
+def test_listing_marks_loop_bodies():
+    funcs = sass.parse_sass((DATA / "saxpy_loop.sass").read_text())
+    text = sass.listing(funcs)
+    assert "0x00e0" in text and "<- loop 1 starts" in text and "<- loop 1 branches back" in text
+    assert "@!P0 BRA 0xe0" in text.replace("  ", " ")
+    with pytest.raises(sass.SassError, match="no kernel named 'nope'"):
+        sass.listing(funcs, "nope")

@@ -31,12 +31,18 @@ def test_a_pipe_works_at_its_rate():
     assert [name for name, _, _ in pipes.reported()] == ["pipe fp32"] * 4 + ["pipe sfu"] * 4
 
 
-def test_lsu_queue_throttles_beyond_its_depth():
+def test_lsu_queue_holds_a_number_of_requests_whatever_their_size():
+    """A queue 3 deep: three requests waiting for the pipe (entering it at 10, 20, 30) fill it; a fourth ready at
+    0 waits until the first of them enters the pipe at 10; a request ready at 25 finds one waiting and goes."""
     pipe = L1TexPipe(0, 1.0, 0)
-    pipe.access({}, 0.0, 100)  # 100 cycles of the pipe booked from 0
-    # a request issued at 0 would wait 100 cycles: a queue 40 deep lets it in once 40 are left ahead of it
-    assert LsuQueue("LG", "lg_throttle", 40, pipe).admit(0.0, 10) == 60.0
-    assert LsuQueue("MIO", "mio_throttle", 200, pipe).admit(0.0, 10) == 0.0
+    q = LsuQueue("LG", "lg_throttle", 3, pipe)
+    for at in (10.0, 20.0, 30.0):
+        assert q.admit(0.0, 0.0) == 0.0
+        q.enter(at)
+    assert q.admit(0.0, 0.0) == 10.0
+    assert q.admit(25.0, 0.0) == 25.0
+    q.enter(40.0)
+    assert q.admit(5.0, 5.0) == 20.0  # four waiting at 5: room once the second has entered
 
 
 def test_l1tex_is_entered_after_the_issue_to_pipe_cycles():

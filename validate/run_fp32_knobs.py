@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -44,12 +43,7 @@ def main() -> int:
     import numpy as np
 
     out = Path(a.out)
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    name_ = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    data = {"schema": 1, "date": time.strftime("%Y-%m-%d"),
-            "gpu": {"name": name_, "sm_count": props["multiProcessorCount"], "nvidia_smi": common.nvidia_smi()},
-            "software": {"cupy": cp.__version__, "driver": cp.cuda.runtime.driverGetVersion(),
-                         "nvcc": common.nvcc_version()},
+    data = common.cupy_header(cp, 1) | {
             "how": {"time": "CUDA events around one launch, one warm-up, median of 7",
                     "check": "relative error against cupy.matmul below 1e-3"}, "kernels": []}
     M, N, K = SHAPE

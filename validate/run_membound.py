@@ -1,6 +1,8 @@
 """Measure the memory-bound twins (validate/kernels/mem_*.cu) on the H100: correctness, time, ncu counters.
 
     python3 validate/run_membound.py --out validate/measurements/h100/membound-2026-11-24.json
+    python3 validate/run_membound.py --only mem_transpose_naive_guarded,mem_transpose_padded_guarded \
+        --out validate/measurements/h100/guarded-2026-11-24.json
 
 Per kernel and size: inputs of random floats, the output poisoned with NaN before each check and compared with
 CuPy's copy / transpose; time with CUDA events around single launches, each after the L2 was flushed by writing a
@@ -15,7 +17,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import common  # noqa: E402
 
 STREAM = ("mem_copy", "mem_scale", "mem_add", "mem_triad")
 TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padded", "mem_transpose_swizzled")
+GUARDED = ("mem_transpose_naive_guarded", "mem_transpose_padded_guarded")  # any N: partial last tiles
 REDUCTIONS = ("mem_reduce_interleaved", "mem_reduce_sequential", "mem_reduce_shuffle")
 # (kernel, N, params): sizes that fit in the 50 MB L2 and sizes that do not
 CASES = [("mem_copy", n, {}) for n in (4 << 20, 64 << 20, 256 << 20)] + \
@@ -35,7 +37,8 @@ CASES = [("mem_copy", n, {}) for n in (4 << 20, 64 << 20, 256 << 20)] + \
     [(k, n, {}) for k in TRANSPOSES for n in (1024, 2048, 8192)] + \
     [(k, n, {}) for k in REDUCTIONS for n in (4 << 20, 64 << 20)] + \
     [("mem_strided", 4 << 20, {"stride": s}) for s in (1, 2, 4, 8, 32)] + \
-    [("mem_gather", n, {}) for n in (1 << 20, 16 << 20)]
+    [("mem_gather", n, {}) for n in (1 << 20, 16 << 20)] + \
+    [(k, n, {}) for k in GUARDED for n in (1000, 2050, 8191)]
 FLUSH_BYTES = 256 << 20
 
 
@@ -91,7 +94,7 @@ def launcher(cp, np, kern, name, n, params):
         return launch, check
     a = cp.random.random((n, n), dtype=f32)
     b = cp.full((n, n), cp.nan, dtype=f32)
-    grid, block = (n // 32, n // 32), (32, 8)
+    grid, block = (-(-n // 32), -(-n // 32)), (32, 8)  # the guarded twins round up
 
     def launch():
         kern(grid, block, (a, b, np.int32(n)))
@@ -120,8 +123,12 @@ def ncu_child() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
+    ap.add_argument("--only", help="comma-separated kernel names: measure only their cases")
     ap.add_argument("--ncu-child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.only:
+        keep = set(a.only.split(","))
+        CASES[:] = [c for c in CASES if c[0] in keep]
     if a.ncu_child:
         ncu_child()
         return 0
@@ -129,12 +136,7 @@ def main() -> int:
     import numpy as np
 
     out = Path(a.out)
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    name_ = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    data = {"schema": 1, "date": time.strftime("%Y-%m-%d"),
-            "gpu": {"name": name_, "sm_count": props["multiProcessorCount"], "nvidia_smi": common.nvidia_smi()},
-            "software": {"cupy": cp.__version__, "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
-                         "driver": cp.cuda.runtime.driverGetVersion(), "nvcc": common.nvcc_version()},
+    data = common.cupy_header(cp, 1) | {
             "how": {"time": "CUDA events around one launch after writing one 256 MiB scratch buffer and reading "
                             "another (cold, clean L2), median of 30",
                     "check": "output poisoned with NaN, compared exactly with CuPy (reductions: relative error "
@@ -180,7 +182,8 @@ def main() -> int:
         avail, _ = common.ncu_available_metrics(ncu)
         wanted = list(run_h100.LADDER_METRICS) + common.stall_metrics(avail)
         present, missing = common.split_available(wanted, avail)
-        child = [*common.python_cmd(), str(Path(__file__).resolve()), "--ncu-child"]
+        child = [*common.python_cmd(), str(Path(__file__).resolve()), "--ncu-child",
+                 *(["--only", a.only] if a.only else [])]
         work = out.parent / "membound-ncu"
         work.mkdir(parents=True, exist_ok=True)
         rows, _, _, dropped, nlog = common.run_ncu(ncu, present, "mem_", child, work / "membound", timeout=500)

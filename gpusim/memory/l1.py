@@ -22,7 +22,8 @@ class L1Spec:
     data_bytes_per_cycle: int = spec_field(32, 1024, "bytes the data stage moves per cycle")
     sector_bytes: int = spec_field(4, 1024, "sector size (a power of two; the L2's sector size too)")
     line_bytes: int = spec_field(4, 4096, "cache line size (a power-of-two multiple of sector_bytes)")
-    lsu_queue_cycles: int = spec_field(1, 10000, "backlog of the L1TEX pipe, in cycles of work, before issue throttles")
+    lg_queue_requests: int = spec_field(1, 1024, "global requests one SM's LG queue holds waiting for L1TEX")
+    mio_queue_requests: int = spec_field(1, 1024, "shared requests a sub-partition's MIO queue holds waiting for L1TEX")
     issue_to_pipe_cycles: int = spec_field(0, 100, "cycles from a memory instruction's issue to the L1TEX pipe")
 
 

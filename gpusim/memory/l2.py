@@ -3,9 +3,11 @@
 The model follows CTA waves in launch order. Each global operation's data is grouped into tiles by the
 grid coordinates its addresses depend on (for a GEMM, A tiles by block row and B tiles by block column)
 and by chunks of the K loop. All CTAs of a wave advance through the chunks together; within a wave and
-chunk a tile is fetched from HBM at most once, and across waves it hits only if it is still in an LRU of
-the L2's capacity. Stores allocate in L2 and are written back to HBM once, when evicted: what is still
-resident at the end of the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it).
+chunk a tile is fetched from HBM at most once, and across waves it hits as far as the bytes touched since its
+last use allow (``L2Spec.reuse_miss_fraction``, measured), a tile that SMs read counting a copy in each
+partition (``L2Spec.read_copies``).
+Stores allocate in L2 and are written back to HBM once, when evicted: what is still resident at the end of
+the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it).
 
 At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Slices`, its partitions, each
 with an even share of the read bandwidth (addresses hash evenly over them), and :class:`L2WritePath`, bound by
@@ -15,7 +17,6 @@ array. The SMs reach them through their ports (:mod:`gpusim.memory.l2_port`).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from gpusim.resources import RateServer
@@ -37,6 +38,32 @@ class L2Spec:
     sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
     write_cycles_per_line: float = spec_field(0, 1, "chip cycles of the L2 write path per line a store touches")
     write_cycles_per_sector: float = spec_field(0, 1, "chip cycles of the L2 write path per sector a store touches")
+    reuse_all_hit_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses of data, over the L2's "
+                                                      "size, up to which the second use hits")
+    reuse_all_miss_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses, over the L2's size, "
+                                                       "from which the second use misses")
+
+    def reuse_miss_fraction(self, footprint_bytes: float) -> float:
+        """Share of a re-read that misses when ``footprint_bytes`` (copies counted) were touched since the data was
+        last used: none up to ``reuse_all_hit_footprint_ratio`` times the L2's size, all from
+        ``reuse_all_miss_footprint_ratio``, a straight line between (measured: l2reuse-2026-11-24.json). The
+        H100's L2 does not fall off a cliff at its capacity as an LRU would: a buffer read again and again by SMs
+        of both partitions begins to miss at 25 MiB (two copies of 25 MiB fill the 50 MiB) and misses wholly only
+        past 55 MiB."""
+        x = footprint_bytes / self.size_bytes
+        lo, hi = self.reuse_all_hit_footprint_ratio, self.reuse_all_miss_footprint_ratio
+        return 0.0 if x <= lo else 1.0 if x >= hi else (x - lo) / (hi - lo)
+
+    @property
+    def read_copies(self) -> int:
+        """Copies the L2 keeps of a line that SMs on both sides read: each partition keeps the lines it homes and
+        a copy of the far lines its own SMs read, so such a line sits in every partition, while a store's line
+        lives in its home partition only. Measured: one SM's pointer chase
+        (validate/measurements/h100/micro-2026-11-22.json, pointer_chase) hits up to 24 MiB, misses half its
+        loads at 32-48 MiB (the lines homed in the far partition still hit there) and all from 56 MiB: its near
+        partition holds 25 MB of what it reads. CTAs in launch order run on SMs of both partitions, so the tile
+        LRU charges read tiles this many times their size."""
+        return self.partitions
 
     @property
     def hit_latency_cycles(self) -> int:
@@ -89,30 +116,36 @@ class L2WritePath:
         return [("L2 write", self.server, 1.0)]
 
 
-class TileLRU:
-    """An LRU of tiles with sizes in bytes and a capacity in bytes."""
+class TileReuse:
+    """Tiles of data through the L2, by the footprint between two uses: each access adds its bytes (times the copies
+    the L2 keeps) to a running total; a tile used again finds the share :meth:`L2Spec.reuse_miss_fraction` gives
+    for the bytes touched since its last use gone (an LRU's stack distance, counted in accesses: the model touches
+    each tile once per chunk of a wave, so between two uses of a tile the others are distinct)."""
 
-    def __init__(self, capacity_bytes: int) -> None:
-        self.capacity_bytes = capacity_bytes
-        self.used_bytes = 0
-        self._tiles: OrderedDict[tuple, int] = OrderedDict()
+    def __init__(self, spec: L2Spec) -> None:
+        self.spec = spec
+        self.touched_bytes = 0.0
+        self._last: dict[tuple, tuple[float, int]] = {}  # key -> (total at its last use, bytes with copies)
 
-    def resident_bytes(self, keep) -> int:
-        """Bytes of the resident tiles whose key satisfies ``keep``."""
-        return sum(size for key, size in self._tiles.items() if keep(key))
+    def access(self, key: tuple, size_bytes: int, copies: int = 1) -> float:
+        """Use a tile: the share of it found in the L2 (0 the first time)."""
+        last = self._last.get(key)
+        found = 0.0 if last is None else 1.0 - self.spec.reuse_miss_fraction(self.touched_bytes - last[0])
+        self.touched_bytes += size_bytes * copies
+        self._last[key] = (self.touched_bytes, size_bytes * copies)
+        return found
 
-    def access(self, key: tuple, size_bytes: int) -> bool:
-        """Touch a tile; return True on a hit, else insert it (evicting the least recently used)."""
-        tiles = self._tiles
-        if key in tiles:
-            tiles.move_to_end(key)
-            return True
-        tiles[key] = size_bytes
-        self.used_bytes += size_bytes
-        while self.used_bytes > self.capacity_bytes and len(tiles) > 1:
-            _, size = tiles.popitem(last=False)
-            self.used_bytes -= size
-        return False
+    def resident_bytes(self, keep) -> float:
+        """Expected bytes still in the L2 of the tiles whose key satisfies ``keep``, each by the distinct bytes used
+        after it (the tiles whose last use is later: a tile used again and again counts once)."""
+        order = sorted(self._last.items(), key=lambda kv: kv[1][0])
+        after = 0.0
+        out = 0.0
+        for key, (_, size) in reversed(order):
+            if keep(key):
+                out += size * (1.0 - self.spec.reuse_miss_fraction(after))
+            after += size
+        return out
 
 
 @dataclass(frozen=True)
@@ -169,7 +202,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     n = grid[0] * grid[1] * grid[2]
     waves = -(-n // ctas_per_wave)
     sim_waves = min(waves, max_waves)
-    lru = TileLRU(spec.size_bytes)
+    lru = TileReuse(spec)
     req = {o.name: 0.0 for o in ops}
     rd = {o.name: 0.0 for o in ops}
     wr = {o.name: 0.0 for o in ops}
@@ -193,12 +226,13 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in ops:
                 w_req[o.name] += len(lin) * o.request_sectors_per_chunk
                 for key in keys[o.name]:
-                    hit = lru.access((o.tensor, o.data, q, *key.tolist()),
-                                     int(o.tile_bytes_per_chunk * o.fetch_ratio))
+                    found = lru.access((o.tensor, o.data, q, *key.tolist()),
+                                       int(o.tile_bytes_per_chunk * o.fetch_ratio),
+                                       1 if o.kind == "st" else spec.read_copies)
                     if o.kind == "st":
                         wr[o.name] += o.tile_bytes_per_chunk
-                    elif not hit:
-                        w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio
+                    else:
+                        w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * (1.0 - found)
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
     for w_rd, w_req in zip(per_wave_rd, per_wave_req, strict=True):

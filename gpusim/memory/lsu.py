@@ -5,14 +5,16 @@ pipe resolves one cache line (global) or one shared-memory wavefront per cycle: 
 (``MemTiming.l1tex_cycles``, from the access patterns), so :class:`L1TexPipe` is a server of one unit per cycle.
 A cp.async's write of its data into shared memory takes the pipe too, with no issue in front of it.
 
-In front of the pipe sit the LSU's queues (:class:`LsuQueue`): LG for global accesses, MIO for shared memory. A
-queue is full while more than its depth of work (in cycles of the pipe) is booked ahead of a request; the warp then
-waits to issue, and the wait is charged to the queue's ncu stall reason (``lg_throttle``, ``mio_throttle``). Both
-queues measure the backlog of the one pipe and both have the depth ``[l1] lsu_queue_cycles``: a per-queue depth is
-one more number the builder (:class:`gpusim.engine.SmUnit`) gives each queue.
+In front of the pipe sit the LSU's queues (:class:`LsuQueue`): LG for global accesses, one per SM, and MIO for
+shared memory, one per sub-partition. A queue holds a number of requests waiting for the pipe, whatever their size
+(``[l1] lg_queue_requests``, ``mio_queue_requests``, measured by ``validate/micro/run_queues.py``); a warp whose
+request finds it full waits to issue, charged to the queue's ncu stall reason (``lg_throttle``,
+``mio_throttle``).
 """
 
 from __future__ import annotations
+
+import bisect
 
 from gpusim.resources import RateServer
 
@@ -41,16 +43,30 @@ class L1TexPipe:
 
 
 class LsuQueue:
-    """An LSU queue in front of ``pipe``: full while more than ``depth_cycles`` of the pipe's work is booked ahead of
-    a request. ``stall`` is the ncu stall reason of a warp waiting for room."""
+    """An LSU queue in front of ``pipe``: it holds up to ``depth_requests`` requests that have issued and wait for the
+    pipe, whatever their size (measured: ``validate/micro/run_queues.py``). A warp whose request finds it full
+    waits to issue until enough of the waiting ones have entered the pipe; ``stall`` is the ncu stall reason of
+    that wait."""
 
-    def __init__(self, name: str, stall: str, depth_cycles: int, pipe: L1TexPipe) -> None:
+    def __init__(self, name: str, stall: str, depth_requests: int, pipe: L1TexPipe) -> None:
         self.name = name
         self.stall = stall
-        self.depth_cycles = depth_cycles
+        self.depth_requests = depth_requests
         self.pipe = pipe
+        self._entries: list[float] = []  # when each admitted request enters the pipe, sorted
 
-    def admit(self, t: float, work: float) -> float:
-        """When a request of ``work`` ready to issue at ``t`` finds room: ``t``, or later while the queue is full."""
-        ok = t + self.pipe.backlog(t, work) - self.depth_cycles
-        return ok if ok > t else t
+    def admit(self, t: float, now: float) -> float:
+        """When a request ready to issue at ``t`` (at simulated time ``now`` <= ``t``) finds room: ``t``, or the
+        time the request ``depth_requests`` places ahead of the last one waiting enters the pipe."""
+        entries = self._entries
+        gone = bisect.bisect_right(entries, now)  # entered the pipe already: no request can wait on them again
+        if gone:
+            del entries[:gone]
+        waiting = len(entries) - bisect.bisect_right(entries, t)
+        if waiting < self.depth_requests:
+            return t
+        return entries[len(entries) - self.depth_requests]
+
+    def enter(self, at: float) -> None:
+        """An admitted request enters the pipe at ``at`` (it waits in the queue until then)."""
+        bisect.insort(self._entries, at)

@@ -221,6 +221,21 @@ def nvcc_version() -> str:
     return lines[0].strip() if lines else out.strip()[-100:]
 
 
+def cupy_header(cp: Any, schema: Any) -> dict[str, Any]:
+    """The head every measurement file starts with: schema, date, the GPU (name, SMs, L2, nvidia-smi's clocks and
+    state) and the software (CuPy, CUDA runtime and driver, nvcc, Python)."""
+    import platform
+
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return {"schema": schema, "date": time.strftime("%Y-%m-%d"),
+            "gpu": {"name": name, "sm_count": props["multiProcessorCount"], "l2_bytes": props["l2CacheSize"],
+                    "nvidia_smi": nvidia_smi()},
+            "software": {"cupy": cp.__version__, "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
+                         "driver": cp.cuda.runtime.driverGetVersion(), "nvcc": nvcc_version(),
+                         "python": platform.python_version()}}
+
+
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")

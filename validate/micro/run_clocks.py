@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -47,11 +46,7 @@ def main() -> int:
 
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
-    name_ = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    res = {"schema": "micro-1", "date": time.strftime("%Y-%m-%d"),
-           "gpu": {"name": name_, "sm_count": sms, "nvidia_smi": common.nvidia_smi()},
-           "software": {"cupy": cp.__version__, "driver": cp.cuda.runtime.driverGetVersion(),
-                        "nvcc": common.nvcc_version()}, "results": {}}
+    res = common.cupy_header(cp, "micro-1") | {"results": {}}
     mod = cp.RawModule(code=(HERE / "clocks.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
     fn = {k: mod.get_function(k) for k in ("clk_ffma", "clk_hmma", "clk_mem", "clk_idle", "st_empty", "st_cluster2",
                                            "st_cluster4", "st_mbar", "st_stamp")}
@@ -220,9 +215,10 @@ def main() -> int:
                 r = rec.get().reshape(-1, 2)
                 cyc = float(np.median(r[:, 1] - r[:, 0]))
                 warps_per_smsp = threads // 32 // 4
-                out_["rows"].append({"body_instructions": body, "body_bytes": body * 16, "warps_per_smsp": warps_per_smsp,
-                                     "cycles_per_instruction": cyc / (iters * body * warps_per_smsp)})
-                common.log(f"icache body {body} warps/smsp {warps_per_smsp}: {out_['rows'][-1]['cycles_per_instruction']:.3f}")
+                cpi = cyc / (iters * body * warps_per_smsp)
+                out_["rows"].append({"body_instructions": body, "body_bytes": body * 16,
+                                     "warps_per_smsp": warps_per_smsp, "cycles_per_instruction": cpi})
+                common.log(f"icache body {body} warps/smsp {warps_per_smsp}: {cpi:.3f}")
         return out_
 
     part("icache", icache)

@@ -16,10 +16,8 @@ Each part runs in its own try block; the JSON is rewritten after every part.
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -41,13 +39,7 @@ def main() -> int:
 
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
-    res: dict = {"schema": "memsys-1", "date": time.strftime("%Y-%m-%d"),
-                 "gpu": {"name": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
-                         "sm_count": sms, "l2_bytes": props["l2CacheSize"], "nvidia_smi": common.nvidia_smi()},
-                 "software": {"cupy": cp.__version__, "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
-                              "driver": cp.cuda.runtime.driverGetVersion(), "nvcc": common.nvcc_version(),
-                              "python": platform.python_version()},
-                 "results": {}, "errors": {}}
+    res: dict = common.cupy_header(cp, "memsys-1") | {"results": {}, "errors": {}}
     mod = cp.RawModule(code=(HERE / "memsys.cu").read_text(), options=("-std=c++17",))
     k = {n: mod.get_function(n) for n in ("cta_stamp", "hbm_read", "hbm_write", "hbm_copy", "store_sectors",
                                           "sm_pull", "shfl_chain", "shfl_throughput")}
@@ -153,7 +145,8 @@ def main() -> int:
                                                                  (buf, np.uint64(words), np.int32(s), np.int32(r))), 5)
             instr = warps * reps
             med = statistics.median(t)
-            out_[str(sectors)] = {"warp_stores": instr, "time_ns": med, "useful_bytes_per_s": instr * 128 / (med * 1e-9),
+            out_[str(sectors)] = {"warp_stores": instr, "time_ns": med,
+                                  "useful_bytes_per_s": instr * 128 / (med * 1e-9),
                                   "sectors_per_s": instr * sectors / (med * 1e-9)}
         return {"what": "4-B-per-lane warp stores touching 1..32 sectors each, over a 1 GiB buffer", "unit": "see keys",
                 "value": out_, "how": "store_sectors; CUDA events, median of 5"}

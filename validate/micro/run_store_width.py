@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,10 +29,7 @@ def main() -> int:
 
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
-    name_ = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    res = {"schema": "micro-1", "date": time.strftime("%Y-%m-%d"),
-           "gpu": {"name": name_, "sm_count": sms, "nvidia_smi": common.nvidia_smi()},
-           "software": {"cupy": cp.__version__, "nvcc": common.nvcc_version()}, "results": {}}
+    res = common.cupy_header(cp, "micro-1") | {"results": {}}
     src = (HERE / "storewidth.cu").read_text()
     big = cp.zeros(1 << 30, dtype=cp.uint8)
     small = cp.zeros(8 << 20, dtype=cp.uint8)
@@ -44,7 +40,7 @@ def main() -> int:
             n = buf.size // w
             grid, block = sms * 8, 256
 
-            def go(buf=buf, n=n, reps=reps, k=k):
+            def go(buf=buf, n=n, reps=reps, k=k, grid=grid, block=block):
                 k((grid,), (block,), (buf, np.int64(n), np.int32(reps)))
             go()
             cp.cuda.runtime.deviceSynchronize()
