@@ -32,7 +32,6 @@ Fast-forward, two levels, each only once it has proved a steady state:
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 from collections import deque
@@ -72,49 +71,10 @@ TILE_WINDOW = 2
 # always simulated at the end of the grid
 GRID_WINDOW_ROUNDS = 1
 GRID_TAIL_ROUNDS = 1
-# each stall reason's column in a warp's stall counts (a warp adds a stall's cycles to its own row directly, and only
-# amounts above zero: the hot paths avoid a call per charge)
+# each stall reason's column in a warp's stall counts
 (LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
  NOT_SELECTED, SELECTED) = range(len(STALLS))
 STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
-
-
-class _Sleep:
-    """What a warp yields to sleep: a SimPy timeout without the generic event's bookkeeping (always succeeds,
-    no value). SimPy processes wait on it like on any event."""
-
-    __slots__ = ("callbacks",)
-    _ok = True
-    _value = None
-
-    def __init__(self) -> None:
-        self.callbacks: list | None = []
-
-
-class _Environment(simpy.Environment):
-    """SimPy's environment with a cheaper sleep (:meth:`sleep`, scheduled exactly as ``timeout(delay)`` would be)
-    and a run loop that processes events exactly as :meth:`simpy.Environment.step` does, without a call per
-    event (both use SimPy 4's event queue, hence ``simpy<5`` in pyproject.toml)."""
-
-    def sleep(self, delay: int) -> _Sleep:
-        ev = _Sleep()
-        heapq.heappush(self._queue, (self._now + delay, simpy.events.NORMAL, next(self._eid), ev))
-        return ev
-
-    def run(self, until=None):
-        if until is not None:
-            return super().run(until)
-        queue, pop = self._queue, heapq.heappop
-        while queue:
-            self._now, _, _, event = pop(queue)
-            callbacks, event.callbacks = event.callbacks, None
-            for callback in callbacks:
-                callback(event)
-            if not event._ok and not hasattr(event, "_defused"):  # a process failed: raise a copy, as SimPy does
-                exc = type(event._value)(*event._value.args)
-                exc.__cause__ = event._value
-                raise exc
-        return None
 
 
 class DeadlockError(KernelError):
@@ -334,7 +294,7 @@ class ChipModel:
         self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
         self.pipe_rate = params.pipe_rate
         self.pipe_latency = params.pipe_latency
-        self.env = _Environment()
+        self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
         self.mem = ChipMemory(params)
         self.sms = [SmUnit(i, params) for i in range(sms)]
@@ -622,7 +582,7 @@ class ChipModel:
                 wp.stats[LONG_SCOREBOARD if op.queue == "cp.async" else WAIT] += wake - env.now
             if wp.tracing:
                 self._span(wp, f"wait:{op.queue}", "stall", env.now, wake)
-            yield env.sleep(wake - env.now)
+            yield env.timeout(wake - env.now)
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
         env, cta, mb = self.env, wp.cta, self.mbarriers
@@ -648,14 +608,14 @@ class ChipModel:
             if isinstance(op, Mem):
                 wake = self._mem(wp, op, it, j)
                 if wake is not None and wake > env.now:
-                    yield env.sleep(wake - env.now)
+                    yield env.timeout(wake - env.now)
             elif isinstance(op, Compute):
                 if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
                     t = self._deps(wp, op.after, env.now) if op.after else env.now
                     if op.group:
                         wake = self._compute_async(wp, op, t)
                         if wake > env.now:
-                            yield env.sleep(wake - env.now)
+                            yield env.timeout(wake - env.now)
                         continue
                     remaining, quantum = op.count, self.p.issue_quantum
                     while remaining > 0:  # in quanta, so that other ready warps interleave
@@ -664,7 +624,7 @@ class ChipModel:
                         t = self._quantum(wp, op, t, n)
                         wake = math.ceil(t)
                         if wake > env.now:
-                            yield env.sleep(wake - env.now)
+                            yield env.timeout(wake - env.now)
                     wp.ready[op.name] = t + self.pipe_latency[op.pipe]
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
@@ -719,7 +679,7 @@ class ChipModel:
             wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
         if wake > env.now:
-            yield env.sleep(wake - env.now)
+            yield env.timeout(wake - env.now)
 
     def _book_skip(self, cta: _Cta, ls: _LoopState) -> float:
         """Reserve the CTA's skipped work from now to its warps' latest wake-up; return the stretch."""
@@ -823,7 +783,7 @@ class ChipModel:
                 wp.stats[DRAIN] += wait
             if wp.tracing:
                 self._span(wp, "drain", "stall", env.now, env.now + wait)
-            yield env.sleep(wait)
+            yield env.timeout(wait)
         cta.end[lw] = env.now
         for srv, w in wp.work.items():
             cta.booked[srv] = cta.booked.get(srv, 0.0) + w
@@ -845,7 +805,7 @@ class ChipModel:
             self.traced_slots.add(slot)
         cta.loop_warps = self.wpc - sum(self.loop_idle)
         if self.p.cta_launch_cycles:
-            yield env.sleep(self.p.cta_launch_cycles)
+            yield env.timeout(self.p.cta_launch_cycles)
         done = env.event()
         left = [self.wpc]
         # a persistent CTA runs its tiles (none: it exits at once, as the twin's CTAs beyond the tile count do)
@@ -874,7 +834,7 @@ class ChipModel:
             launch = max(env.now, self.next_launch)
             self.next_launch = launch + self.p.cta_dispatch_interval_cycles * work.weight
             if launch > env.now:
-                yield env.sleep(math.ceil(launch - env.now))
+                yield env.timeout(math.ceil(launch - env.now))
             if sm.resident == 0:
                 sm.active_since = env.now
             sm.resident += 1
