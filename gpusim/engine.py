@@ -442,12 +442,12 @@ class ChipModel:
         if wp.tracing:
             self._span(wp, op.name, "shared_st_async", t, end)
 
-    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int):
-        """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory."""
-        env, cta = self.env, wp.cta
+    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int) -> int:
+        """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory. Returns
+        when the warp may go on."""
+        cta = wp.cta
         tma = cta.sm.tma
-        now = env.now
-        t = self._deps(wp, op.after, now)
+        t = self._deps(wp, op.after, self.env.now)
         start, _ = wp.slot.book(wp.work, t, 1)
         if start > t:
             wp.stats[NOT_SELECTED] += start - t
@@ -462,34 +462,29 @@ class ChipModel:
         if wp.tracing:
             self._span(wp, op.name, "tma", start, done)
         self.mbarriers.arrive(cta.serial, op.arrive, seq, done)
-        end = math.ceil(issue_end)
-        if end > now:
-            yield env.timeout(end - now)
+        return math.ceil(issue_end)
 
-    def _mem(self, wp: _Warp, op: Mem, it: int, j: int):
+    def _mem(self, wp: _Warp, op: Mem, it: int, j: int) -> int | None:
+        """A memory operation: books it on the units it uses and returns when the warp may go on (None: at once)."""
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.trips)
         n_instr, l1cyc, l2b, hb, wc, rc = tm.rows[par][j][wp.lw]
         if n_instr == 0:
-            return
+            return None
         if op.kind == "tma":
-            yield from self._tma(wp, op, tm, l2b, hb, op.seq(it, j))
-            return
+            return self._tma(wp, op, tm, l2b, hb, op.seq(it, j))
         if op.async_copy and op.group:
             self._async_store(wp, op, l1cyc)
-            return
-        env, cta = self.env, wp.cta
-        now = env.now
+            return None
+        cta = wp.cta
+        now = self.env.now
         t = self._deps(wp, op.after, now) if op.after else now
         if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
             # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
             _, issue_end = self._issue(wp, t, n_instr)
             if op.kind in LOADS:
                 wp.ready[op.name] = issue_end
-            end = math.ceil(issue_end)
-            if end > now:
-                yield env.timeout(end - now)
-            return
+            return math.ceil(issue_end)
         sm = cta.sm
         queue = sm.lg if op.space == "global" else sm.mio[wp.sub]
         admitted = queue.admit(t, now)  # the LSU queue in front of L1TEX is full: the warp waits to issue
@@ -520,70 +515,54 @@ class ChipModel:
             wp.groups.join(op.group, done if load else l1_end)
         if wp.tracing:
             self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if load else l1_end)
-        end = math.ceil(issue_end)
-        if end > now:
-            yield env.timeout(end - now)
+        return math.ceil(issue_end)
 
-    def _compute(self, wp: _Warp, op: Compute):
-        env, p = self.env, self.p
-        now = env.now
-        t = self._deps(wp, op.after, now) if op.after else now
+    def _compute_async(self, wp: _Warp, op: Compute, t: float) -> int:
+        """An asynchronous compute operation (wgmma), ready at ``t``: issue and go on, the pipe works in the
+        background. Returns when the warp may go on."""
         pipe = wp.pipes[op.pipe]
-        lat = self.pipe_latency[op.pipe]
         stats = wp.stats
-        if op.group:  # asynchronous (wgmma): issue and go on; the pipe works in the background
-            n = op.count // op.units
-            wait = self.fetch_cycles_per_instruction * n
-            if wait > 0:
-                self._fetch(wp, t, wait)
-            t = t + wait
-            start, issue_end = wp.slot.book(wp.work, t, n)
-            if start > t:
-                stats[NOT_SELECTED] += start - t
-            if n > 0:
-                stats[SELECTED] += n
-            _, pipe_end = pipe.book(wp.work, start, op.count)
-            done = pipe_end + lat
-            wp.groups.join(op.group, done)
-            wp.ready[op.name] = done
-            if wp.tracing:
-                self._span(wp, op.name, op.pipe, start, done)
-            end = math.ceil(issue_end)
-            if end > env.now:
-                yield env.timeout(end - env.now)
-            return
-        slot, ledger, quantum, fetch = wp.slot, wp.work, p.issue_quantum, self.fetch_cycles_per_instruction
-        # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
-        chained = SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT
-        per_cycle = min(self.pipe_rate[op.pipe], p.issue_per_cycle)
-        ilp = max(op.ilp, 1)
-        remaining = op.count
-        while remaining > 0:
-            n = min(remaining, quantum)
-            remaining -= n
-            wait = fetch * n
-            if wait > 0:
-                self._fetch(wp, t, wait)
-            t = t + wait
-            p_start, _ = pipe.book(ledger, t, n)
-            if p_start > t:
-                stats[MATH_PIPE_THROTTLE] += p_start - t
-            start, _ = slot.book(ledger, p_start, n)
-            if start > p_start:
-                stats[NOT_SELECTED] += start - p_start
-            chain = math.ceil(n / ilp) * lat
-            busy = max(n / per_cycle, chain)
-            if n > 0:
-                stats[SELECTED] += n
-            if busy > n:
-                stats[chained] += busy - n
-            if wp.tracing:
-                self._span(wp, op.name, op.pipe, start, start + busy)
-            t = start + busy
-            end = math.ceil(t)
-            if end > env.now:
-                yield env.timeout(end - env.now)
-        wp.ready[op.name] = t + lat
+        n = op.count // op.units
+        wait = self.fetch_cycles_per_instruction * n
+        if wait > 0:
+            self._fetch(wp, t, wait)
+        t = t + wait
+        start, issue_end = wp.slot.book(wp.work, t, n)
+        if start > t:
+            stats[NOT_SELECTED] += start - t
+        if n > 0:
+            stats[SELECTED] += n
+        _, pipe_end = pipe.book(wp.work, start, op.count)
+        done = pipe_end + self.pipe_latency[op.pipe]
+        wp.groups.join(op.group, done)
+        wp.ready[op.name] = done
+        if wp.tracing:
+            self._span(wp, op.name, op.pipe, start, done)
+        return math.ceil(issue_end)
+
+    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int) -> float:
+        """``n`` instructions of a compute bundle, ready at ``t``, through the pipe and the issue slot: returns when
+        the next can issue (a dependent chain waits for the pipe's latency)."""
+        stats, ledger = wp.stats, wp.work
+        wait = self.fetch_cycles_per_instruction * n
+        if wait > 0:
+            self._fetch(wp, t, wait)
+        t = t + wait
+        p_start, _ = wp.pipes[op.pipe].book(ledger, t, n)
+        if p_start > t:
+            stats[MATH_PIPE_THROTTLE] += p_start - t
+        start, _ = wp.slot.book(ledger, p_start, n)
+        if start > p_start:
+            stats[NOT_SELECTED] += start - p_start
+        chain = math.ceil(n / max(op.ilp, 1)) * self.pipe_latency[op.pipe]
+        busy = max(n / min(self.pipe_rate[op.pipe], self.p.issue_per_cycle), chain)
+        if n > 0:
+            stats[SELECTED] += n
+        if busy > n:  # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
+            stats[SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT] += busy - n
+        if wp.tracing:
+            self._span(wp, op.name, op.pipe, start, start + busy)
+        return start + busy
 
     def _barrier(self, wp: _Warp, op: Barrier):
         env, cta = self.env, wp.cta
@@ -626,13 +605,31 @@ class ChipModel:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
     def _run(self, wp: _Warp, ops, it: int, j: int):
-        lw = wp.lw
+        """Walk ``ops`` (iteration ``it`` of the outer loop, ``j`` of an inner one), sleeping where the warp waits.
+        Memory and compute operations book their work and say when the warp may go on."""
+        env, lw = self.env, wp.lw
         for op in ops:
             if isinstance(op, Mem):
-                yield from self._mem(wp, op, it, j)
+                wake = self._mem(wp, op, it, j)
+                if wake is not None and wake > env.now:
+                    yield env.timeout(wake - env.now)
             elif isinstance(op, Compute):
                 if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
-                    yield from self._compute(wp, op)
+                    t = self._deps(wp, op.after, env.now) if op.after else env.now
+                    if op.group:
+                        wake = self._compute_async(wp, op, t)
+                        if wake > env.now:
+                            yield env.timeout(wake - env.now)
+                        continue
+                    remaining, quantum = op.count, self.p.issue_quantum
+                    while remaining > 0:  # in quanta, so that other ready warps interleave
+                        n = min(remaining, quantum)
+                        remaining -= n
+                        t = self._quantum(wp, op, t, n)
+                        wake = math.ceil(t)
+                        if wake > env.now:
+                            yield env.timeout(wake - env.now)
+                    wp.ready[op.name] = t + self.pipe_latency[op.pipe]
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
             elif isinstance(op, Barrier):
