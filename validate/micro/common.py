@@ -221,6 +221,21 @@ def nvcc_version() -> str:
     return lines[0].strip() if lines else out.strip()[-100:]
 
 
+def event_times_ns(cp: Any, launch: Callable[[], None], n: int = 5) -> list[float]:
+    """``launch()`` once to warm up, then ``n`` times between CUDA events: the elapsed nanoseconds of each."""
+    launch()
+    cp.cuda.runtime.deviceSynchronize()
+    out = []
+    for _ in range(n):
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        launch()
+        e.record()
+        e.synchronize()
+        out.append(cp.cuda.get_elapsed_time(s, e) * 1e6)
+    return out
+
+
 def cupy_header(cp: Any, schema: Any) -> dict[str, Any]:
     """The head every measurement file starts with: schema, date, the GPU (name, SMs, L2, nvidia-smi's clocks and
     state) and the software (CuPy, CUDA runtime and driver, nvcc, Python)."""

@@ -198,28 +198,13 @@ def main() -> int:
     part("clock_wgmma", wgmma_clock)
 
     def icache():
-        src = (HERE / "icache.cu").read_text()
-        out_ = {"what": "cycles per warp instruction per SMSP over a looped straight-line body of BODY IMADs "
+        import run_icache
+
+        return {"what": "cycles per warp instruction per SMSP over a looped straight-line body of BODY IMADs "
                         "(validate/micro/icache.cu), one CTA per SM, 1 or 4 warps per SMSP; 16 B per SASS "
-                        "instruction", "unit": "cycles per instruction per SMSP", "rows": []}
-        for body in (256, 512, 1024, 2048, 4096, 8192, 16384, 32768):
-            mod = cp.RawModule(code=src, options=("-std=c++17", "-arch=sm_90a", f"-DBODY={body}"))
-            k = mod.get_function("ic_body")
-            usink = cp.zeros(4, dtype=cp.uint32)
-            for threads in (128, 512):
-                iters = max((1 << 21) // body, 4)
-                rec = cp.zeros(sms * 2, dtype=cp.int64)
-                k((sms,), (threads,), (np.int32(2), np.uint32(7), usink, rec))  # warm-up
-                k((sms,), (threads,), (np.int32(iters), np.uint32(7), usink, rec))
-                cp.cuda.runtime.deviceSynchronize()
-                r = rec.get().reshape(-1, 2)
-                cyc = float(np.median(r[:, 1] - r[:, 0]))
-                warps_per_smsp = threads // 32 // 4
-                cpi = cyc / (iters * body * warps_per_smsp)
-                out_["rows"].append({"body_instructions": body, "body_bytes": body * 16,
-                                     "warps_per_smsp": warps_per_smsp, "cycles_per_instruction": cpi})
-                common.log(f"icache body {body} warps/smsp {warps_per_smsp}: {cpi:.3f}")
-        return out_
+                        "instruction", "unit": "cycles per instruction per SMSP",
+                "rows": run_icache.measure(cp, np, sms, (256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
+                                           (128, 512))}
 
     part("icache", icache)
 

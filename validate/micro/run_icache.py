@@ -22,21 +22,14 @@ import common  # noqa: E402
 BODIES = (4096, 8192, 8704, 9216, 10240, 12288, 16384)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    import cupy as cp
-    import numpy as np
-
-    res = common.cupy_header(cp, "micro-1") | {"results": {}}
-    sms = res["gpu"]["sm_count"]
+def measure(cp, np, sms: int, bodies, threads_list) -> list[dict]:
+    """Cycles per warp instruction per SMSP for each body (IMADs) and CTA size (one CTA per SM)."""
     src = (HERE / "icache.cu").read_text()
     rows = []
-    for body in BODIES:
+    for body in bodies:
         k = cp.RawModule(code=src, options=("-std=c++17", "-arch=sm_90a", f"-DBODY={body}")).get_function("ic_body")
         usink = cp.zeros(4, dtype=cp.uint32)
-        for threads in (128, 256, 512, 1024):
+        for threads in threads_list:
             iters = max((1 << 21) // body, 4)
             rec = cp.zeros(sms * 2, dtype=cp.int64)
             k((sms,), (threads,), (np.int32(2), np.uint32(7), usink, rec))  # warm-up
@@ -48,7 +41,19 @@ def main() -> int:
             cpi = cyc / (iters * body * w)
             rows.append({"body_instructions": body, "body_bytes": body * 16, "warps_per_smsp": w,
                          "cycles_per_instruction": cpi})
-            common.log(f"body {body} ({body * 16 >> 10} KiB) warps/smsp {w}: {cpi:.3f}")
+            common.log(f"icache body {body} ({body * 16 >> 10} KiB) warps/smsp {w}: {cpi:.3f}")
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+
+    res = common.cupy_header(cp, "micro-1") | {"results": {}}
+    rows = measure(cp, np, res["gpu"]["sm_count"], BODIES, (128, 256, 512, 1024))
     res["results"]["icache"] = {"rows": rows, "unit": "cycles per warp instruction per SMSP (IMAD: 2.0 when fed)"}
     common.write_json(Path(a.out), res)
     return 0

@@ -39,17 +39,7 @@ def main() -> int:
     for stride, sectors, lines in ((1, 4, 1), (8, 32, 8), (32, 32, 32)):
         def go(stride=stride):
             k((grid,), (block,), (buf, np.int64(buf.size), np.int32(stride), np.int32(REPS), sink))
-        go()
-        cp.cuda.runtime.deviceSynchronize()
-        ts = []
-        for _ in range(5):
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            go()
-            e.record()
-            e.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, e) * 1e6)
-        t = statistics.median(ts)
+        t = statistics.median(common.event_times_ns(cp, go))
         requests = grid * block // 32 * REPS
         clk = 1.98e9
         rows.append({"stride_words": stride, "sectors_per_request": sectors, "lines_per_request": lines,

@@ -42,17 +42,7 @@ def main() -> int:
 
             def go(buf=buf, n=n, reps=reps, k=k, grid=grid, block=block):
                 k((grid,), (block,), (buf, np.int64(n), np.int32(reps)))
-            go()
-            cp.cuda.runtime.deviceSynchronize()
-            ts = []
-            for _ in range(5):
-                s, e = cp.cuda.Event(), cp.cuda.Event()
-                s.record()
-                go()
-                e.record()
-                e.synchronize()
-                ts.append(cp.cuda.get_elapsed_time(s, e) * 1e6)
-            t = statistics.median(ts)
+            t = statistics.median(common.event_times_ns(cp, go))
             nbytes = buf.size * reps
             rows.append({"width_bytes": w, "buffer": label, "time_ns": t, "bytes_per_s": nbytes / (t * 1e-9),
                          "warp_stores_per_ns": n * reps / 32 / t})
