@@ -15,7 +15,8 @@ import numpy as np
 
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
                        WaitGroup, instructions_per_warp, register, require_divisible)
-from kernels_ir.tc_common import BF16, CHUNK, STAGES, SWIZZLES, check_smem, cp_async_tile, panel_offset, tma_boxes
+from kernels_ir.tc_common import (BF16, CHUNK, STAGES, SWIZZLES, check_smem, cp_async_tile, panel_offset, sass_rest,
+                                  tma_boxes)
 
 SHAPE = ("B", "H", "N", "d")
 # fa3's loop bodies in the twin's SASS, per (d, bc, causal): (consumer, producer) instructions per iteration on the
@@ -201,10 +202,8 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
     )
     sass = SASS_FA3_LOOP.get((d, bc, int(bool(causal))))
     if sass:  # the twin's address, loop-control, conversion and polling work the operations above leave out
-        rest = (Compute("prod_ctl", "int32", max(sass[1] - instructions_per_warp(body, producer[0]), 0), ilp=8,
-                        warps=producer),
-                Compute("cons_ctl", "int32", max(sass[0] - instructions_per_warp(body, wg1[0]), 0), ilp=8,
-                        warps=consumers))
+        rest = (sass_rest("prod_ctl", sass[1] - instructions_per_warp(body, producer[0]), producer),
+                sass_rest("cons_ctl", sass[0] - instructions_per_warp(body, wg1[0]), consumers))
         body = (*rest, *body)
     diag = max(br // bc, 1) if causal else 0
 

@@ -14,7 +14,7 @@ from gpusim.config import HardwareConfig
 from gpusim.ir import (Arrive, Barrier, Commit, Compute, Kernel, KernelError, Launch, Loop, MbarWait, Mem, Tensor,
                        WaitGroup, instructions_per_warp, register, require_divisible)
 from kernels_ir.tc_common import BF16, CHUNK, PANEL_BYTES, STAGES, SWIZZLES, check_smem, cp_async_tile, \
-    panel_offset, tma_boxes
+    panel_offset, sass_rest, tma_boxes
 
 SHAPE = ("M", "N", "K")
 BK = 64
@@ -141,10 +141,10 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig)
                 Mem("stC", "global", "st", 4, c_addr, "C", repeat=32, after=("cvt",)))
     sass_loop, sass_all = SASS_MMA[name]
     if loop is not None:
-        loop = Loop(loop.trips, (_sass_rest("sass_rest", sass_loop - instructions_per_warp(loop.body), None),
+        loop = Loop(loop.trips, (sass_rest("sass_rest", sass_loop - instructions_per_warp(loop.body), None),
                                  *loop.body))
     outside = sass_all - sass_loop - instructions_per_warp((*prologue, *epilogue))
-    epilogue = (_sass_rest("sass_rest_epi", outside, None), *epilogue)
+    epilogue = (sass_rest("sass_rest_epi", outside, None), *epilogue)
     launch = Launch((N // MMA_BN, M // MMA_BM, 1), (MMA_THREADS, 1, 1), MMA_REGS[name], smem)
     return Kernel(name, "hgemm", shape, {"swizzle": swizzle, "stages": stages}, launch, prologue, loop, epilogue,
                   _tensors(M, N, K), 2 * M * N * K, _twin(name))
@@ -217,10 +217,10 @@ def hgemm_tma_wgmma(shape, stages, swizzle, *, hw):
     # it+stages-1 into the slot freed by the __syncthreads that ended iteration it-1, then computes tile it
     prologue = (Loop(ahead, copies(lambda c: c.j, "_pro", lambda it, j: j), var="j"),) if ahead else ()
     ring = copies(lambda c: np.minimum(c.it + ahead, tiles - 1), "", lambda it, j: it + ahead)
-    body = (_sass_rest("copy_ctl", SASS_TMA_WGMMA_LOOP[1] - 3, (0,)), *ring, MbarWait("full", lambda it, j: it, warps),
-            _wgmma("wgmma", BN, 2 * BK // 16, warps), _sass_rest("ctl", SASS_TMA_WGMMA_LOOP[0] - 15, warps),
+    body = (sass_rest("copy_ctl", SASS_TMA_WGMMA_LOOP[1] - 3, (0,)), *ring, MbarWait("full", lambda it, j: it, warps),
+            _wgmma("wgmma", BN, 2 * BK // 16, warps), sass_rest("ctl", SASS_TMA_WGMMA_LOOP[0] - 15, warps),
             Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
-    epi = (_sass_rest("cvt", 64, warps, "fp32"), _sass_rest("epi_ctl", SASS_EPILOGUE_INT, warps),
+    epi = (sass_rest("cvt", 64, warps, "fp32"), sass_rest("epi_ctl", SASS_EPILOGUE_INT, warps),
            _hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
            _hopper_c_store(N, BN, lambda c: c.by * BM + 64, lambda c: c.bx * BN, None, 0, "stC1"))
     launch = Launch((N // BN, M // BM, 1), (128, 1, 1), 154, smem)  # ptxas -v of the twin
@@ -245,11 +245,6 @@ SASS_PRODUCER_LOOP = {"hgemm_ws": 53, "hgemm_ws_cluster": 55, "hgemm_persistent"
 SASS_TMA_WGMMA_LOOP = (92, 28)  # every warp, thread 0's warp in addition
 SASS_EPILOGUE_INT = 28
 SASS_PERSISTENT_TILE = (154, 65)  # consumer, producer
-
-
-def _sass_rest(name: str, count: int, warps, pipe: str = "int32") -> Compute:
-    """``count`` instructions per warp of the twin's SASS beyond the modelled operations."""
-    return Compute(name, pipe, max(count, 0), ilp=8, warps=warps)
 
 
 def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: HardwareConfig, cluster: int = 1,
@@ -279,17 +274,17 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
                   * BF16, "full", lambda it, j: it)
     body = (
         # producer: wait until the consumers released the slot (tile it - stages), then copy tile it
-        MbarWait("empty", lambda it, j: it - stages, producer), _sass_rest("prod_ctl", SASS_PRODUCER_LOOP[name] - 6,
+        MbarWait("empty", lambda it, j: it - stages, producer), sass_rest("prod_ctl", SASS_PRODUCER_LOOP[name] - 6,
                                                                             producer), *a, *b,
         # consumers: wait for tile it, 4 wgmma m64n{bn}k16 per warpgroup, release the slot
         # (the descriptor and loop arithmetic sits between the asynchronous HGMMAs in the SASS: issued while they run)
         MbarWait("full", lambda it, j: it, consumers), _wgmma("wgmma", BN, BK // 16, consumers),
-        _sass_rest("cons_ctl", SASS_CONSUMER_LOOP[name] - 10, consumers),
+        sass_rest("cons_ctl", SASS_CONSUMER_LOOP[name] - 10, consumers),
         Commit("wgmma", consumers), WaitGroup("wgmma", 0, consumers), Arrive("empty", lambda it, j: it, consumers),
     )
     tile_rest = SASS_PERSISTENT_TILE if order else (SASS_EPILOGUE_INT, 0)
-    epi = (_sass_rest("cvt", 64 * BN // 256, consumers, "fp32"), _sass_rest("epi_ctl", tile_rest[0], consumers),
-           *((_sass_rest("prod_tile", tile_rest[1], producer),) if tile_rest[1] else ()),
+    epi = (sass_rest("cvt", 64 * BN // 256, consumers, "fp32"), sass_rest("epi_ctl", tile_rest[0], consumers),
+           *((sass_rest("prod_tile", tile_rest[1], producer),) if tile_rest[1] else ()),
            _hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4))
     prologue: tuple = ()
     tensors = _tensors(M, N, K)

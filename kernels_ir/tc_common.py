@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.config import HardwareConfig
-from gpusim.ir import KernelError, Mem
+from gpusim.ir import Compute, KernelError, Mem
 from gpusim.memory.swizzle import SWIZZLE_SPAN_BYTES, swizzle_bytes
 
 BF16 = 2
@@ -32,6 +32,12 @@ def panel_offset(rows: int, r, c16, swizzle: str):
     c16 = np.asarray(c16)
     panel, cc = c16 // 8, c16 % 8
     return panel * rows * PANEL_BYTES + swizzle_bytes((r * PANEL_BYTES + cc * CHUNK).astype(np.int64), swizzle)
+
+
+def sass_rest(name: str, count: int, warps, pipe: str = "int32") -> Compute:
+    """``count`` instructions per warp of the twin's SASS beyond the modelled operations (address, loop control,
+    conversions, polling), as independent work (``gpusim sass`` gives the loop's size)."""
+    return Compute(name, pipe, max(count, 0), ilp=8, warps=warps)
 
 
 def when(cond, addr):
