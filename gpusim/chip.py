@@ -310,17 +310,8 @@ MIN_MERGED_TRIPS = 64  # algorithmic: merge only CTAs whose loops dwarf their pr
 
 
 def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: int,
-                         merged_waves: int | None = None, class_of=None) -> tuple[list[CtaWork], float]:
-    """The CTAs the representative SMs run, in launch order, and the real SMs one representative stands for; each
-    with the access-pattern class ``class_of`` gives its CTA (all the interior's without one)."""
-    works, sm_weight = _works(kernel, ctas_per_sm, sm_count, reps, merged_waves)
-    if class_of is not None:
-        works = [dataclasses.replace(w, cta_class=class_of(w.tiles[0] if w.tiles else w.index)) for w in works]
-    return works, sm_weight
-
-
-def _works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: int,
-           merged_waves: int | None) -> tuple[list[CtaWork], float]:
+                         merged_waves: int | None = None) -> tuple[list[CtaWork], float]:
+    """The CTAs the representative SMs run, in launch order, and the real SMs one representative stands for."""
     trips = kernel.loop.trips if kernel.loop is not None else 0
 
     def trips_of(i: int) -> int:
@@ -382,7 +373,7 @@ CLOCK_MERGED_WAVES = 1  # algorithmic: the clock's run merges unequal CTAs soone
 def at_sm_clock(cfg: HardwareConfig, clock_hz: float) -> HardwareConfig:
     """``cfg`` with the SMs at ``clock_hz``: the SM side keeps its rates and latencies per SM cycle, the memory
     side (L2, HBM, the TMA's trips to them) keeps its own per second, so they change per SM cycle."""
-    dc = dataclasses
+    dc = dataclasses  # short name for the nested replaces below
     r = clock_hz / cfg.chip.sm_clock_hz  # SM cycles per memory-side cycle of the configured clock
     l2, hbm, tma = cfg.l2, cfg.hbm, cfg.tma
     return dc.replace(
@@ -466,11 +457,11 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     def class_of(linear: int) -> int:
         return patterns.class_of(kernel, classes, linear)
 
-    works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives, merged_waves, class_of)
+    works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, representatives, merged_waves)
     if representatives > 1 and kernel.loop is not None and any(w.trips > kernel.loop.trips for w in works):
         # CTAs merged over many waves (a grid far larger than the chip): one representative SM samples the
         # waves as well as two, at half the cost (tests/test_chip_model.py: the answer converges in SMs)
-        works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves, class_of)
+        works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves)
     reps = round(sms / sm_weight)
     result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel, occ.ctas_per_sm), reps,
                        occ.ctas_per_sm, works, sm_weight, trace, class_of).run()

@@ -156,7 +156,6 @@ class CtaWork:
     weight: float  # real CTAs it stands for
     trips: int  # outer-loop trips (of each tile)
     tiles: tuple[int, ...] = ()  # persistent: the tiles (linear grid indices) it processes, in order
-    cta_class: int = 0  # which access pattern its CTA has (patterns.cta_classes: 0 the interior, else an edge)
 
 
 @dataclass
@@ -751,7 +750,7 @@ class ChipModel:
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
         wp = _Warp(lw, cta, lw % self.p.subpartitions, cta.traced)
-        wp.t = self.t[cta.work.cta_class]
+        wp.t = self.t[self.class_of(cta.work.tiles[0] if cta.work.tiles else cta.work.index)]
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
         # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole

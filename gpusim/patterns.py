@@ -191,16 +191,7 @@ class CtaClass:
 
 def _first_counts(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int]) -> dict[str, np.ndarray]:
     """Every memory operation's counts in the first iteration of the loops of one CTA (a cheap fingerprint)."""
-    ops = (*kernel.prologue, *(kernel.loop.body if kernel.loop is not None else ()), *kernel.epilogue)
-    return {op.name: _counts(kernel, op, cta, 0, 0, geo) for op in _mems(ops)}
-
-
-def _mems(ops):
-    for op in ops:
-        if isinstance(op, Loop):
-            yield from _mems(op.body)
-        elif isinstance(op, Mem):
-            yield op
+    return {op.name: _counts(kernel, op, cta, 0, 0, geo) for op in kernel.all_ops() if isinstance(op, Mem)}
 
 
 def _differs(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> str | None:

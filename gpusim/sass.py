@@ -211,8 +211,9 @@ def listing(funcs: list[Function], only: str | None = None) -> str:
     for f in funcs:
         if only and only not in (f.name, f.mangled):
             continue
-        starts = {lb.start: k + 1 for k, lb in enumerate(loops(f))}
-        ends = {lb.end: k + 1 for k, lb in enumerate(loops(f))}
+        found = loops(f)
+        starts = {lb.start: k + 1 for k, lb in enumerate(found)}
+        ends = {lb.end: k + 1 for k, lb in enumerate(found)}
         lines.append(f"{f.name} ({f.mangled}):")
         for x in f.insts:
             if x.mnemonic == "NOP":

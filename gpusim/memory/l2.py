@@ -70,8 +70,8 @@ class L2Spec:
         lives in its home partition only. Measured: one SM's pointer chase
         (validate/measurements/h100/micro-2026-11-22.json, pointer_chase) hits up to 24 MiB, misses half its
         loads at 32-48 MiB (the lines homed in the far partition still hit there) and all from 56 MiB: its near
-        partition holds 25 MB of what it reads. CTAs in launch order run on SMs of both partitions, so the tile
-        LRU charges read tiles this many times their size."""
+        partition holds 25 MB of what it reads. CTAs in launch order run on SMs of both partitions, so the
+        footprint model (:class:`TileReuse`) counts read tiles this many times their size."""
         return self.partitions
 
     @property
@@ -211,7 +211,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     n = grid[0] * grid[1] * grid[2]
     waves = -(-n // ctas_per_wave)
     sim_waves = min(waves, max_waves)
-    lru = TileReuse(spec)
+    reuse = TileReuse(spec)
     req = {o.name: 0.0 for o in ops}
     rd = {o.name: 0.0 for o in ops}
     wr = {o.name: 0.0 for o in ops}
@@ -235,7 +235,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in ops:
                 w_req[o.name] += len(lin) * o.request_sectors_per_chunk
                 for key in keys[o.name]:
-                    found = lru.access((o.tensor, o.data, q, *key.tolist()),
+                    found = reuse.access((o.tensor, o.data, q, *key.tolist()),
                                        int(o.tile_bytes_per_chunk * o.fetch_ratio),
                                        1 if o.kind == "st" else spec.read_copies)
                     if o.kind == "st":
@@ -261,5 +261,5 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 wr[o.name] *= n / (sim_waves * ctas_per_wave) if sim_waves * ctas_per_wave < n else 1
     for o in ops:  # dirty data still in L2 when the kernel ends is not written back
         if o.kind == "st":
-            wr[o.name] = max(wr[o.name] - lru.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)
+            wr[o.name] = max(wr[o.name] - reuse.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops})
