@@ -221,10 +221,12 @@ def nvcc_version() -> str:
     return lines[0].strip() if lines else out.strip()[-100:]
 
 
-def event_times_ns(cp: Any, launch: Callable[[], None], n: int = 5) -> list[float]:
-    """``launch()`` once to warm up, then ``n`` times between CUDA events: the elapsed nanoseconds of each."""
-    launch()
-    cp.cuda.runtime.deviceSynchronize()
+def event_times_ns(cp: Any, launch: Callable[[], None], n: int = 5, warmup: bool = True) -> list[float]:
+    """``launch()`` once to warm up (unless ``warmup`` is false), then ``n`` times between CUDA events: the elapsed
+    nanoseconds of each."""
+    if warmup:
+        launch()
+        cp.cuda.runtime.deviceSynchronize()
     out = []
     for _ in range(n):
         s, e = cp.cuda.Event(), cp.cuda.Event()

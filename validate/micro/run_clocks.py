@@ -91,15 +91,7 @@ def main() -> int:
     part("clock_ffma_after_hmma", lambda: clock("ffma"))
 
     def events(f, n):
-        ts = []
-        for _ in range(n):
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            f()
-            e.record()
-            e.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, e) * 1e6)
-        return ts
+        return common.event_times_ns(cp, f, n, warmup=False)
 
     def launches():
         k = fn["st_empty"]

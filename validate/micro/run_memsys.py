@@ -51,15 +51,7 @@ def main() -> int:
         common.write_json(out, res)
 
     def events(fn, n=10):
-        ts = []
-        for _ in range(n):
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, e) * 1e6)
-        return ts
+        return common.event_times_ns(cp, fn, n, warmup=False)
 
     def part(name, fn):
         common.log(name)
