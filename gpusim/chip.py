@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,8 +55,8 @@ class Simulation:
     result: ChipResult
     representatives: int  # SMs simulated in detail
     in_loop: dict[str, bool]  # whether each memory op sits in the outer loop
+    classes: list[patterns.CtaClass]  # CTAs by access pattern, the interior first
     trip_scale: float = 1.0  # mean over CTAs of their outer-loop trips / the kernel's loop trips
-    classes: list[patterns.CtaClass] = field(default_factory=list)  # CTAs by access pattern, the interior first
     clock_hz: float = 0.0  # the SM clock this run was simulated at (0: the config's)
 
     @property
@@ -466,7 +466,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel, occ.ctas_per_sm), reps,
                        occ.ctas_per_sm, works, sm_weight, trace, class_of).run()
     in_loop = {name: structure[name][0] for name in pats}
-    return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, trip_scale=scale, classes=classes)
+    return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, classes, trip_scale=scale)
 
 
 def _scale_for_classes(classes: list[patterns.CtaClass], structure, trips: int, l2: L2Result) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpusim.chip import Simulation, class_totals, per_warp_total
+from gpusim.chip import Simulation, class_totals
 from gpusim.engine import STALLS
 from gpusim.ir import Compute, Loop
 
@@ -30,11 +30,8 @@ def _op_total(sim: Simulation, name: str, field: str) -> float:
     """One memory operation's count over the whole launch (every warp of every CTA)."""
     trips = sim.kernel.loop.trips if sim.kernel.loop is not None else 1
     scale = sim.trip_scale if sim.in_loop[name] else 1.0
-    if sim.classes:  # each class of CTAs (interior, partial edge tiles) with its own pattern
-        return class_totals(sim.classes, name, field, sim.in_loop[name], trips) * scale
-    p = sim.pats[name]
-    return float(per_warp_total(p, getattr(p, field), sim.in_loop[name], trips).sum()) * scale * \
-        sim.kernel.launch.num_ctas
+    # each class of CTAs (the interior, partial edge tiles) with its own pattern
+    return class_totals(sim.classes, name, field, sim.in_loop[name], trips) * scale
 
 
 def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False) -> float:
