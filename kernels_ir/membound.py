@@ -103,9 +103,15 @@ def mem_transpose_padded(shape):
     return _tiled("mem_transpose_padded", shape, TILE + 1)
 
 
-def _inside(n: int, col, row):
-    """The twins' bounds guard: element (row, col) of the N x N matrix exists."""
-    return (col < n) & (row < n)
+def _guarded(n: int, transposed: bool, word):
+    """An address function of the guarded twins: this thread's element (row, col) of its tile (the block's tile, or
+    the transposed block's when ``transposed``), at ``word(c, row, col)`` when the N x N matrix has it, else an
+    inactive lane (the twins' bounds guard)."""
+    def addr(c):
+        tile_row, tile_col = (c.bx, c.by) if transposed else (c.by, c.bx)
+        row, col = tile_row * TILE + c.ty + ROWS * c.r, tile_col * TILE + c.tx
+        return np.where((col < n) & (row < n), word(c, row, col) * F32, -1)
+    return addr
 
 
 @register("mem_transpose_naive_guarded", "membound", ("N",), {}, _twin("mem_transpose_naive_guarded"))
@@ -116,16 +122,10 @@ def mem_transpose_naive_guarded(shape):
     blocks = -(-n // TILE)
     # SASS (18 registers): 32 integer instructions (S2R, LEA, IADD3, ISETP, LDC, IMAD), the first guard an early
     # EXIT, the other three predicating their LDG/STG pair: every warp issues the four
-    def src(c):
-        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
-        return np.where(_inside(n, col, row), (row * n + col) * F32, -1)
-
-    def dst(c):
-        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
-        return np.where(_inside(n, col, row), (col * n + row) * F32, -1)
-
-    ld = Mem("ldIn", "global", "ld", F32, src, "in", repeat=4, predicated=True)
-    st = Mem("stOut", "global", "st", F32, dst, "out", repeat=4, after=("ldIn",), predicated=True)
+    ld = Mem("ldIn", "global", "ld", F32, _guarded(n, False, lambda c, row, col: row * n + col), "in", repeat=4,
+             predicated=True)
+    st = Mem("stOut", "global", "st", F32, _guarded(n, False, lambda c, row, col: col * n + row), "out", repeat=4,
+             after=("ldIn",), predicated=True)
     body = (_ints("addr", 28), ld, _ints("addr_st", 3), st, _ints("exit", 1))
     return Kernel("mem_transpose_naive_guarded", "membound", shape, {},
                   Launch((blocks, blocks, 1), (TILE, ROWS, 1), 18, 0), body, None, (), _tensors(n), 0,
@@ -139,25 +139,12 @@ def mem_transpose_padded_guarded(shape):
     (n,) = shape
     blocks = -(-n // TILE)
     pitch = TILE + 1
-
     # SASS (26 registers, 4224 B shared): 29 integer instructions before the four predicated LDG, 21 before the
     # four predicated STS, BAR.SYNC, 8 among the four LDS and STG (predicated, the last pair after an EXIT)
-    def src(c):
-        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
-        return np.where(_inside(n, col, row), (row * n + col) * F32, -1)
-
-    def sts(c):
-        row, col = c.by * TILE + c.ty + ROWS * c.r, c.bx * TILE + c.tx
-        return np.where(_inside(n, col, row), ((c.ty + ROWS * c.r) * pitch + c.tx) * F32, -1)
-
-    def lds(c):
-        row, col = c.bx * TILE + c.ty + ROWS * c.r, c.by * TILE + c.tx
-        return np.where(_inside(n, col, row), (c.tx * pitch + c.ty + ROWS * c.r) * F32, -1)
-
-    def dst(c):
-        row, col = c.bx * TILE + c.ty + ROWS * c.r, c.by * TILE + c.tx
-        return np.where(_inside(n, col, row), (row * n + col) * F32, -1)
-
+    src = _guarded(n, False, lambda c, row, col: row * n + col)
+    sts = _guarded(n, False, lambda c, row, col: (c.ty + ROWS * c.r) * pitch + c.tx)
+    lds = _guarded(n, True, lambda c, row, col: c.tx * pitch + c.ty + ROWS * c.r)
+    dst = _guarded(n, True, lambda c, row, col: row * n + col)
     body = (_ints("addr", 29), Mem("ldIn", "global", "ld", F32, src, "in", repeat=4, predicated=True),
             _ints("addr_sts", 21),
             Mem("stsTile", "shared", "st", F32, sts, repeat=4, after=("ldIn",), predicated=True), Barrier(),
