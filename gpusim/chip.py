@@ -169,7 +169,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, fetch_granulari
         fetch = _fetch_ratio(base, sector_bytes, fetch_granularity_bytes) if op.kind in ("ld", "tma") else 1.0
         out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale,
-                               request_sectors_per_chunk=req / chunks, fetch_ratio=fetch))
+                               request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop))
     return out
 
 
@@ -442,13 +442,14 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
     keys_of = _data_keys(kernel, pats, geo) if kernel.cluster > 1 else None
-    l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of)
+    share = None
+    if kernel.trips_of is not None and trips:  # CTAs of unequal trips: each runs its share of the loop's chunks
+
+        def share(lin):
+            return [kernel.trips_of(i) / trips for i in np.asarray(lin).tolist()]
+    l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of,
+                  trips_share=share)
     scale = trip_scale(kernel)
-    if scale != 1.0:  # the loop runs `scale` as often as its trips say
-        for d in (l2.request_sectors, l2.dram_read_bytes, l2.dram_write_bytes):
-            for name in d:
-                if structure[name][0]:
-                    d[name] *= scale
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, cfg.l2)

@@ -117,6 +117,18 @@ def test_dram_reads_cover_every_k_tile(predicted):
     assert m["dram__bytes_read.sum"] > predicted("sgemm_smem_blocking", (M, N, 16 * 32))["dram__bytes_read.sum"]
 
 
+@pytest.mark.parametrize("kernel", ["fa2", "fa3"])
+def test_causal_attention_reads_every_kv_block_from_dram(predicted, kernel):
+    # Causal: query block i reads KV blocks 0..i, so the last query block of every (batch, head) reads all of K
+    # and V. Q, K and V (3 x 4*16*4096*128 bf16 = 201 MB) are four times the 50 MB L2: each byte comes from DRAM at
+    # least once, however few CTAs want the late KV blocks. (The H100 measures 201.4 MB,
+    # validate/measurements/h100/fa3-2026-11-22.json.)
+    shape = (4, 16, 4096, 128)
+    qkv = 3 * 4 * 16 * 4096 * 128 * 2
+    causal = predicted(kernel, shape, causal="1")["dram__bytes_read.sum"]
+    assert qkv <= causal <= predicted(kernel, shape)["dram__bytes_read.sum"] * 1.001
+
+
 def test_doubling_k_doubles_the_time(predicted):
     # Twice the K tiles per CTA, same grid: the main loop runs twice as long; launch overhead and the
     # epilogue do not double, caches may help a little, so allow 1.6x-2.4x.

@@ -169,6 +169,7 @@ class L2Footprint:
     tile_bytes_per_chunk: float  # distinct bytes one CTA touches in one chunk of the loop
     request_sectors_per_chunk: float  # sectors one CTA sends to L2 in one chunk (its L1 misses)
     fetch_ratio: float = 1.0  # bytes read from HBM per tile byte on a miss (the fetch granularity's neighbours)
+    in_loop: bool = True  # in the outer loop: a CTA that runs fewer trips (causal attention) skips its last chunks
 
 
 @dataclass
@@ -196,12 +197,14 @@ class L2Result:
 
 
 def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
-             spec: L2Spec, max_waves: int, order=None, keys_of=None) -> L2Result:
+             spec: L2Spec, max_waves: int, order=None, keys_of=None, trips_share=None) -> L2Result:
     """Follow CTA waves in launch order (or the tile ``order`` of a persistent kernel's scheduler: a function
     from positions to linear CTA indices) through an LRU of tiles; see the module docstring.
     ``keys_of[name](linear CTA indices)``, where
     given, names each CTA's tile by its data (its first sector) instead of by the CTA coordinates the data
-    depends on (cluster members that share a multicast tile).
+    depends on (cluster members that share a multicast tile). ``trips_share(linear CTA indices)``, where given,
+    is each CTA's share of the loop's trips (causal attention): a CTA runs chunk ``q`` of ``chunks`` for the part
+    of it its trips reach, and a tile moves the most that any CTA wanting it runs of the chunk.
 
     Beyond ``max_waves`` waves the per-wave traffic of the second half of the simulated waves is
     extrapolated (a steady-state fast-forward, reported by the caller).
@@ -225,23 +228,31 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         keys = {}
         for o in ops:
             if keys_of and o.name in keys_of:
-                keys[o.name] = np.unique(np.asarray(keys_of[o.name](lin)).reshape(-1, 1), axis=0)
-                continue
-            cols = [c if d else np.zeros_like(c) for c, d in zip(coords, o.depends, strict=True)]
-            keys[o.name] = np.unique(np.stack(cols, axis=1), axis=0)
+                cols = np.asarray(keys_of[o.name](lin)).reshape(-1, 1)
+            else:
+                cols = np.stack([c if d else np.zeros_like(c) for c, d in zip(coords, o.depends, strict=True)], axis=1)
+            keys[o.name] = np.unique(cols, axis=0, return_inverse=True)
+        share = np.ones(len(lin)) if trips_share is None else np.asarray(trips_share(lin), dtype=float)
         w_rd = {o.name: 0.0 for o in ops}
         w_req = {o.name: 0.0 for o in ops}
         for q in range(chunks):
+            runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             for o in ops:
-                w_req[o.name] += len(lin) * o.request_sectors_per_chunk
-                for key in keys[o.name]:
+                part = runs if o.in_loop else np.ones(len(lin))
+                w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
+                uniq, inverse = keys[o.name]
+                moved = np.zeros(len(uniq))
+                np.maximum.at(moved, inverse.reshape(-1), part)
+                for key, m in zip(uniq, moved.tolist(), strict=True):
+                    if m <= 0:
+                        continue
                     found = reuse.access((o.tensor, o.data, q, *key.tolist()),
-                                       int(o.tile_bytes_per_chunk * o.fetch_ratio),
-                                       1 if o.kind == "st" else spec.read_copies)
+                                         int(o.tile_bytes_per_chunk * o.fetch_ratio * m),
+                                         1 if o.kind == "st" else spec.read_copies)
                     if o.kind == "st":
-                        wr[o.name] += o.tile_bytes_per_chunk
+                        wr[o.name] += o.tile_bytes_per_chunk * m
                     else:
-                        w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * (1.0 - found)
+                        w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * m * (1.0 - found)
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
     for w_rd, w_req in zip(per_wave_rd, per_wave_req, strict=True):
