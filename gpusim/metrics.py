@@ -88,6 +88,8 @@ def report(sim: Simulation) -> dict:
     missed = sum(v / fetch.get(n, 1.0) for n, v in sim.l2.dram_read_bytes.items()) / sb
     extra = missed * (cfg.l2.miss_lookups_per_sector - 1)
     l2_req_ld += extra
+    # a stored sector is looked up ``store_lookups_per_sector`` times too (measured), each a hit: stores allocate
+    l2_req_st *= cfg.l2.store_lookups_per_sector
     l2_total = l2_req_ld + l2_req_st
     l2_hit = 100.0 * (1 - missed * cfg.l2.miss_lookups_per_sector / l2_total) if l2_total else 100.0
     res = sim.result

@@ -33,6 +33,7 @@ class L2Spec:
     hit_latency_far_cycles: int = spec_field(1, 5000, "load latency on a hit in the far partition")
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
     miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
+    store_lookups_per_sector: float = spec_field(1, 4, "L2 write lookups ncu counts per sector stored (hits)")
     bandwidth_bytes_per_cycle: float = spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock")
     partitions: int = spec_field(1, 8, "L2 partitions (addresses hashed evenly over them)")
     sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
