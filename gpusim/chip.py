@@ -296,6 +296,8 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
         cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
         tma=cfg.tma, fetch_cycles_per_instruction=fetch,
         # a fill writes whole sectors of a line into the L2 as a full-line store does (the measured write path)
+        l2_loaded=(cfg.l2.loaded_utilization_pct, cfg.l2.loaded_added_cycles),
+        hbm_loaded=(cfg.hbm.loaded_utilization_pct, cfg.hbm.loaded_added_cycles),
         l2_fill_cycles_per_byte=(cfg.l2.write_cycles_per_sector + cfg.l2.write_cycles_per_line * cfg.l2.sector_bytes
                                  / cfg.l1.line_bytes) / cfg.l2.sector_bytes)
 
@@ -382,8 +384,10 @@ def at_sm_clock(cfg: HardwareConfig, clock_hz: float) -> HardwareConfig:
                       write_cycles_per_line=l2.write_cycles_per_line * r,
                       write_cycles_per_sector=l2.write_cycles_per_sector * r,
                       hit_latency_near_cycles=round(l2.hit_latency_near_cycles * r),
-                      hit_latency_far_cycles=round(l2.hit_latency_far_cycles * r)),
-        hbm=dc.replace(hbm, load_latency_cycles=round(hbm.load_latency_cycles * r)),
+                      hit_latency_far_cycles=round(l2.hit_latency_far_cycles * r),
+                      loaded_added_cycles=tuple(round(c * r) for c in l2.loaded_added_cycles)),
+        hbm=dc.replace(hbm, load_latency_cycles=round(hbm.load_latency_cycles * r),
+                       loaded_added_cycles=tuple(round(c * r) for c in hbm.loaded_added_cycles)),
         tma=dc.replace(tma, l2_latency_cycles=round(tma.l2_latency_cycles * r),
                        hbm_latency_cycles=round(tma.hbm_latency_cycles * r)))
 

@@ -168,6 +168,14 @@ def _check_consistency(specs: dict[str, Any], where: str) -> None:
         a, b = _value(specs, small), _value(specs, large)
         if a > b or (strict and a == b):
             raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
+    for section in ("l2", "hbm"):
+        spec = specs[section]
+        xs, ys = spec.loaded_utilization_pct, spec.loaded_added_cycles
+        if len(xs) != len(ys):
+            raise ConfigError(f"{where}: [{section}] loaded_utilization_pct and loaded_added_cycles must have the same "
+                              f"length ({len(xs)} and {len(ys)})")
+        if list(xs) != sorted(set(xs)):
+            raise ConfigError(f"{where}: [{section}] loaded_utilization_pct must be strictly increasing")
     carveouts = specs["shared_memory"].carveouts_bytes
     if list(carveouts) != sorted(set(carveouts)):
         raise ConfigError(f"{where}: shared_memory.carveouts_bytes must be strictly increasing")

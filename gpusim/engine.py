@@ -47,7 +47,7 @@ from gpusim.memory.l2_port import L2Port
 from gpusim.memory.lsu import L1TexPipe, LsuQueue
 from gpusim.memory.tma import TmaEngine
 from gpusim.patterns import pattern_row
-from gpusim.resources import RateServer
+from gpusim.resources import LoadedLatency, RateServer
 from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
 from gpusim.sm.pipes import ExecutionPipes
 from gpusim.sm.scheduler import IssueSlots
@@ -146,6 +146,8 @@ class SmParams:
     tma: object = None  # TmaSpec
     fetch_cycles_per_instruction: float = 0.0  # instruction-cache misses of the hot loop (gpusim/sm/icache.py)
     l2_fill_cycles_per_byte: float = 0.0  # the L2 write path's cycles to fill one byte fetched from HBM
+    l2_loaded: tuple = ((), ())  # (utilizations %, added cycles): an L2 hit's latency under load
+    hbm_loaded: tuple = ((), ())  # the same for an HBM access
 
 
 @dataclass
@@ -179,9 +181,9 @@ class ChipMemory:
     """The chip-wide memory side: the L2's partitions and write path, and HBM."""
 
     def __init__(self, p: SmParams) -> None:
-        self.l2 = L2Slices(p.l2_bytes_per_cycle, p.l2_partitions, p.l2_latency)
+        self.l2 = L2Slices(p.l2_bytes_per_cycle, p.l2_partitions, p.l2_latency, LoadedLatency(*p.l2_loaded))
         self.l2_write = L2WritePath(p.l2_fill_cycles_per_byte)
-        self.hbm = Hbm(p.hbm_bytes_per_cycle, p.hbm_latency)
+        self.hbm = Hbm(p.hbm_bytes_per_cycle, p.hbm_latency, LoadedLatency(*p.hbm_loaded))
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported()]
@@ -457,7 +459,9 @@ class ChipModel:
         eng_start = tma.start(wp.work, start)
         l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
-        done = max(eng_start + tma.latency_cycles(l2b, from_hbm), l2_end, hbm_end)
+        queued = self.mem.hbm.latency(l2_end) - self.mem.hbm.latency_cycles if from_hbm else \
+            self.mem.l2.hit_latency(eng_start) - self.mem.l2.hit_latency_cycles  # the measured queues under load
+        done = max(eng_start + tma.latency_cycles(l2b, from_hbm) + queued, l2_end, hbm_end)
         if wp.tracing:
             self._span(wp, op.name, "tma", start, done)
         self.mbarriers.arrive(cta.serial, op.arrive, seq, done)
@@ -502,9 +506,9 @@ class ChipModel:
         if op.space == "global" and l2b > 0:
             l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc, rc)
             if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
-                done = l2_end + self.mem.l2.hit_latency_cycles
+                done = l2_end + self.mem.l2.hit_latency(l1_end)
                 if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
-                    done = max(done, hbm_end + self.mem.hbm.latency_cycles)
+                    done = max(done, hbm_end + self.mem.hbm.latency(l2_end))
             elif op.kind == "st":
                 wp.stores_done = max(wp.stores_done, l2_end)
         load = op.kind in LOADS
@@ -582,7 +586,9 @@ class ChipModel:
         if t > env.now:
             wake = math.ceil(t)
             if wake > env.now:
-                wp.stats[LONG_SCOREBOARD if op.queue == "cp.async" else WAIT] += wake - env.now
+                # measured (validate/micro/run_stallmap.py): ncu charges cp.async.wait_group to long_scoreboard and
+                # wgmma.wait_group to barrier
+                wp.stats[BARRIER if op.queue == "wgmma" else LONG_SCOREBOARD] += wake - env.now
             if wp.tracing:
                 self._span(wp, f"wait:{op.queue}", "stall", env.now, wake)
             yield env.timeout(wake - env.now)
@@ -598,8 +604,8 @@ class ChipModel:
             self.waiting[(cta.serial, wp.lw)] = (cta.serial, op.bar, seq)
             yield ev
             self.waiting.pop((cta.serial, wp.lw), None)
-        if env.now > now:
-            wp.stats[BARRIER] += env.now - now
+        if env.now > now:  # an mbarrier try_wait loop: long_scoreboard in ncu (measured, run_stallmap.py)
+            wp.stats[LONG_SCOREBOARD] += env.now - now
             if wp.tracing:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 

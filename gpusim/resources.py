@@ -29,6 +29,9 @@ import math
 # reshuffled), and the work below which a reservation counts as none
 BIN_CYCLES = 32
 EPS = 1e-9
+# algorithmic: how far back (in bins) a loaded latency looks at its resource's utilization (256 cycles, shorter
+# than the latencies it adds to)
+LOAD_WINDOW_BINS = 8
 
 
 class RateServer:
@@ -235,6 +238,21 @@ class RateServer:
                 self.last_end = end
         return start, end
 
+    def load(self, t: float, bins: int) -> float:
+        """The share of its capacity booked (requests and reservations) over the ``bins`` bins before the one ``t``
+        falls in: how busy the resource has just been."""
+        b = int(t // BIN_CYCLES)
+        lo = max(b - bins, 0)
+        if b <= lo:
+            return 0.0
+        used = self._used
+        work = 0.0
+        for i in range(lo, b):
+            work += used.get(i, 0.0)
+        if lo * BIN_CYCLES < self._bg_end:
+            work += self._bg_work(lo * BIN_CYCLES, b * BIN_CYCLES)
+        return work / (self._cap * (b - lo))
+
     def _bg_in(self, b: int, lo: int) -> float:
         """Background work reserved over bin ``b`` (starting at ``lo``), cached."""
         bg = self._bg_bin.get(b)
@@ -244,9 +262,32 @@ class RateServer:
 
     def prune(self, before: float) -> None:
         """Forget bins that end before ``before`` (no request can arrive there any more)."""
-        floor = int(before // BIN_CYCLES) - 1
+        floor = int(before // BIN_CYCLES) - 1 - LOAD_WINDOW_BINS  # keep what :meth:`load` looks back over
         if floor > self._floor + 4096:
             self._used = {b: v for b, v in self._used.items() if b >= floor}
             self._next = {b: v for b, v in self._next.items() if b >= floor}
             self._bg_bin = {b: v for b, v in self._bg_bin.items() if b >= floor}
             self._floor = floor
+
+
+class LoadedLatency:
+    """A unit's latency growth under load: extra cycles piecewise linear in the utilization of its server over the
+    last :data:`LOAD_WINDOW_BINS` bins, through measured points (``utilization_pct``, ``added_cycles``) from none
+    at an idle unit, held past the last point (there the server's own queue delays requests). A rate server alone
+    delays a request only once its capacity is used up; the measured queues of a real unit grow before that."""
+
+    __slots__ = ("_x", "_y")
+
+    def __init__(self, utilization_pct, added_cycles) -> None:
+        self._x = [0.0] + [u / 100.0 for u in utilization_pct]
+        self._y = [0.0] + [float(c) for c in added_cycles]
+
+    def cycles(self, server: RateServer, t: float) -> float:
+        """Extra latency of a request reaching ``server`` at ``t``."""
+        xs, ys = self._x, self._y
+        u = server.load(t, LOAD_WINDOW_BINS)
+        if u >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, u)
+        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+        return y0 + (y1 - y0) * (u - x0) / (x1 - x0)

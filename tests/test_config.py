@@ -133,6 +133,12 @@ BAD = {
     "blank source": (_edit(r'^(sector_bytes = \{ value = 32, source = )"[^"]*"', r'\1"   "'),
                      ["sector_bytes", "source"]),
     "missing name": (_edit(r"^name = .*\n", ""), ["name"]),
+    "loaded latency lengths differ": (_edit(r"^loaded_added_cycles = \{ value = \[0, 18, 172\]",
+                                            "loaded_added_cycles = { value = [0, 18]"),
+                                      ["[l2]", "loaded_utilization_pct", "same length"]),
+    "loaded latency not increasing": (_edit(r"^loaded_utilization_pct = \{ value = \[36, 64, 91\]",
+                                            "loaded_utilization_pct = { value = [36, 91, 64]"),
+                                      ["[hbm]", "strictly increasing"]),
 }
 
 

@@ -129,6 +129,16 @@ def test_causal_attention_reads_every_kv_block_from_dram(predicted, kernel):
     assert qkv <= causal <= predicted(kernel, shape)["dram__bytes_read.sum"] * 1.001
 
 
+def test_l2_hit_rate_of_a_copy_counts_store_lookups_as_hits(predicted, h100):
+    # A copy larger than the L2 reads every sector once from DRAM (each miss looked up miss_lookups_per_sector
+    # times) and stores as many sectors, each looked up store_lookups_per_sector times and hitting (stores
+    # allocate): hit rate = S / (M + S) with M, S those lookup counts per sector. Measured 50.2-51.8%
+    # (validate/measurements/h100/l2writes-2026-11-24.json, membound-2026-11-24.json).
+    m = predicted("mem_copy", (1 << 26,))
+    miss, store = h100.l2.miss_lookups_per_sector, h100.l2.store_lookups_per_sector
+    assert m["lts__t_sector_hit_rate.pct"] == pytest.approx(100 * store / (miss + store), abs=0.5)
+
+
 def test_doubling_k_doubles_the_time(predicted):
     # Twice the K tiles per CTA, same grid: the main loop runs twice as long; launch overhead and the
     # epilogue do not double, caches may help a little, so allow 1.6x-2.4x.

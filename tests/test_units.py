@@ -136,10 +136,30 @@ def test_wait_group_waits_for_all_but_the_newest_groups():
 
 def test_l2_read_cost_by_lines_and_sectors():
     """A full line (4 sectors) costs its 128 bytes of L2 read bandwidth; one sector alone in its line costs a line
-    operation and a sector: 128 / 64.7 = the measured 57.2 lines per clock against 28.9 full lines per clock."""
+    operation and a sector, so that single-sector lines run at the measured 57.2 lines per clock chip-wide
+    (validate/measurements/h100/l2sectors-2026-11-24.json) whatever the L2's bandwidth."""
     from gpusim.config import load_config
 
     l2 = load_config().l2
     assert l2.read_cost_bytes(1, 4, 128) == pytest.approx(128.0)
-    assert l2.read_cost_bytes(32, 32, 128) == pytest.approx(32 * 64.7, rel=0.01)
-    assert l2.read_cost_bytes(8, 32, 128) == pytest.approx(8 * 43.6 + 32 * 21.1, rel=0.01)
+    assert l2.bandwidth_bytes_per_cycle / l2.read_cost_bytes(1, 1, 128) == pytest.approx(57.2, rel=0.01)
+    op = l2.read_line_op_bytes
+    assert l2.read_cost_bytes(8, 32, 128) == pytest.approx(8 * op + 32 * (128 - op) / 4, rel=1e-9)
+
+
+def test_loaded_latency_follows_the_measured_points_of_recent_utilization():
+    """A unit's latency grows with how busy its server has just been: none when idle, linear between the measured
+    points (the first from an idle unit), held past the last (there the server's own queue delays requests)."""
+    from gpusim.resources import BIN_CYCLES, LOAD_WINDOW_BINS, LoadedLatency, RateServer
+
+    loaded = LoadedLatency((36, 64, 91), (14, 82, 306))
+    server = RateServer(10.0, "HBM")
+    t = 4 * LOAD_WINDOW_BINS * BIN_CYCLES
+    assert loaded.cycles(server, t) == 0.0
+    window = LOAD_WINDOW_BINS * BIN_CYCLES
+    server.serve(t - window, 0.5 * 10.0 * window)  # half the capacity of the window before t
+    assert server.load(t, LOAD_WINDOW_BINS) == pytest.approx(0.5)
+    assert loaded.cycles(server, t) == pytest.approx(14 + (82 - 14) * (0.5 - 0.36) / (0.64 - 0.36))
+    server.serve(t - window, 0.5 * 10.0 * window)  # now full
+    assert loaded.cycles(server, t) == pytest.approx(306)
+    assert loaded.cycles(server, t + 10 * window) == 0.0  # long idle since

@@ -1,14 +1,15 @@
 """HBM: device memory bandwidth, shared by the active SMs, and its load latency.
 
 At run time (:class:`Hbm`) one server of the chip's sustained bytes per SM cycle moves the L2's misses and
-write-backs; a load that misses the L2 comes back ``latency_cycles`` after its bytes have moved.
+write-backs; a load that misses the L2 comes back ``latency_cycles`` after its bytes have moved, more under load
+(``[hbm] loaded_*``, measured: ``validate/micro/run_loaded_latency.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpusim.resources import RateServer
+from gpusim.resources import LoadedLatency, RateServer
 from gpusim.specfield import spec_field
 
 
@@ -20,6 +21,9 @@ class HbmSpec:
     peak_bandwidth_bytes_per_second: float = spec_field(1e11, 1e14, "datasheet bandwidth")
     achievable_bandwidth_bytes_per_second: float = spec_field(1e11, 1e14, "sustained bandwidth (copy)")
     load_latency_cycles: int = spec_field(1, 10000, "load latency of an L2 miss, end to end")
+    loaded_utilization_pct: tuple[int, ...] = spec_field(1, 100, "utilizations of the sustained HBM bandwidth at "
+                                                         "which the miss latency was measured under load")
+    loaded_added_cycles: tuple[int, ...] = spec_field(0, 20000, "miss latency added at those utilizations")
     fetch_granularity_bytes: int = spec_field(
         32, 256, "bytes the L2 reads from HBM for a missed sector: the aligned block around it")
 
@@ -27,9 +31,15 @@ class HbmSpec:
 class Hbm:
     """The chip's HBM at run time: ``bytes_per_cycle`` (sustained) and a miss's load latency."""
 
-    def __init__(self, bytes_per_cycle: float, latency_cycles: int) -> None:
+    def __init__(self, bytes_per_cycle: float, latency_cycles: int, loaded: LoadedLatency | None = None) -> None:
         self.server = RateServer(bytes_per_cycle, "HBM")
         self.latency_cycles = latency_cycles
+        self.loaded = loaded
+
+    def latency(self, t: float) -> float:
+        """Latency of a miss whose request reaches HBM at ``t``: the idle latency and what the measured queues add at
+        the bandwidth used just before."""
+        return self.latency_cycles + (self.loaded.cycles(self.server, t) if self.loaded else 0.0)
 
     def transfer(self, ledger: dict, arrive: float, nbytes: float) -> float:
         """``nbytes`` read or written back from ``arrive`` on: when they have moved."""

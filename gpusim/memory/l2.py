@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpusim.resources import RateServer
+from gpusim.resources import LoadedLatency, RateServer
 from gpusim.specfield import spec_field
 
 
@@ -41,6 +41,9 @@ class L2Spec:
     write_cycles_per_sector: float = spec_field(0, 1, "chip cycles of the L2 write path per sector a store touches")
     read_line_op_bytes: float = spec_field(0, 128, "what one line of a read costs the L2 beyond its sectors, in "
                                            "bytes of its read bandwidth (a full line of 4 sectors costs 128 B)")
+    loaded_utilization_pct: tuple[int, ...] = spec_field(1, 100, "utilizations of the L2 read bandwidth at which "
+                                                         "the hit latency was measured under load")
+    loaded_added_cycles: tuple[int, ...] = spec_field(0, 20000, "hit latency added at those utilizations")
     reuse_all_hit_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses of data, over the L2's "
                                                       "size, up to which the second use hits")
     reuse_all_miss_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses, over the L2's size, "
@@ -87,12 +90,20 @@ class L2Slices:
     comes back ``hit_latency_cycles`` after its bytes have moved.
 
     Every request (and every background reservation) is split evenly over the partitions, so they are always in the
-    same state: one server stands for each of them, booked once per request and reported once per partition."""
+    same state: one server stands for each of them, booked once per request and reported once per partition. Under
+    load a hit takes longer (``[l2] loaded_*``, measured: ``validate/micro/run_loaded_latency.py``)."""
 
-    def __init__(self, bytes_per_cycle: float, partitions: int, hit_latency_cycles: int) -> None:
+    def __init__(self, bytes_per_cycle: float, partitions: int, hit_latency_cycles: int,
+                 loaded: LoadedLatency | None = None) -> None:
         self.partitions = partitions
         self.partition = RateServer(bytes_per_cycle / partitions, "L2 partition")
         self.hit_latency_cycles = hit_latency_cycles
+        self.loaded = loaded
+
+    def hit_latency(self, t: float) -> float:
+        """Latency of a hit whose request reaches the L2 at ``t``: the idle latency and what the measured queues add
+        at the read bandwidth used just before."""
+        return self.hit_latency_cycles + (self.loaded.cycles(self.partition, t) if self.loaded else 0.0)
 
     def read(self, ledger: dict, arrive: float, nbytes: float) -> float:
         """``nbytes`` arriving at ``arrive``, spread over the partitions: when they are done."""
