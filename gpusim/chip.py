@@ -274,7 +274,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
     sm = cfg.sm
     code = loop_code_instructions(kernel, sm.warp_size_threads) * cfg.icache.instruction_bytes \
         if kernel is not None else 0
-    fetch = cfg.icache.fetch_cycles_per_instruction(code, warps_per_cta * ctas_per_sm / sm.subpartitions)
+    fetch = cfg.icache.fetch_cycles_per_instruction(code)
     return SmParams(
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
         issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
