@@ -63,10 +63,15 @@ extern "C" __global__ void __launch_bounds__(128) cd_wgmma(long long ns, long lo
 #pragma unroll
   for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
   const unsigned long long da = wg_desc(base), db = wg_desc(base + 8192);
+  __shared__ int go;  // the warpgroup's loop decision, from thread 0: wgmma needs all four warps together
   long long bursts = 0;
   const long long g0 = gtimer(), c0 = clock64();
   long long g = g0;
-  while (g - g0 < ns) {
+  for (;;) {
+    if (threadIdx.x == 0) go = g - g0 < ns;
+    __syncthreads();
+    if (!go) break;
+    __syncthreads();
     wg_fence();
 #pragma unroll
     for (int u = 0; u < 8; ++u) wgmma_m64n256k16(acc, da, db);
