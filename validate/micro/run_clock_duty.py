@@ -56,7 +56,7 @@ def main() -> int:
                 flop = HMMA_BURST_FLOP_PER_WARP * 8 * HMMA_CTAS_PER_SM  # per SM per burst of every block
             else:
                 mod.get_function("cd_wgmma")((blocks,), (128,), (np.int64(RUN_NS), np.int64(gap), sink, rec),
-                                             shared_mem=40 * 1024)
+                                             shared_mem=44 * 1024)  # A 8 KiB + B 32 KiB (128B swizzle) + alignment
                 flop = WGMMA_BURST_FLOP
             cp.cuda.runtime.deviceSynchronize()
             r = rec.get().reshape(-1, 5)
