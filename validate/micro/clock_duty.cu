@@ -15,7 +15,8 @@ static __device__ __forceinline__ void spin(long long cycles) {
   }
 }
 
-// mma.sync m16n8k16 bf16 -> f32: a burst is 64 x 4 independent mma per warp (256 threads per block)
+// mma.sync m16n8k16 bf16 -> f32: a burst is 64 x 4 mma per warp (4 independent chains; 256 threads per block);
+// each warp loops on its own, so rec[4] sums the bursts of all the block's warps
 extern "C" __global__ void cd_hmma(long long ns, long long gap, unsigned int seed, float* sink, long long* rec) {
   const unsigned int a0 = seed ^ (threadIdx.x * 2654435761u), a1 = a0 * 3u, a2 = a0 * 5u, a3 = a0 * 7u,
                      b0 = a0 * 11u, b1 = a0 * 13u;
@@ -44,9 +45,10 @@ extern "C" __global__ void cd_hmma(long long ns, long long gap, unsigned int see
     g = gtimer();
   }
   const long long c1 = clock64();
+  long long* r = rec + 5 * blockIdx.x;
+  if ((threadIdx.x & 31) == 0) atomicAdd((unsigned long long*)(r + 4), (unsigned long long)bursts);  // every warp's
   if (threadIdx.x == 0) {
-    long long* r = rec + 5 * blockIdx.x;
-    r[0] = c0; r[1] = c1; r[2] = g0; r[3] = g; r[4] = bursts;
+    r[0] = c0; r[1] = c1; r[2] = g0; r[3] = g;
   }
   float s = 0.0f;
 #pragma unroll
