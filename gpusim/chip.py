@@ -224,9 +224,13 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
         if op.kind == "tma":  # one instruction; bypasses L1; bytes to L2, misses to HBM
             h2 = l2.hit_fraction(name, sb)
             l2b = p.sectors * sb * 1.0
+            # each row of the box is a line request of the L2, as an L1 miss is: narrow rows cost more per byte
+            # (measured: validate/measurements/h100/tmabox-2026-11-24.json, all SMs from L2: 2.1 / 2.3 / 4.3 cycles
+            # per row of 32 / 64 / 128 B per SM, the L2's line-request rate and then its bandwidth)
+            cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes)
             out[name] = MemTiming(np.zeros_like(l2b), (p.instructions > 0).astype(np.int64), p.period, l2b,
                                   l2b * l2.dram_bytes_per_request_byte(name, sb), 1.0, 1 - h2,
-                                  cfg.tma.l2_latency_cycles)
+                                  cfg.tma.l2_latency_cycles, l2_read_cost=cost)
             continue
         l1cyc = p.lines / cfg.l1.lines_per_cycle
         l1cyc = np.maximum(l1cyc, p.sectors * sb / cfg.l1.data_bytes_per_cycle)

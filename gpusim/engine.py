@@ -443,7 +443,8 @@ class ChipModel:
         if wp.tracing:
             self._span(wp, op.name, "shared_st_async", t, end)
 
-    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int) -> int:
+    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int,
+             read_cost: float | None = None) -> int:
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory. Returns
         when the warp may go on."""
         cta = wp.cta
@@ -457,7 +458,7 @@ class ChipModel:
         if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
             wp.stats[WAIT] += tma.issue_cycles - 1
         eng_start = tma.start(wp.work, start)
-        l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb)
+        l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb, read_cost=read_cost)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
         queued = self.mem.hbm.latency(l2_end) - self.mem.hbm.latency_cycles if from_hbm else \
             self.mem.l2.hit_latency(eng_start) - self.mem.l2.hit_latency_cycles  # the measured queues under load
@@ -475,7 +476,7 @@ class ChipModel:
         if n_instr == 0:
             return None
         if op.kind == "tma":
-            return self._tma(wp, op, tm, l2b, hb, op.seq(it, j))
+            return self._tma(wp, op, tm, l2b, hb, op.seq(it, j), rc)
         if op.async_copy and op.group:
             self._async_store(wp, op, l1cyc)
             return None

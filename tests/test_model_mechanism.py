@@ -139,6 +139,27 @@ def test_l2_hit_rate_of_a_copy_counts_store_lookups_as_hits(predicted, h100):
     assert m["lts__t_sector_hit_rate.pct"] == pytest.approx(100 * store / (miss + store), abs=0.5)
 
 
+def test_a_tma_box_row_is_a_line_request_of_the_l2():
+    # A TMA box moves row by row; each row is one line request of the L2 (validate/measurements/h100/
+    # tmabox-2026-11-24.json: narrow rows run at the L2's line-request rate). 128-B rows (the 128B swizzle) cost their
+    # bytes; the 64B swizzle moves the same bytes in rows half as wide, each a line operation and two sectors.
+    from gpusim import chip
+    from gpusim.api import predict
+
+    costs = {}
+    for swizzle in ("128B", "64B"):
+        _, sim = predict("hgemm_tma_wgmma", (1024, 1024, 1024), {"swizzle": swizzle})
+        l2 = sim.config.l2
+        timings = chip._timings(sim.config, sim.pats, sim.l1, sim.l2)
+        tma = [n for n, p in sim.pats.items() if p.op.kind == "tma"]
+        cost = sum(float(timings[n].l2_read_cost.sum()) for n in tma)
+        moved = sum(float(timings[n].l2_bytes.sum()) for n in tma)
+        costs[swizzle] = cost / moved
+    op, sector = l2.read_line_op_bytes, (128 - l2.read_line_op_bytes) / 4
+    assert costs["128B"] == pytest.approx(1.0)
+    assert costs["64B"] == pytest.approx((op + 2 * sector) / 64)
+
+
 def test_doubling_k_doubles_the_time(predicted):
     # Twice the K tiles per CTA, same grid: the main loop runs twice as long; launch overhead and the
     # epilogue do not double, caches may help a little, so allow 1.6x-2.4x.
