@@ -71,6 +71,7 @@ ONE_PER_SM_SMEM = 120 << 10  # two CTAs would need > 228 KiB: one CTA per SM
 SMEM_MAX = 227 << 10
 SCRATCH_BYTES = 256 << 20
 SINK_WORDS = 64
+LAUNCH_KEYS = ("cycles_per_box", "cycles_per_box_steady", "issue_cycles_per_box", "span_ns", "event_ns", "clock_mhz")
 
 
 def stages_of(mode: str, box_bytes: int) -> tuple[int, int]:
@@ -214,7 +215,8 @@ def run_case(cp: Any, mod: Any, case: dict[str, Any], tensor: Any, scratch: Any,
             "bytes_per_clk_per_sm": bb / cyc, "bytes_per_clk_per_sm_steady": bb / steady,
             "chip_bytes_per_ns": total / med["span_ns"], "chip_bytes_per_ns_events": total / med["event_ns"],
             "cycles_per_row": cyc / rows, "cycles_per_row_steady": steady / rows,
-            "ns_per_box": cyc / med["clock_mhz"] * 1e3, "launches": per}
+            "ns_per_box": cyc / med["clock_mhz"] * 1e3,
+            "launches": [{key: round(p[key], 2) for key in LAUNCH_KEYS} for p in per]}
 
 
 def fits(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
