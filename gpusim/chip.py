@@ -190,6 +190,8 @@ def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, spec) -> None:
         if total > size:
             for n in names:
                 l2.dram_read_bytes[n] *= size / total
+                if l2.tile_miss and n in l2.tile_miss:  # the tiles' misses were overcounted alike
+                    l2.tile_miss[n] *= size / total
 
 
 def _data_keys(kernel, pats, geo):
@@ -222,15 +224,14 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
                                   p.period, z, z, 0.0, 0.0, lat)
             continue
         if op.kind == "tma":  # one instruction; bypasses L1; bytes to L2, misses to HBM
-            h2 = l2.hit_fraction(name, sb)
             l2b = p.sectors * sb * 1.0
             # each row of the box is a line request of the L2, as an L1 miss is: narrow rows cost more per byte
             # (measured: validate/measurements/h100/tmabox-2026-11-24.json, all SMs from L2: 2.1 / 2.3 / 4.3 cycles
             # per row of 32 / 64 / 128 B per SM, the L2's line-request rate and then its bandwidth)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes)
             out[name] = MemTiming(np.zeros_like(l2b), (p.instructions > 0).astype(np.int64), p.period, l2b,
-                                  l2b * l2.dram_bytes_per_request_byte(name, sb), 1.0, 1 - h2,
-                                  cfg.tma.l2_latency_cycles, l2_read_cost=cost)
+                                  l2b * l2.dram_bytes_per_request_byte(name, sb), 1.0,
+                                  l2.latency_miss_fraction(name, sb), cfg.tma.l2_latency_cycles, l2_read_cost=cost)
             continue
         l1cyc = p.lines / cfg.l1.lines_per_cycle
         l1cyc = np.maximum(l1cyc, p.sectors * sb / cfg.l1.data_bytes_per_cycle)
@@ -238,11 +239,10 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             st = l1.get(name) or L1Stats()
             h1 = st.sector_hits / st.sectors if st.sectors else 0.0
             m1 = 1 - st.requests_all_hit / st.requests if st.requests else 1.0
-            h2 = l2.hit_fraction(name, sb)
             l2b = p.sectors * sb * (1 - h1)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes) * (1 - h1)
             out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * l2.dram_bytes_per_request_byte(name, sb),
-                                  m1, 1 - h2,
+                                  m1, l2.latency_miss_fraction(name, sb),
                                   cfg.l1.hit_latency_cycles, l2_read_cost=cost)
         else:
             l2b = p.sectors * sb * 1.0

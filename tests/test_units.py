@@ -163,3 +163,21 @@ def test_loaded_latency_follows_the_measured_points_of_recent_utilization():
     server.serve(t - window, 0.5 * 10.0 * window)  # now full
     assert loaded.cycles(server, t) == pytest.approx(306)
     assert loaded.cycles(server, t + 10 * window) == 0.0  # long idle since
+
+
+def test_ctas_wanting_a_missing_tile_in_one_wave_all_wait_for_its_fill():
+    """Two CTAs of one wave read the same 4 KiB tile: HBM sends it once (one request of two misses, ncu's count), but
+    both CTAs wait for the fill. A second wave finds it in the L2."""
+    from gpusim.config import load_config
+    from gpusim.memory.l2 import L2Footprint, l2_model
+
+    spec = load_config().l2
+    tile = 4096
+    op = L2Footprint("ldB", "B", "ld", (False, False, False), (0, 128, (False, False, False)), tile, tile / 32)
+    one = l2_model([op], (2, 1, 1), 2, 1, spec, 8)
+    assert one.dram_read_bytes["ldB"] == tile
+    assert one.hit_fraction("ldB", 32) == pytest.approx(0.5)
+    assert one.latency_miss_fraction("ldB", 32) == pytest.approx(1.0)
+    two = l2_model([op], (4, 1, 1), 2, 1, spec, 8)  # two waves of two: the second hits
+    assert two.dram_read_bytes["ldB"] == tile
+    assert two.latency_miss_fraction("ldB", 32) == pytest.approx(0.5)

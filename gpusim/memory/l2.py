@@ -192,6 +192,15 @@ class L2Result:
     waves_simulated: int
     waves_total: int
     fetch_ratio: dict = None  # op -> HBM bytes per missed tile byte
+    # op -> share of the bytes its CTAs want that lie in tiles found missing: every CTA that wants a tile in the
+    # same chunk of a wave waits for that tile's fill, though only the first request counts as ncu's miss
+    tile_miss: dict = None
+
+    def latency_miss_fraction(self, name: str, sector_bytes: int) -> float:
+        """Share of an op's executions that wait for HBM: its tiles' miss share (a request that finds its line's fill
+        still pending waits for it), at least the share of its requests that miss."""
+        tile = (self.tile_miss or {}).get(name)
+        return max(1.0 - self.hit_fraction(name, sector_bytes), tile if tile is not None else 0.0)
 
     def hit_fraction(self, name: str, sector_bytes: int) -> float:
         req = self.request_sectors.get(name, 0.0)
@@ -232,6 +241,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     wr = {o.name: 0.0 for o in ops}
     per_wave_rd = []
     per_wave_req = []
+    per_wave_tiles = []
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
@@ -247,6 +257,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         share = np.ones(len(lin)) if trips_share is None else np.asarray(trips_share(lin), dtype=float)
         w_rd = {o.name: 0.0 for o in ops}
         w_req = {o.name: 0.0 for o in ops}
+        w_tiles = {o.name: [0.0, 0.0] for o in ops}  # (bytes the CTAs want, of them in tiles found missing)
         for q in range(chunks):
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             for o in ops:
@@ -255,7 +266,9 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 uniq, inverse = keys[o.name]
                 moved = np.zeros(len(uniq))
                 np.maximum.at(moved, inverse.reshape(-1), part)
-                for key, m in zip(uniq, moved.tolist(), strict=True):
+                wanted = np.zeros(len(uniq))  # how many CTAs want each tile (its requests wait alike)
+                np.add.at(wanted, inverse.reshape(-1), part)
+                for key, m, by in zip(uniq, moved.tolist(), wanted.tolist(), strict=True):
                     if m <= 0:
                         continue
                     found = reuse.access((o.tensor, o.data, q, *key.tolist()),
@@ -265,8 +278,11 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                         wr[o.name] += o.tile_bytes_per_chunk * m
                     else:
                         w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * m * (1.0 - found)
+                        w_tiles[o.name][0] += o.tile_bytes_per_chunk * by
+                        w_tiles[o.name][1] += o.tile_bytes_per_chunk * by * (1.0 - found)
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
+        per_wave_tiles.append(w_tiles)
     for w_rd, w_req in zip(per_wave_rd, per_wave_req, strict=True):
         for name in rd:
             rd[name] += w_rd[name]
@@ -282,7 +298,15 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         for o in ops:
             if o.kind == "st":
                 wr[o.name] *= n / (sim_waves * ctas_per_wave) if sim_waves * ctas_per_wave < n else 1
+    # the tiles' miss share over the whole grid: the simulated waves, and the later ones as the second half's mean
+    tiles = {o.name: [sum(w[o.name][i] for w in per_wave_tiles) for i in (0, 1)] for o in ops}
+    if waves > sim_waves:
+        tail = per_wave_tiles[sim_waves // 2:]
+        for name in tiles:
+            for i in (0, 1):
+                tiles[name][i] += scale * sum(w[name][i] for w in tail) / len(tail)
+    tile_miss = {name: miss / want for name, (want, miss) in tiles.items() if want > 0}
     for o in ops:  # dirty data still in L2 when the kernel ends is not written back
         if o.kind == "st":
             wr[o.name] = max(wr[o.name] - reuse.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)
-    return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops})
+    return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss)
