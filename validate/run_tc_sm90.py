@@ -534,6 +534,8 @@ def main() -> int:
     ap.add_argument("--tmap", choices=["param", "global"], default="param",
                     help="tensor maps by value (__grid_constant__) or in global memory")
     ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--shapes", default=None,
+                    help="M,N,K;M,N,K;... instead of the standard shapes (the defaults only, no knob variants)")
     ap.add_argument("--check-timeout", type=float, default=400.0)
     ap.add_argument("--ncu-timeout", type=float, default=120.0)
     ap.add_argument("--check-child", default=None, help=argparse.SUPPRESS)
@@ -562,8 +564,11 @@ def main() -> int:
     stem = out_path.stem
     work = Path(tempfile.mkdtemp(prefix="tc_sm90_"))
     shapes = [*QUICK_SHAPES, SHAPES[0]] if a.quick else SHAPES
+    if a.shapes:
+        shapes = [tuple(int(x) for x in sh.split(",")) for sh in a.shapes.split(";") if sh]
     kernels = [k for k in a.kernels.split(",") if k]
-    cases = [c for c in plan_cases(shapes, a.quick) if c["kernel"] in kernels]
+    cases = [c for c in plan_cases(shapes, a.quick) if c["kernel"] in kernels
+             and (not a.shapes or not c["params"])]
     common.log(f"{len(cases)} cases; tensor maps: {a.tmap}")
 
     # 1. correctness (child processes)
