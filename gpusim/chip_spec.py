@@ -18,6 +18,8 @@ class ChipSpec:
     sm_clock_wgmma_saturated_hz: float = spec_field(
         1e8, 5e9, "SM clock with every SM's tensor cores saturated by wgmma (the dense tensor peak)")
     kernel_overhead_ns: float = spec_field(0, 1e6, "fixed launch-to-completion time of an empty kernel")
+    tensor_map_param_launch_ns: float = spec_field(
+        0, 1e6, "more launch time of a kernel that takes TMA tensor maps by value (__grid_constant__ parameters)")
     cta_launch_cycles: int = spec_field(0, 100000, "cycles to start a CTA on an SM after a slot frees")
     mbarrier_init_first_cycles: float = spec_field(0, 100000, "CTA set-up: initialising its first mbarrier")
     mbarrier_init_each_more_cycles: float = spec_field(0, 10000, "CTA set-up: each further mbarrier")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpusim.chip import Simulation, class_totals
 from gpusim.engine import STALLS
-from gpusim.ir import Compute, Loop
+from gpusim.ir import Compute, Loop, Mem
 
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 TIME = "gpu__time_duration.sum"
@@ -68,6 +68,8 @@ def report(sim: Simulation) -> dict:
     cfg, k = sim.config, sim.kernel
     clock = sim.clock_hz or sm_clock_hz_for(sim)
     time_ns = sim.total_cycles / clock * 1e9 + cfg.chip.kernel_overhead_ns
+    if any(op.kind == "tma" for op in sim.kernel.all_ops() if isinstance(op, Mem)):
+        time_ns += cfg.chip.tensor_map_param_launch_ns  # its tensor maps come as __grid_constant__ parameters
     sb = cfg.l2.sector_bytes
     ld_sectors = _sum_ops(sim, "global", "ld", "sectors")
     st_sectors = _sum_ops(sim, "global", "st", "sectors")

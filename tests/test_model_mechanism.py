@@ -160,6 +160,21 @@ def test_a_tma_box_row_is_a_line_request_of_the_l2():
     assert costs["64B"] == pytest.approx((op + 2 * sector) / 64)
 
 
+@pytest.mark.parametrize("kernel, pays", [("hgemm_ws", True), ("fa3", True), ("hgemm_mma", False), ("fa2", False)])
+def test_a_kernel_taking_tensor_maps_by_value_pays_their_launch_cost(kernel, pays):
+    # The TMA twins pass their tensor maps as __grid_constant__ parameters; the same kernel launches
+    # tensor_map_param_launch_ns later than with the map in global memory (validate/micro/run_tma_start.py). Kernels
+    # without TMA (mma.sync, cp.async) pay only the empty kernel's overhead.
+    from gpusim.api import predict
+
+    shape = (512, 512, 512) if kernel.startswith("hgemm") else (1, 2, 512, 64)
+    m, sim = predict(kernel, shape)
+    chip = sim.config.chip
+    body_ns = sim.total_cycles / m["sm__cycles_elapsed.avg.per_second"] * 1e9
+    extra = chip.tensor_map_param_launch_ns if pays else 0.0
+    assert m["gpu__time_duration.sum"] == pytest.approx(body_ns + chip.kernel_overhead_ns + extra, abs=0.1)
+
+
 def test_doubling_k_doubles_the_time(predicted):
     # Twice the K tiles per CTA, same grid: the main loop runs twice as long; launch overhead and the
     # epilogue do not double, caches may help a little, so allow 1.6x-2.4x.
