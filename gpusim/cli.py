@@ -286,6 +286,8 @@ def cmd_validate(a) -> int:
         print(f"not modelled: {line}")
     print(f"\ntime MAPE {summary['time_mape_pct']:.1f}%, worst {summary['time_max_err_pct']:.1f}% "
           f"({summary['time_worst']}), top stall match {summary['top_stall_match_pct']:.0f}%")
+    for fam, f in summary["families"].items():
+        print(f"time MAPE {fam}: {f['mape']:.1f}% over {f['n']} rows, worst {f['worst']:.1f}% ({f['worst_row']})")
     for ladder, rho in summary["spearman"].items():
         print(f"Spearman rank correlation {ladder}: {rho:.3f}")
     print(f"busiest predicted unit: {summary['max_utilization_pct']:.1f}% of its peak "

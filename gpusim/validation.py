@@ -327,6 +327,13 @@ def summarize(rows: list[Row]) -> dict:
             if len(sel) >= 3:
                 ladders[f"{fam} {','.join(map(str, shape))}"] = spearman(
                     [r.predicted[TIME] for r in sel], [r.measured[TIME] for r in sel])
+    families = {}  # time error per kernel family (every row, knob settings included)
+    for fam in sorted({REGISTRY[r.kernel].family for r in rows if TIME in r.errors}):
+        sel = [r for r in rows if TIME in r.errors and REGISTRY[r.kernel].family == fam]
+        far = max(sel, key=lambda r: abs(r.errors[TIME]))
+        families[fam] = {"mape": float(sum(abs(r.errors[TIME]) for r in sel) / len(sel)), "n": len(sel),
+                         "worst": float(abs(far.errors[TIME])),
+                         "worst_row": f"{far.label} {','.join(map(str, far.shape))}"}
     per_metric = {}
     for metric in COMPARED:
         errs = [abs(r.errors[metric]) for r in rows if metric in r.errors and math.isfinite(r.errors[metric])]
@@ -356,6 +363,7 @@ def summarize(rows: list[Row]) -> dict:
         "time_max_err_pct": max(t) if t else 0.0,
         "time_worst": f"{worst.label} {','.join(map(str, worst.shape))}" if worst else "",
         "spearman": ladders,
+        "families": families,
         "per_metric": per_metric,
         "top_stall_match_pct": 100.0 * sum(r.top_stall[0] == r.top_stall[1] for r in stalls) / len(stalls)
         if stalls else 0.0,
@@ -595,6 +603,9 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
            f"- time MAPE: {summary['time_mape_pct']:.1f}%; worst: {summary['time_max_err_pct']:.1f}% "
            f"({summary['time_worst']})",
            f"- top stall reason matches ncu: {summary['top_stall_match_pct']:.0f}%"]
+    for fam, f in summary.get("families", {}).items():
+        out.append(f"- time MAPE, {fam}: {f['mape']:.1f}% over {f['n']} rows; worst {f['worst']:.1f}% "
+                   f"({f['worst_row']})")
     for ladder, rho in summary["spearman"].items():
         out.append(f"- Spearman rank correlation, {ladder}: {rho:.3f}")
     out += ["", "| metric | mean error | worst | n |", "|---|---|---|---|"]

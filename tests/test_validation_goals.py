@@ -39,3 +39,17 @@ def test_goal_lines_name_the_issue_goals_the_tolerance_and_the_distance():
     assert "instructions executed, worst row: 94.0 % (goal <= 10; 50% of rows within 10%) 84.0 % short" in lines
     assert "1 rows predicted at 0" in lines and "tolerance 89" in lines
     assert "rank correlation, worst ladder: 0.500 (goal >= 0.95; tolerance 0.3) 0.450 short" in lines
+
+
+def test_time_error_is_summarised_per_kernel_family():
+    import kernels_ir  # noqa: F401
+
+    def row(kernel, err, params=None):
+        r = v.Row(kernel, (64, 64, 64), {v.TIME: 100.0 + err}, {v.TIME: 100.0}, params=params or {})
+        r.errors[v.TIME] = err
+        return r
+
+    fam = v.summarize([row("sgemm_naive", -10.0), row("sgemm_coalesced", 30.0, {"x": "1"}),
+                       row("mem_copy", 5.0)])["families"]
+    assert fam["sgemm"] == {"mape": 20.0, "n": 2, "worst": 30.0, "worst_row": "sgemm_coalesced[x=1] 64,64,64"}
+    assert fam["membound"]["mape"] == 5.0 and fam["membound"]["n"] == 1
