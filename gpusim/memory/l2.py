@@ -7,7 +7,9 @@ chunk a tile is fetched from HBM at most once, and across waves it hits as far a
 last use allow (``L2Spec.reuse_miss_fraction``, measured), a tile that SMs read counting a copy in each
 partition (``L2Spec.read_copies``).
 Stores allocate in L2 and are written back to HBM once, when evicted: what is still resident at the end of
-the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it).
+the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it). A tile a wave finds missing is fetched
+once, and ncu counts the other CTAs' requests for it as hits, but they all wait for its fill: the latency side
+(``L2Result.latency_miss_fraction``) counts every CTA that wants a missing tile.
 
 At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Slices`, its partitions, each
 with an even share of the read bandwidth (addresses hash evenly over them), and :class:`L2WritePath`, bound by
