@@ -34,8 +34,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("source")
-    ap.add_argument("defines", nargs="*", help="-DNAME=VALUE")
-    a = ap.parse_args()
+    a, defines = ap.parse_known_args()  # -DNAME=VALUE, as for gpusim sass
+    bad = [d for d in defines if not d.startswith("-D")]
+    if bad:
+        ap.error(f"unrecognized arguments: {' '.join(bad)}")
+    a.defines = defines
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     cache = tempfile.mkdtemp(prefix="cupy_cache_")
