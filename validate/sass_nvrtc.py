@@ -47,8 +47,7 @@ def main() -> int:
 
     src = Path(a.source)
     mod = cp.RawModule(code=load_source(src), options=("-std=c++17", *a.defines))
-    name = re.search(r'extern "C" __global__[^(]*?(\w+)\s*\(', src.read_text(), re.S).group(1)
-    mod.get_function(name)  # compiles and loads
+    mod.get_function(src.stem)  # compiles and loads (a twin's kernel is named after its file)
     stem = src.stem + "".join("_" + d.lstrip("-D").replace("=", "") for d in a.defines)
     from gpusim.sass import parse_sass, summarize
 
