@@ -5,7 +5,8 @@ shortest path, while ncu counts about 1000 per iteration of the CuPy build).
     python3 validate/sass_nvrtc.py --out $OUT validate/kernels/fa2.cu -DHEAD_DIM=128 -DCAUSAL=0   # on the GPU machine
 
 Compiles the twin (its #include "x.cuh" lines pasted in, as validate/run_tc_sm80.py does) with a fresh CuPy cache
-directory, loads it, and writes `cuobjdump -sass` of every cubin CuPy cached to OUT/<name>.sass; then
+directory, loads it, and writes `cuobjdump -sass` of the cubin CuPy cached (the ELF after its hash) to
+OUT/<name>.sass; then
 `gpusim.sass.parse_sass` and `loops` read it anywhere (this script prints their summary).
 """
 
@@ -52,9 +53,13 @@ def main() -> int:
     from gpusim.sass import parse_sass, summarize
 
     for i, f in enumerate(sorted(Path(cache).rglob("*"))):
-        if not f.is_file():
+        data = f.read_bytes() if f.is_file() else b""
+        elf = data.find(b"\x7fELF")  # CuPy's cache file: a hash, then the cubin
+        if elf < 0:
             continue
-        r = subprocess.run(["cuobjdump", "-sass", str(f)], capture_output=True, text=True, check=False)
+        cubin = Path(cache) / f"k{i}.cubin"
+        cubin.write_bytes(data[elf:])
+        r = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True, check=False)
         if r.returncode or "Function" not in r.stdout:
             continue
         dest = out / f"{stem}{'' if i == 0 else f'_{i}'}.sass"
