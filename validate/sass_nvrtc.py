@@ -4,16 +4,14 @@ shortest path, while ncu counts about 1000 per iteration of the CuPy build).
 
     python3 validate/sass_nvrtc.py --out $OUT validate/kernels/fa2.cu -DHEAD_DIM=128 -DCAUSAL=0   # on the GPU machine
 
-Compiles the twin (its #include "x.cuh" lines pasted in, as validate/run_tc_sm80.py does) with a fresh CuPy cache
-directory, loads it, and writes `cuobjdump -sass` of the cubin CuPy cached (the ELF after its hash) to
-OUT/<name>.sass; then
-`gpusim.sass.parse_sass` and `loops` read it anywhere (this script prints their summary).
+Compiles the twin (its #include "x.cuh" lines pasted in, as validate/run_tc_sm80.py does) with NVRTC for the
+device's SASS architecture, as CuPy's RawModule does, and writes `cuobjdump -sass` of the cubin to OUT/<name>.sass;
+then `gpusim.sass.parse_sass` and `loops` read it anywhere (this script prints their summary).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -42,30 +40,27 @@ def main() -> int:
     a.defines = defines
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    cache = tempfile.mkdtemp(prefix="cupy_cache_")
-    os.environ["CUPY_CACHE_DIR"] = cache
     import cupy as cp
+    from cupy_backends.cuda.libs import nvrtc
 
     src = Path(a.source)
-    mod = cp.RawModule(code=load_source(src), options=("-std=c++17", *a.defines))
-    mod.get_function(src.stem)  # compiles and loads (a twin's kernel is named after its file)
-    stem = src.stem + "".join("_" + d.lstrip("-D").replace("=", "") for d in a.defines)
+    major, minor = cp.cuda.Device().compute_capability[:1], cp.cuda.Device().compute_capability[1:]
+    arch = f"-arch=sm_{major}{minor}"  # what CuPy's RawModule asks NVRTC for: the device's SASS
+    prog = nvrtc.createProgram(load_source(src), src.name, [], [])
+    try:
+        nvrtc.compileProgram(prog, ["-std=c++17", arch, *a.defines])
+    except nvrtc.NVRTCError:
+        print(nvrtc.getProgramLog(prog), file=sys.stderr)
+        raise
+    cubin = Path(tempfile.mkdtemp(prefix="sass_nvrtc_")) / "k.cubin"
+    cubin.write_bytes(nvrtc.getCUBIN(prog))
+    r = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True, check=True)
+    stem = src.stem + "".join("_" + d[2:].replace("=", "") for d in a.defines)
+    (out / f"{stem}.sass").write_text(r.stdout)
     from gpusim.sass import parse_sass, summarize
 
-    for i, f in enumerate(sorted(Path(cache).rglob("*"))):
-        data = f.read_bytes() if f.is_file() else b""
-        elf = data.find(b"\x7fELF")  # CuPy's cache file: a hash, then the cubin
-        if elf < 0:
-            continue
-        cubin = Path(cache) / f"k{i}.cubin"
-        cubin.write_bytes(data[elf:])
-        r = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True, check=False)
-        if r.returncode or "Function" not in r.stdout:
-            continue
-        dest = out / f"{stem}{'' if i == 0 else f'_{i}'}.sass"
-        dest.write_text(r.stdout)
-        print(dest.name)
-        print(summarize(parse_sass(r.stdout)))
+    print(f"{stem}.sass ({arch}, NVRTC {'.'.join(map(str, nvrtc.getVersion()))})")
+    print(summarize(parse_sass(r.stdout)))
     return 0
 
 
