@@ -15,7 +15,6 @@ import argparse
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,10 +51,14 @@ def main() -> int:
     except nvrtc.NVRTCError:
         print(nvrtc.getProgramLog(prog), file=sys.stderr)
         raise
-    cubin = Path(tempfile.mkdtemp(prefix="sass_nvrtc_")) / "k.cubin"
-    cubin.write_bytes(nvrtc.getCUBIN(prog))
-    r = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True, check=True)
     stem = src.stem + "".join("_" + d[2:].replace("=", "") for d in a.defines)
+    cubin = out / f"{stem}.cubin"  # kept: a newer NVRTC's cubin may need a newer cuobjdump than this machine has
+    cubin.write_bytes(nvrtc.getCUBIN(prog))
+    r = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True, check=False)
+    if r.returncode or "Function" not in r.stdout:
+        print(f"{cubin}: cuobjdump could not read it ({(r.stderr or r.stdout).strip()[:200]}); run "
+              f"`cuobjdump -sass {cubin.name}` where a matching one is", file=sys.stderr)
+        return 1
     (out / f"{stem}.sass").write_text(r.stdout)
     from gpusim.sass import parse_sass, summarize
 
