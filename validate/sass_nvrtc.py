@@ -28,6 +28,17 @@ def load_source(path: Path) -> str:
     return re.sub(r'^\s*#include\s+"([^"]+)"\s*$', sub, path.read_text(), flags=re.M)
 
 
+def whole_elf(data: bytes) -> bytes:
+    """The cubin padded to the end its ELF header names: CuPy's getCUBIN binding drops the last byte (a trailing
+    NUL of the program-header table), which cuobjdump then refuses."""
+    import struct
+
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+    return data + b"\0" * max(end - len(data), 0)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -53,7 +64,7 @@ def main() -> int:
         raise
     stem = src.stem + "".join("_" + d[2:].replace("=", "") for d in a.defines)
     cubin = out / f"{stem}.cubin"  # kept: a newer NVRTC's cubin may need a newer cuobjdump than this machine has
-    cubin.write_bytes(nvrtc.getCUBIN(prog))
+    cubin.write_bytes(whole_elf(nvrtc.getCUBIN(prog)))
     r = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True, check=False)
     if r.returncode or "Function" not in r.stdout:
         print(f"{cubin}: cuobjdump could not read it ({(r.stderr or r.stdout).strip()[:200]}); run "
