@@ -1,6 +1,8 @@
 """The SASS of a twin as the measurement scripts build it: CuPy's RawModule (NVRTC, the device's architecture), not
-the local nvcc of `gpusim sass`. The two can differ (fa2: local nvcc's loop holds 1169 instructions on its
-shortest path, while ncu counts about 1000 per iteration of the CuPy build).
+the local nvcc of `gpusim sass`, to check that the IR's instruction counts come from the code that was measured.
+For fa2 (d=128) the two agree: 1190 instructions in the loop, 1169 on its shortest path
+(validate/measurements/h100/diagnostics/fa2_HEAD_DIM128_CAUSAL0-nvrtc.sass), while ncu counts about 1000 per
+iteration (validate/DEVIATIONS.md).
 
     python3 validate/sass_nvrtc.py --out $OUT validate/kernels/fa2.cu -DHEAD_DIM=128 -DCAUSAL=0   # on the GPU machine
 
