@@ -274,7 +274,7 @@ def _mbarrier_setup_cycles(cfg: HardwareConfig, kernel: Kernel | None) -> int:
     return round(cfg.chip.mbarrier_init_first_cycles + (n - 1) * cfg.chip.mbarrier_init_each_more_cycles)
 
 
-def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None, ctas_per_sm: int = 1) -> SmParams:
+def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None) -> SmParams:
     sm = cfg.sm
     code = loop_code_instructions(kernel, sm.warp_size_threads) * cfg.icache.instruction_bytes \
         if kernel is not None else 0
@@ -472,7 +472,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         # waves as well as two, at half the cost (tests/test_chip_model.py: the answer converges in SMs)
         works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves)
     reps = round(sms / sm_weight)
-    result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel, occ.ctas_per_sm), reps,
+    result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel), reps,
                        occ.ctas_per_sm, works, sm_weight, trace, class_of).run()
     in_loop = {name: structure[name][0] for name in pats}
     return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, classes, trip_scale=scale)

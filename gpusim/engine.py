@@ -460,8 +460,7 @@ class ChipModel:
         eng_start = tma.start(wp.work, start)
         l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb, read_cost=read_cost)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
-        queued = self.mem.hbm.latency(l2_end) - self.mem.hbm.latency_cycles if from_hbm else \
-            self.mem.l2.hit_latency(eng_start) - self.mem.l2.hit_latency_cycles  # the measured queues under load
+        queued = self.mem.hbm.queued(l2_end) if from_hbm else self.mem.l2.queued(eng_start)  # measured, under load
         done = max(eng_start + tma.latency_cycles(l2b, from_hbm) + queued, l2_end, hbm_end)
         if wp.tracing:
             self._span(wp, op.name, "tma", start, done)

@@ -70,6 +70,11 @@ class Row:
     params: dict = field(default_factory=dict)  # knobs the measured twin was built with
 
     @property
+    def where(self) -> str:
+        """The row as reports name it: its label and shape, e.g. ``hgemm_ws[stages=4] 4096,4096,4096``."""
+        return f"{self.label} {','.join(map(str, self.shape))}"
+
+    @property
     def label(self) -> str:
         """The kernel with its non-default knobs, e.g. ``hgemm_ws[stages=4]``."""
         return self.kernel + (f"[{','.join(f'{k}={v}' for k, v in self.params.items())}]" if self.params else "")
@@ -333,17 +338,17 @@ def summarize(rows: list[Row]) -> dict:
         far = max(sel, key=lambda r: abs(r.errors[TIME]))
         families[fam] = {"mape": float(sum(abs(r.errors[TIME]) for r in sel) / len(sel)), "n": len(sel),
                          "worst": float(abs(far.errors[TIME])),
-                         "worst_row": f"{far.label} {','.join(map(str, far.shape))}"}
+                         "worst_row": far.where}
     per_metric = {}
     for metric in COMPARED:
         errs = [abs(r.errors[metric]) for r in rows if metric in r.errors and math.isfinite(r.errors[metric])]
         if errs:
             # a relative error of -100% whatever the size: rows predicted at zero where ncu measures some are
             # named one by one (tolerances.toml [zero_predictions]) instead of widening the tolerance to 100%
-            zero = [f"{r.label} {','.join(map(str, r.shape))}" for r in rows if COMPARED[metric] == "rel"
+            zero = [r.where for r in rows if COMPARED[metric] == "rel"
                     and r.predicted.get(metric) == 0 and (r.measured.get(metric) or 0) > 0 and metric in r.errors]
             rest = [abs(r.errors[metric]) for r in rows if metric in r.errors and math.isfinite(r.errors[metric])
-                    and f"{r.label} {','.join(map(str, r.shape))}" not in zero]
+                    and r.where not in zero]
             per_metric[metric] = {"mean": sum(errs) / len(errs), "max": max(errs), "n": len(errs),
                                   "unit": "pts" if COMPARED[metric] == "pts" else "%",
                                   "zero_rows": zero, "max_nonzero": max(rest, default=0.0)}
@@ -356,12 +361,12 @@ def summarize(rows: list[Row]) -> dict:
                   key=lambda x: x[0], default=(0.0, "", None))
     return {
         "max_utilization_pct": busiest[0],
-        "max_utilization_where": f"{busiest[1]} of {busiest[2].label} {','.join(map(str, busiest[2].shape))}"
+        "max_utilization_where": f"{busiest[1]} of {busiest[2].where}"
         if busiest[2] else "",
         "kernels": len(rows),
         "time_mape_pct": sum(t) / len(t) if t else 0.0,
         "time_max_err_pct": max(t) if t else 0.0,
-        "time_worst": f"{worst.label} {','.join(map(str, worst.shape))}" if worst else "",
+        "time_worst": worst.where if worst else "",
         "spearman": ladders,
         "families": families,
         "per_metric": per_metric,

@@ -36,10 +36,13 @@ class Hbm:
         self.latency_cycles = latency_cycles
         self.loaded = loaded
 
+    def queued(self, t: float) -> float:
+        """What the measured queues add to a request reaching HBM at ``t``, at the bandwidth used just before."""
+        return self.loaded.cycles(self.server, t) if self.loaded else 0.0
+
     def latency(self, t: float) -> float:
-        """Latency of a miss whose request reaches HBM at ``t``: the idle latency and what the measured queues add at
-        the bandwidth used just before."""
-        return self.latency_cycles + (self.loaded.cycles(self.server, t) if self.loaded else 0.0)
+        """Latency of a miss whose request reaches HBM at ``t``."""
+        return self.latency_cycles + self.queued(t)
 
     def transfer(self, ledger: dict, arrive: float, nbytes: float) -> float:
         """``nbytes`` read or written back from ``arrive`` on: when they have moved."""

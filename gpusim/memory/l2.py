@@ -102,10 +102,13 @@ class L2Slices:
         self.hit_latency_cycles = hit_latency_cycles
         self.loaded = loaded
 
+    def queued(self, t: float) -> float:
+        """What the measured queues add to a request reaching the L2 at ``t``, at the read bandwidth just used."""
+        return self.loaded.cycles(self.partition, t) if self.loaded else 0.0
+
     def hit_latency(self, t: float) -> float:
-        """Latency of a hit whose request reaches the L2 at ``t``: the idle latency and what the measured queues add
-        at the read bandwidth used just before."""
-        return self.hit_latency_cycles + (self.loaded.cycles(self.partition, t) if self.loaded else 0.0)
+        """Latency of a hit whose request reaches the L2 at ``t``."""
+        return self.hit_latency_cycles + self.queued(t)
 
     def read(self, ledger: dict, arrive: float, nbytes: float) -> float:
         """``nbytes`` arriving at ``arrive``, spread over the partitions: when they are done."""
@@ -238,12 +241,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     waves = -(-n // ctas_per_wave)
     sim_waves = min(waves, max_waves)
     reuse = TileReuse(spec)
-    req = {o.name: 0.0 for o in ops}
-    rd = {o.name: 0.0 for o in ops}
     wr = {o.name: 0.0 for o in ops}
-    per_wave_rd = []
-    per_wave_req = []
-    per_wave_tiles = []
+    per_wave_rd, per_wave_req, per_wave_want, per_wave_miss = [], [], [], []
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
@@ -259,7 +258,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         share = np.ones(len(lin)) if trips_share is None else np.asarray(trips_share(lin), dtype=float)
         w_rd = {o.name: 0.0 for o in ops}
         w_req = {o.name: 0.0 for o in ops}
-        w_tiles = {o.name: [0.0, 0.0] for o in ops}  # (bytes the CTAs want, of them in tiles found missing)
+        w_want = {o.name: 0.0 for o in ops}  # bytes the CTAs want
+        w_miss = {o.name: 0.0 for o in ops}  # of them, in tiles found missing
         for q in range(chunks):
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             for o in ops:
@@ -280,34 +280,30 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                         wr[o.name] += o.tile_bytes_per_chunk * m
                     else:
                         w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * m * (1.0 - found)
-                        w_tiles[o.name][0] += o.tile_bytes_per_chunk * by
-                        w_tiles[o.name][1] += o.tile_bytes_per_chunk * by * (1.0 - found)
+                        w_want[o.name] += o.tile_bytes_per_chunk * by
+                        w_miss[o.name] += o.tile_bytes_per_chunk * by * (1.0 - found)
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
-        per_wave_tiles.append(w_tiles)
-    for w_rd, w_req in zip(per_wave_rd, per_wave_req, strict=True):
-        for name in rd:
-            rd[name] += w_rd[name]
-            req[name] += w_req[name]
+        per_wave_want.append(w_want)
+        per_wave_miss.append(w_miss)
+    scale = (n - sim_waves * ctas_per_wave) / ctas_per_wave  # waves beyond the simulated ones
+
+    def grid_total(per_wave: list[dict]) -> dict:
+        """Over the whole grid: the simulated waves, and the later ones as the second half's mean."""
+        total = {name: sum(w[name] for w in per_wave) for name in per_wave[0]}
+        if waves > sim_waves:
+            tail = per_wave[sim_waves // 2:]
+            for name in total:
+                total[name] += scale * sum(w[name] for w in tail) / len(tail)
+        return total
+
+    rd, req = grid_total(per_wave_rd), grid_total(per_wave_req)
+    want, miss = grid_total(per_wave_want), grid_total(per_wave_miss)
+    tile_miss = {name: miss[name] / want[name] for name in want if want[name] > 0}
     if waves > sim_waves:
-        tail = per_wave_rd[sim_waves // 2:]
-        tail_req = per_wave_req[sim_waves // 2:]
-        remaining_ctas = n - sim_waves * ctas_per_wave
-        scale = remaining_ctas / ctas_per_wave
-        for name in rd:
-            rd[name] += scale * sum(x[name] for x in tail) / len(tail)
-            req[name] += scale * sum(x[name] for x in tail_req) / len(tail_req)
         for o in ops:
             if o.kind == "st":
-                wr[o.name] *= n / (sim_waves * ctas_per_wave) if sim_waves * ctas_per_wave < n else 1
-    # the tiles' miss share over the whole grid: the simulated waves, and the later ones as the second half's mean
-    tiles = {o.name: [sum(w[o.name][i] for w in per_wave_tiles) for i in (0, 1)] for o in ops}
-    if waves > sim_waves:
-        tail = per_wave_tiles[sim_waves // 2:]
-        for name in tiles:
-            for i in (0, 1):
-                tiles[name][i] += scale * sum(w[name][i] for w in tail) / len(tail)
-    tile_miss = {name: miss / want for name, (want, miss) in tiles.items() if want > 0}
+                wr[o.name] *= n / (sim_waves * ctas_per_wave)
     for o in ops:  # dirty data still in L2 when the kernel ends is not written back
         if o.kind == "st":
             wr[o.name] = max(wr[o.name] - reuse.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)

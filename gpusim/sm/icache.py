@@ -2,7 +2,7 @@
 
 Measured, not derived (``validate/micro/icache.cu``): every warp loops over a straight-line body of N
 instructions; the cycles each instruction costs beyond the pipe's rate grow in two steps as the body outgrows
-two cache levels, and shrink as more warps of a sub-partition run the same code (one fetch serves them all).
+two cache levels.
 The model charges a warp ``fetch_cycles_per_instruction`` before each instruction it issues (ncu's
 ``no_instruction`` stall): zero while the kernel's hot loop fits the first level, the first level's miss cost up
 to the second level's size, the second's beyond. The cost is a warp's own wait, whatever the number of warps: with
