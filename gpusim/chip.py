@@ -173,17 +173,25 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, fetch_granulari
     return out
 
 
+def _fitting_footprint(kernel: Kernel, pats, spec) -> float | None:
+    """The bytes every global tensor the kernel touches takes in the L2 (a tensor that SMs read with a copy in each
+    partition, ``spec.read_copies``) when they fit together, else None."""
+    used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
+    read = {p.op.tensor for p in pats.values() if p.op.space == "global" and p.op.kind in ("ld", "tma")}
+    total = sum(t.size_bytes * (spec.read_copies if t.name in read else 1) for t in kernel.tensors if t.name in used)
+    return total if used and total <= spec.size_bytes else None
+
+
 def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, spec) -> None:
     """When every global tensor the kernel touches fits in the L2 together (a tensor that SMs read with a copy in
     each partition, ``spec.read_copies``), nothing is evicted: each byte comes from HBM at most once, so a
     tensor's reads are at most its size. The per-CTA tiles of the L2 model count a sector once per CTA that wants
     it, which overcounts when CTAs share sectors they do not share tiles of (a gather); this is the physical
     bound on that."""
+    if _fitting_footprint(kernel, pats, spec) is None:
+        return
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
     sizes = {t.name: t.size_bytes for t in kernel.tensors if t.name in used}
-    read = {p.op.tensor for p in pats.values() if p.op.space == "global" and p.op.kind in ("ld", "tma")}
-    if not sizes or sum(size * (spec.read_copies if t in read else 1) for t, size in sizes.items()) > spec.size_bytes:
-        return
     for tensor, size in sizes.items():
         names = [n for n, p in pats.items() if p.op.tensor == tensor and p.op.kind in ("ld", "tma")]
         total = sum(l2.dram_read_bytes.get(n, 0.0) for n in names)
@@ -456,7 +464,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         def share(lin):
             return [kernel.trips_of(i) / trips for i in np.asarray(lin).tolist()]
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of,
-                  trips_share=share)
+                  trips_share=share, footprint_bytes=_fitting_footprint(kernel, pats, cfg.l2))
     scale = trip_scale(kernel)
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)

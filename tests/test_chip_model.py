@@ -147,3 +147,35 @@ def test_a_grid_of_one_cta_per_sm_runs_one_cta_per_sm_however_many_fit():
     small, big = simulate(kernel(16 << 10), cfg), simulate(kernel(120 << 10), cfg)
     assert small.occ.ctas_per_sm == 8 and big.occ.ctas_per_sm == 1
     assert abs(small.total_cycles / big.total_cycles - 1) < 0.01
+
+
+def _writeback_micro() -> dict[tuple[str, int], float]:
+    """validate/micro/run_l2_writeback.py's DRAM bytes written, per (kernel, MiB)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "validate/measurements/h100/l2writeback-2026-11-25.json"
+    rows = json.loads(path.read_text())["results"]["l2_writeback"]["rows"]
+    return {(r["kernel"], r["buffer_mib"]): r["dram__bytes_write.sum"] for r in rows}
+
+
+@pytest.mark.parametrize("mib", [8, 16, 24, 48])
+def test_a_copy_writes_back_what_the_h100_writes_back(mib):
+    # the STREAM copy of W MiB writes W MiB; what leaves the L2 during the kernel follows the write-back micro
+    # (the model's mem_copy moves float4s, the micro floats: the same lines in the same order)
+    measured = _writeback_micro()[("l2w_copy", mib)]
+    m, _ = predict("mem_copy", ((mib << 20) // 4,))
+    assert m["dram__bytes_write.sum"] == pytest.approx(measured, abs=0.1 * (mib << 20) + (1 << 20))
+
+
+def test_the_l2_keeps_no_more_dirty_data_than_measured():
+    # a stream of stores alone, far larger than the L2: what stays dirty at the end is the measured most, not the
+    # whole L2 (a plain LRU would keep 50 MiB of it)
+    from gpusim.memory.l2 import L2Footprint, l2_model
+
+    spec = load_config().l2
+    st = L2Footprint("st", "y", "st", (True, False, False), ("y",), 1 << 20, (1 << 20) / 32)
+    res = l2_model([st], (96, 1, 1), 96, 1, spec, 1000)
+    kept = 96 * (1 << 20) - res.dram_write_bytes["st"]
+    assert kept == pytest.approx(spec.dirty_max_bytes, rel=1e-6)
+    assert abs(kept - (96 << 20) + _writeback_micro()[("l2w_store", 96)]) < 0.05 * (96 << 20)

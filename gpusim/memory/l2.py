@@ -7,9 +7,11 @@ chunk a tile is fetched from HBM at most once, and across waves it hits as far a
 last use allow (``L2Spec.reuse_miss_fraction``, measured), a tile that SMs read counting a copy in each
 partition (``L2Spec.read_copies``).
 Stores allocate in L2 and are written back to HBM once, when evicted: what is still resident at the end of
-the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it). A tile a wave finds missing is fetched
-once, and ncu counts the other CTAs' requests for it as hits, but they all wait for its fill: the latency side
-(``L2Result.latency_miss_fraction``) counts every CTA that wants a missing tile.
+the kernel stays dirty in L2 (ncu's dram__bytes_write does not see it). What pushes a dirty line out is what the
+L2 allocates after it (misses and stores, not hits: ``L2Spec.dirty_kept_fraction``), and the L2 keeps at most
+``L2Spec.dirty_max_bytes`` dirty (measured: validate/micro/run_l2_writeback.py). A tile a wave finds missing is
+fetched once, and ncu counts the other CTAs' requests for it as hits, but they all wait for its fill: the latency
+side (``L2Result.latency_miss_fraction``) counts every CTA that wants a missing tile.
 
 At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Slices`, its partitions, each
 with an even share of the read bandwidth (addresses hash evenly over them), and :class:`L2WritePath`, bound by
@@ -20,6 +22,8 @@ array. The SMs reach them through their ports (:mod:`gpusim.memory.l2_port`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from gpusim.resources import LoadedLatency, RateServer
 from gpusim.specfield import spec_field
@@ -50,6 +54,12 @@ class L2Spec:
                                                       "size, up to which the second use hits")
     reuse_all_miss_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses, over the L2's size, "
                                                        "from which the second use misses")
+    writeback_all_kept_footprint_ratio: float = spec_field(0.05, 10, "footprint touched after a store, over the L2's "
+                                                           "size, up to which its dirty line is still in L2 at the end")
+    writeback_all_gone_footprint_ratio: float = spec_field(0.05, 10, "footprint touched after a store, over the L2's "
+                                                           "size, from which its line has been written back")
+    dirty_max_size_ratio: float = spec_field(0.01, 1, "most dirty data the L2 holds, over its size (the rest is "
+                                             "written back as it comes)")
 
     def read_cost_bytes(self, lines, sectors, line_bytes: int):
         """What reading ``sectors`` spread over ``lines`` (of ``line_bytes``, the L1's) costs the L2's read
@@ -68,6 +78,21 @@ class L2Spec:
         x = footprint_bytes / self.size_bytes
         lo, hi = self.reuse_all_hit_footprint_ratio, self.reuse_all_miss_footprint_ratio
         return 0.0 if x <= lo else 1.0 if x >= hi else (x - lo) / (hi - lo)
+
+    def dirty_kept_fraction(self, footprint_bytes: float) -> float:
+        """Share of a store's dirty data still in the L2 at the kernel's end when ``footprint_bytes`` (copies counted)
+        were touched after it: all up to ``writeback_all_kept_footprint_ratio`` times the L2's size, none from
+        ``writeback_all_gone_footprint_ratio``, a straight line between (measured:
+        validate/micro/run_l2_writeback.py). Data written once and never used again leaves sooner than data read
+        again and again (:meth:`reuse_miss_fraction`)."""
+        x = footprint_bytes / self.size_bytes
+        lo, hi = self.writeback_all_kept_footprint_ratio, self.writeback_all_gone_footprint_ratio
+        return 1.0 if x <= lo else 0.0 if x >= hi else (hi - x) / (hi - lo)
+
+    @property
+    def dirty_max_bytes(self) -> float:
+        """The most dirty data the L2 keeps: a stream of stores alone leaves this much dirty however long it is."""
+        return self.dirty_max_size_ratio * self.size_bytes
 
     @property
     def read_copies(self) -> int:
@@ -146,32 +171,44 @@ class TileReuse:
     """Tiles of data through the L2, by the footprint between two uses: each access adds its bytes (times the copies
     the L2 keeps) to a running total; a tile used again finds the share :meth:`L2Spec.reuse_miss_fraction` gives
     for the bytes touched since its last use gone (an LRU's stack distance, counted in accesses: the model touches
-    each tile once per chunk of a wave, so between two uses of a tile the others are distinct)."""
+    each tile once per chunk of a wave, so between two uses of a tile the others are distinct).
+
+    What pushes a dirty line out is what the L2 allocates after it, not what hits: ``allocated_bytes`` (the missing
+    share of every access) runs beside the total, for :func:`dirty_at_end`."""
 
     def __init__(self, spec: L2Spec) -> None:
         self.spec = spec
         self.touched_bytes = 0.0
-        self._last: dict[tuple, tuple[float, int]] = {}  # key -> (total at its last use, bytes with copies)
+        self.allocated_bytes = 0.0
+        self._last: dict[tuple, float] = {}  # key -> total at its last use
 
     def access(self, key: tuple, size_bytes: int, copies: int = 1) -> float:
         """Use a tile: the share of it found in the L2 (0 the first time)."""
         last = self._last.get(key)
-        found = 0.0 if last is None else 1.0 - self.spec.reuse_miss_fraction(self.touched_bytes - last[0])
+        found = 0.0 if last is None else 1.0 - self.spec.reuse_miss_fraction(self.touched_bytes - last)
         self.touched_bytes += size_bytes * copies
-        self._last[key] = (self.touched_bytes, size_bytes * copies)
+        self.allocated_bytes += size_bytes * copies * (1.0 - found)
+        self._last[key] = self.touched_bytes
         return found
 
-    def resident_bytes(self, keep) -> float:
-        """Expected bytes still in the L2 of the tiles whose key satisfies ``keep``, each by the distinct bytes used
-        after it (the tiles whose last use is later: a tile used again and again counts once)."""
-        order = sorted(self._last.items(), key=lambda kv: kv[1][0])
-        after = 0.0
-        out = 0.0
-        for key, (_, size) in reversed(order):
-            if keep(key):
-                out += size * (1.0 - self.spec.reuse_miss_fraction(after))
-            after += size
-        return out
+
+def dirty_at_end(spec: L2Spec, spans: list[tuple[float, float, float]], allocated_end: float,
+                 tail_store_per_allocated: float = 0.0, tail_allocated: float = 0.0, points: int = 16) -> float:
+    """Bytes still dirty in the L2 when the kernel ends. ``spans``: (bytes stored, allocated before, allocated after)
+    per stored stretch (a wave's chunk: its stores spread evenly over what it allocated); ``allocated_end``: the
+    bytes allocated by the end. A stretch keeps :meth:`L2Spec.dirty_kept_fraction` of the bytes allocated after
+    it, averaged over the stretch. Waves not simulated (``tail_allocated`` bytes allocated at the end, storing
+    ``tail_store_per_allocated`` per byte allocated) are the most recent. At most ``L2Spec.dirty_max_bytes``."""
+    offsets = (np.arange(points) + 0.5) / points
+
+    def kept(lo: float, hi: float) -> float:  # mean kept share of stores spread over allocation [lo, hi]
+        return float(np.mean([spec.dirty_kept_fraction(allocated_end - (lo + (hi - lo) * f)) for f in offsets]))
+
+    out = sum(b * kept(a0, a1) for b, a0, a1 in spans if b > 0)
+    if tail_allocated > 0 and tail_store_per_allocated > 0:
+        start = allocated_end - tail_allocated
+        out += tail_store_per_allocated * tail_allocated * kept(start, allocated_end)
+    return min(out, spec.dirty_max_bytes)
 
 
 @dataclass(frozen=True)
@@ -187,6 +224,9 @@ class L2Footprint:
     request_sectors_per_chunk: float  # sectors one CTA sends to L2 in one chunk (its L1 misses)
     fetch_ratio: float = 1.0  # bytes read from HBM per tile byte on a miss (the fetch granularity's neighbours)
     in_loop: bool = True  # in the outer loop: a CTA that runs fewer trips (causal attention) skips its last chunks
+
+
+ALLOCATED = ""  # the per-wave key of the bytes the L2 allocated (no operation is named "")
 
 
 @dataclass
@@ -223,7 +263,8 @@ class L2Result:
 
 
 def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: int, chunks: int,
-             spec: L2Spec, max_waves: int, order=None, keys_of=None, trips_share=None) -> L2Result:
+             spec: L2Spec, max_waves: int, order=None, keys_of=None, trips_share=None,
+             footprint_bytes: float | None = None) -> L2Result:
     """Follow CTA waves in launch order (or the tile ``order`` of a persistent kernel's scheduler: a function
     from positions to linear CTA indices) through an LRU of tiles; see the module docstring.
     ``keys_of[name](linear CTA indices)``, where
@@ -233,7 +274,9 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     of it its trips reach, and a tile moves the most that any CTA wanting it runs of the chunk.
 
     Beyond ``max_waves`` waves the per-wave traffic of the second half of the simulated waves is
-    extrapolated (a steady-state fast-forward, reported by the caller).
+    extrapolated (a steady-state fast-forward, reported by the caller). ``footprint_bytes``, where given, is all the
+    L2 can allocate (every tensor the kernel touches fits, copies counted): the per-CTA tiles overcount what CTAs
+    share without sharing tiles (a gather), so the allocations that push dirty lines out are scaled to it.
     """
     import numpy as np
 
@@ -242,7 +285,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     sim_waves = min(waves, max_waves)
     reuse = TileReuse(spec)
     wr = {o.name: 0.0 for o in ops}
-    per_wave_rd, per_wave_req, per_wave_want, per_wave_miss = [], [], [], []
+    spans: dict[str, list] = {o.name: [] for o in ops}  # op -> (bytes stored, allocated before, after) per chunk
+    per_wave_rd, per_wave_req, per_wave_want, per_wave_miss, per_wave_st = [], [], [], [], []
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
@@ -260,8 +304,11 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         w_req = {o.name: 0.0 for o in ops}
         w_want = {o.name: 0.0 for o in ops}  # bytes the CTAs want
         w_miss = {o.name: 0.0 for o in ops}  # of them, in tiles found missing
+        w_st = {o.name: 0.0 for o in ops} | {ALLOCATED: reuse.allocated_bytes}
         for q in range(chunks):
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
+            before = reuse.allocated_bytes
+            c_st = {o.name: 0.0 for o in ops}
             for o in ops:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
@@ -277,11 +324,17 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                                          int(o.tile_bytes_per_chunk * o.fetch_ratio * m),
                                          1 if o.kind == "st" else spec.read_copies)
                     if o.kind == "st":
-                        wr[o.name] += o.tile_bytes_per_chunk * m
+                        c_st[o.name] += o.tile_bytes_per_chunk * m
                     else:
                         w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * m * (1.0 - found)
                         w_want[o.name] += o.tile_bytes_per_chunk * by
                         w_miss[o.name] += o.tile_bytes_per_chunk * by * (1.0 - found)
+            for name, b in c_st.items():
+                if b > 0:
+                    spans[name].append((b, before, reuse.allocated_bytes))
+                    w_st[name] += b
+        w_st[ALLOCATED] = reuse.allocated_bytes - w_st[ALLOCATED]
+        per_wave_st.append(w_st)
         per_wave_rd.append(w_rd)
         per_wave_req.append(w_req)
         per_wave_want.append(w_want)
@@ -300,11 +353,20 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     rd, req = grid_total(per_wave_rd), grid_total(per_wave_req)
     want, miss = grid_total(per_wave_want), grid_total(per_wave_miss)
     tile_miss = {name: miss[name] / want[name] for name in want if want[name] > 0}
-    if waves > sim_waves:
-        for o in ops:
-            if o.kind == "st":
-                wr[o.name] *= n / (sim_waves * ctas_per_wave)
-    for o in ops:  # dirty data still in L2 when the kernel ends is not written back
+    stored = grid_total(per_wave_st)
+    # dirty data still in L2 when the kernel ends is not written back (each store op its share of what stays)
+    end = stored[ALLOCATED]
+    shrink = min(1.0, footprint_bytes / end) if footprint_bytes is not None and end > 0 else 1.0
+    tail_alloc = (end - reuse.allocated_bytes) * shrink
+    dirty = {}
+    for o in ops:
         if o.kind == "st":
-            wr[o.name] = max(wr[o.name] - reuse.resident_bytes(lambda key, o=o: key[1] == o.data), 0.0)
+            wr[o.name] = stored[o.name]
+            tail_st = wr[o.name] - sum(b for b, _, _ in spans[o.name])
+            dirty[o.name] = dirty_at_end(spec, [(b, a0 * shrink, a1 * shrink) for b, a0, a1 in spans[o.name]],
+                                         end * shrink, tail_st / tail_alloc if tail_alloc > 0 else 0.0, tail_alloc)
+    total = sum(dirty.values())
+    kept = min(1.0, spec.dirty_max_bytes / total) if total > 0 else 1.0
+    for name, d in dirty.items():
+        wr[name] = max(wr[name] - d * kept, 0.0)
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss)

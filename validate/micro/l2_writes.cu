@@ -11,3 +11,18 @@ extern "C" __global__ void l2w_copy(const float* __restrict__ in, float* __restr
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i];
 }
+
+// l2w_mix (validate/micro/run_l2_writeback.py): thread i stores out[i], then its warp reads `ratio` whole lines of
+// `in` (each lane a float of each line) from a region of `in_n` floats, wrapping: with in_n far larger than the reads
+// every line read is new (a miss), with a small in_n the same lines come back (hits). What the L2 allocates per
+// byte stored is 1 + ratio x (copies per line read) when the reads miss.
+extern "C" __global__ void l2w_mix(float* __restrict__ out, const float* __restrict__ in, long long n,
+                                   long long in_n, int ratio, float* __restrict__ sink) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[i] = 1.0f;
+  long long base = (i / 32) * 32 * ratio + (i % 32);
+  float s = 0.0f;
+  for (int j = 0; j < ratio; ++j) s += in[(base + 32LL * j) % in_n];
+  if (s == -1.0f) sink[0] = s;
+}
