@@ -1,0 +1,109 @@
+"""How often each SASS instruction of a twin executes, from ncu's source counters on the H100 (issue "the SM side":
+instruction streams from SASS).
+
+    python3 validate/sass_counts.py --out $OUT/sasscounts-2026-11-25.json
+
+The static SASS says what a loop holds, not what runs: branches around blocks, retry loops and predicated paths
+make the count per trip differ. ncu's SourceCounters section counts, per SASS instruction, the warp-level
+instructions executed (the per-instruction parts of ``smsp__inst_executed.sum``). For each target (a twin at one
+shape, launched by its measurement script's own ncu child) this writes the instructions with their addresses,
+text and executed counts, and their sum (to check against ``smsp__inst_executed.sum``), so that the IR's
+instruction counts can be taken from what executes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "micro"))
+
+import common  # noqa: E402
+
+
+def targets(work: Path) -> list[dict]:
+    """(name, kernel regex, child argv, launches to skip): the twins whose instruction counts are in doubt."""
+    sys.path.insert(0, str(HERE))
+    import run_tc_sm80
+    import run_tc_sm90
+
+    cases = run_tc_sm80.build_cases(False)
+
+    def sm80(kernel: str, shape: list[int], params: dict) -> dict:
+        idx = next(i for i, c in enumerate(cases) if c["kernel"] == kernel and c["shape"] == shape
+                   and c["params"] == params)
+        return {"name": f"{kernel} {','.join(map(str, shape))} {params or ''}".strip(), "kernel": kernel,
+                "argv": [str(HERE / "run_tc_sm80.py"), "--ncu-case", str(idx)], "skip": run_tc_sm80.NCU_WARMUP}
+
+    out = [sm80("fa2", [2, 16, 1024, 128], {}), sm80("hgemm_mma_pipelined", [512, 512, 512], {}),
+           sm80("hgemm_mma", [512, 512, 512], {})]
+    # the Hopper twins: run_tc_sm90's ncu child reads its case from a plan file (launched 3 times, 2 skipped)
+    plan = run_tc_sm90.plan_cases([tuple(s) for s in run_tc_sm90.SHAPES], False)
+    plan_path = work / "sc_plan.json"
+    plan_path.write_text(json.dumps(plan))
+    for k, shape in (("hgemm_persistent", [512, 512, 512]), ("hgemm_persistent", [4096, 4096, 4096]),
+                     ("hgemm_ws", [4096, 4096, 4096]), ("hgemm_ws_cluster", [512, 512, 512])):
+        c = next(c for c in plan if c["kernel"] == k and c["shape"] == shape and not c["params"])
+        out.append({"name": f"{k} {','.join(map(str, shape))}", "kernel": k, "skip": 2,
+                    "argv": [str(HERE / "run_tc_sm90.py"), "--ncu-child", str(plan_path), "--case", str(c["id"]),
+                             "--tmap", "param"]})
+    # run_membound's ncu child launches every case once, in order: the first reduction launched is N = 4M
+    for k in ("mem_reduce_interleaved", "mem_reduce_sequential"):
+        out.append({"name": f"{k} 4194304", "kernel": k, "argv": [str(HERE / "run_membound.py"), "--ncu-child"],
+                    "skip": 0})
+    return out
+
+
+def parse_source_csv(text: str) -> list[dict]:
+    """Rows of ncu's ``--page source --csv --print-source sass``: every column kept, numbers as numbers."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    rows = []
+    for r in csv.DictReader(io.StringIO("\n".join(lines))):
+        rows.append({k: common._to_number(v) if isinstance(v, str) else v for k, v in r.items()})
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="", help="substring of the target names to run")
+    ap.add_argument("--work", default="/tmp/sass_counts", help="where the ncu reports go")
+    a = ap.parse_args()
+    ncu = common.find_ncu()
+    work = Path(a.work)
+    res = {"schema": "sasscounts-1", "ncu": common.ncu_version(ncu), "targets": []}
+    work.mkdir(parents=True, exist_ok=True)
+    for t in targets(work):
+        if a.only and a.only not in t["name"]:
+            continue
+        rep = work / ("sc_" + t["name"].replace(" ", "_").replace(",", "x"))
+        cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", f"regex:^{t['kernel']}$",
+               "--launch-skip", str(t["skip"]), "--launch-count", "1", "--section", "SourceCounters",
+               "--metrics", "smsp__inst_executed.sum", "-f", "-o", str(rep), *common.python_cmd(), *t["argv"]]
+        rc, log = common.sh(cmd, timeout=300)
+        common.log(f"{t['name']}: ncu rc={rc}")
+        entry = {"name": t["name"], "rc": rc, "log_tail": log[-1500:]}
+        rc2, text = common.sh([ncu, "--import", str(rep) + ".ncu-rep", "--page", "source", "--csv",
+                               "--print-source", "sass"], timeout=300)
+        rows = parse_source_csv(text) if rc2 == 0 else []
+        entry["rows"] = rows
+        entry["raw_head"] = text[:3000]
+        rc3, raw = common.sh([ncu, "--import", str(rep) + ".ncu-rep", "--page", "raw", "--csv"], timeout=120)
+        r3, _ = common.parse_ncu_raw_csv(raw)
+        entry["smsp__inst_executed.sum"] = r3[0].get("smsp__inst_executed.sum") if r3 else None
+        counts = [r.get("Warp Instructions Executed", r.get("Instructions Executed")) for r in rows]
+        entry["sum_executed"] = sum(c for c in counts if isinstance(c, (int, float)))
+        common.log(f"  {len(rows)} instructions, executed sum {entry['sum_executed']}, "
+                   f"smsp__inst_executed.sum {entry['smsp__inst_executed.sum']}")
+        res["targets"].append(entry)
+    common.write_json(Path(a.out), res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
