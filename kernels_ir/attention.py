@@ -27,6 +27,16 @@ SASS_FA3_LOOP = {(64, 64, 0): (296, 38), (64, 128, 0): (456, 38), (64, 176, 0): 
                  (128, 64, 0): (358, 62), (128, 128, 0): (518, 62), (128, 176, 0): (641, 62),
                  (64, 64, 1): (300, 38), (64, 128, 1): (461, 38), (64, 176, 1): (583, 38),
                  (128, 64, 1): (363, 62), (128, 128, 1): (523, 62), (128, 176, 1): (645, 62)}
+# fa2's instructions per warp as the measured binary executes them (ncu source counters, validate/sass_counts.py:
+# validate/measurements/h100/sasscounts-2026-11-25.json and sasscounts-fa2-2026-11-25.json), per (d, causal) at the
+# default br/bc: (prologue, every KV iteration, epilogue), the iteration's count including the 21-instruction
+# prefetch of the next K block the last iteration skips; and the masking block each diagonal iteration of a causal
+# run adds. E.g. d=128: 290 before the loop, 339 + 21 + 642 per iteration (256 HMMA, 80 LDSM, 16 LDGSTS, 384 FP32,
+# 68 MUFU, 8 SHFL, 6 LDS, 10 LDL/STL, 172 integer, move and control), 33 + 87 + 79 + 79 + 70 after it. The operations
+# below stand for part of each; the rest is issued as independent integer work (``sass_rest``).
+SASS_FA2 = {(128, False): (290, 1002, 348), (128, True): (226, 865, 344),
+            (64, False): (202, 1075, 215), (64, True): (175, 1087, 216)}
+SASS_FA2_MASK = {128: 115, 64: 211}
 SOFTMAX_FP32_PER_ELEMENT = 3.5
 MASK_FP32_PER_ELEMENT = 2
 
@@ -124,6 +134,9 @@ def fa2(shape, br, bc, causal, swizzle, *, hw):
                         Compute("mmaO", "tensor", mi * d // 8, ilp=mi * d // 8, after=("ldsmV", "exp2"))), var="j"),
     )
     diag = max(br // bc, 1) if causal else 0
+    counted = SASS_FA2.get((d, bool(causal))) if (br, bc) == (128, 128 if d == 64 else 64) else None
+    if counted:  # the measured binary's instruction counts (at the default tiles; other tiles: the operations only)
+        body = (*body, sass_rest("loop_ctl", counted[1] - instructions_per_warp(body, 0), None))
 
     def o_addr(c):
         m, rest = c.r // (d // 4), c.r % (d // 4)
@@ -131,9 +144,14 @@ def fa2(shape, br, bc, causal, swizzle, *, hw):
         row = c.bx * br + c.warp * rows_w + m * 16 + c.lane // 4 + 8 * h
         return (((c.bz * H + c.by) * N + row) * d + ni * 8 + 2 * (c.lane % 4)) * BF16
 
-    epi = ((Compute("mask", "fp32", MASK_FP32_PER_ELEMENT * e * diag, ilp=8),) if diag else ()) + (
+    mask = SASS_FA2_MASK[d] if counted else MASK_FP32_PER_ELEMENT * e
+    epi = ((Compute("mask", "fp32", mask * diag, ilp=8),) if diag else ()) + (
         Compute("normalize", "fp32", o_elems, ilp=8, after=("mmaO",)),
         Mem("stO", "global", "st", 4, o_addr, "O", repeat=mi * d // 4, after=("normalize",)))
+    prologue = (*q_ld, *k0, Commit("cp.async"))
+    if counted:
+        prologue = (*prologue, sass_rest("pro_ctl", counted[0] - instructions_per_warp(prologue, 0), None))
+        epi = (*epi, sass_rest("epi_ctl", counted[2] - instructions_per_warp(epi, 0) + mask * diag, None))
     grid = (N // br, H, B)
     trips = nblk
     trips_of = None
@@ -142,7 +160,7 @@ def fa2(shape, br, bc, causal, swizzle, *, hw):
         trips = max(trips_of(i) for i in range(grid[0]))
     launch = Launch(grid, (threads, 1, 1), 255 if d == 128 else 254, smem)  # ptxas -v of the twin
     return Kernel(name, "attention", shape, {"br": br, "bc": bc, "causal": causal, "swizzle": swizzle}, launch,
-                  (*q_ld, *k0, Commit("cp.async")), Loop(trips, body), epi, _tensors(B, H, N, d),
+                  prologue, Loop(trips, body), epi, _tensors(B, H, N, d),
                   _flops(B, H, N, d, causal), _twin(name), trips_of=trips_of)
 
 

@@ -40,8 +40,9 @@ def targets(work: Path) -> list[dict]:
         return {"name": f"{kernel} {','.join(map(str, shape))} {params or ''}".strip(), "kernel": kernel,
                 "argv": [str(HERE / "run_tc_sm80.py"), "--ncu-case", str(idx)], "skip": run_tc_sm80.NCU_WARMUP}
 
-    out = [sm80("fa2", [2, 16, 1024, 128], {}), sm80("hgemm_mma_pipelined", [512, 512, 512], {}),
-           sm80("hgemm_mma", [512, 512, 512], {})]
+    out = [sm80("fa2", [2, 16, 1024, 128], {}), sm80("fa2", [4, 16, 4096, 128], {"causal": 1}),
+           sm80("fa2", [8, 32, 2048, 64], {}), sm80("fa2", [8, 32, 2048, 64], {"causal": 1}),
+           sm80("hgemm_mma_pipelined", [512, 512, 512], {}), sm80("hgemm_mma", [512, 512, 512], {})]
     # the Hopper twins: run_tc_sm90's ncu child reads its case from a plan file (launched 3 times, 2 skipped)
     plan = run_tc_sm90.plan_cases([tuple(s) for s in run_tc_sm90.SHAPES], False)
     plan_path = work / "sc_plan.json"
@@ -61,7 +62,7 @@ def targets(work: Path) -> list[dict]:
 
 def parse_source_csv(text: str) -> list[dict]:
     """Rows of ncu's ``--page source --csv --print-source sass``: every column kept, numbers as numbers."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    lines = [ln for ln in text.splitlines() if ln.startswith('"') and not ln.startswith('"Kernel Name"')]
     rows = []
     for r in csv.DictReader(io.StringIO("\n".join(lines))):
         rows.append({k: common._to_number(v) if isinstance(v, str) else v for k, v in r.items()})
@@ -76,7 +77,9 @@ def main() -> int:
     a = ap.parse_args()
     ncu = common.find_ncu()
     work = Path(a.work)
-    res = {"schema": "sasscounts-1", "ncu": common.ncu_version(ncu), "targets": []}
+    res = {"schema": "sasscounts-1", "ncu": common.ncu_version(ncu),
+           "columns": ["address", "source", "warp_instructions_executed", "thread_instructions_executed",
+                       "predicated_on_thread_instructions_executed"], "targets": []}
     work.mkdir(parents=True, exist_ok=True)
     for t in targets(work):
         if a.only and a.only not in t["name"]:
@@ -91,13 +94,13 @@ def main() -> int:
         rc2, text = common.sh([ncu, "--import", str(rep) + ".ncu-rep", "--page", "source", "--csv",
                                "--print-source", "sass"], timeout=300)
         rows = parse_source_csv(text) if rc2 == 0 else []
-        entry["rows"] = rows
-        entry["raw_head"] = text[:3000]
+        entry["instructions"] = [[r.get("Address"), r.get("Source"), r.get("Instructions Executed"),
+                                  r.get("Thread Instructions Executed"),
+                                  r.get("Predicated-On Thread Instructions Executed")] for r in rows]
         rc3, raw = common.sh([ncu, "--import", str(rep) + ".ncu-rep", "--page", "raw", "--csv"], timeout=120)
         r3, _ = common.parse_ncu_raw_csv(raw)
         entry["smsp__inst_executed.sum"] = r3[0].get("smsp__inst_executed.sum") if r3 else None
-        counts = [r.get("Warp Instructions Executed", r.get("Instructions Executed")) for r in rows]
-        entry["sum_executed"] = sum(c for c in counts if isinstance(c, (int, float)))
+        entry["sum_executed"] = sum(i[2] for i in entry["instructions"] if isinstance(i[2], (int, float)))
         common.log(f"  {len(rows)} instructions, executed sum {entry['sum_executed']}, "
                    f"smsp__inst_executed.sum {entry['smsp__inst_executed.sum']}")
         res["targets"].append(entry)
