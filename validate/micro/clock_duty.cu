@@ -1,0 +1,65 @@
+// The SM clock against tensor activity on the H100 (driven by validate/micro/run_clock_duty.py, NVRTC sm_90a).
+// Every SM runs rounds of `mmas` mma.sync m16n8k16 bf16 (4 independent accumulators per warp) followed by a filler
+// of `fill` steps: 8 independent FFMAs per thread (kind 0) or a __nanosleep(32) (kind 1, the SM mostly idle), until
+// `ns` nanoseconds of %globaltimer have passed. Thread 0 of each block records (clock64 start, end, globaltimer
+// start, end, mma.sync issued by its warp): the SM clock is d(clock64) / d(globaltimer), the tensor activity the
+// mma.sync FLOPs per SM per cycle.
+static __device__ __forceinline__ long long gtimer() {
+  long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+extern "C" __global__ void clk_duty(long long ns, int mmas, int fill, int kind, unsigned int seed, float* sink,
+                                    long long* rec) {
+  const unsigned int a0 = seed ^ (threadIdx.x * 2654435761u), a1 = a0 * 3u, a2 = a0 * 5u, a3 = a0 * 7u,
+                     b0 = a0 * 11u, b1 = a0 * 13u;
+  float d[4][4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) d[c][e] = 0.0f;
+  }
+  float x[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) x[c] = 0.5f + c * threadIdx.x;
+  const long long g0 = gtimer(), c0 = clock64();
+  long long g = g0, issued = 0;
+  while (g - g0 < ns) {
+    for (int i = 0; i < mmas; ++i) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+      }
+    }
+    issued += 4LL * mmas;
+    for (int i = 0; i < fill; ++i) {
+      if (kind == 0) {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) x[c] = fmaf(x[c], 0.999f, 0.001f);
+      } else {
+        __nanosleep(32);
+      }
+    }
+    g = gtimer();
+  }
+  const long long c1 = clock64();
+  if (threadIdx.x == 0) {
+    long long* r = rec + 5 * blockIdx.x;
+    r[0] = c0;
+    r[1] = c1;
+    r[2] = g0;
+    r[3] = g;
+    r[4] = issued;
+  }
+  float s = 0.0f;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s += x[c];
+  if (s == 1234.5f) sink[0] = s;
+}
