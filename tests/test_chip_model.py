@@ -179,3 +179,13 @@ def test_the_l2_keeps_no_more_dirty_data_than_measured():
     kept = 96 * (1 << 20) - res.dram_write_bytes["st"]
     assert kept == pytest.approx(spec.dirty_max_bytes, rel=1e-6)
     assert abs(kept - (96 << 20) + _writeback_micro()[("l2w_store", 96)]) < 0.05 * (96 << 20)
+
+
+def test_the_clock_steps_down_with_any_tensor_work():
+    # measured (validate/micro/run_clock_duty.py): the same clock from 0.6% to 86% of mma.sync's peak, FP32 alone
+    # holds the top clock; a tensor kernel far from saturation runs at the mma.sync clock, not near the top
+    cfg = load_config()
+    lightly, _ = predict("hgemm_mma", (512, 512, 512))
+    fp32, _ = predict("sgemm_vectorized", (512, 512, 512))
+    assert lightly["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_mma_sync_saturated_hz)
+    assert fp32["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_hz)
