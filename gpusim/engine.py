@@ -483,10 +483,20 @@ class ChipModel:
         now = self.env.now
         t = self._deps(wp, op.after, now) if op.after else now
         if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
-            # every lane predicated off: the warp spends its issue slots, the memory pipe sees nothing
+            # every lane predicated off: the warp spends its issue slots and the memory pipe sees no work, but the
+            # instruction still goes down the LSU path: a dependent instruction waits the load's whole latency
+            # (measured: validate/micro/run_predld.py, 44.2 cycles per link off against 45.2 on)
+            sm = cta.sm
+            queue = sm.lg if op.space == "global" else sm.mio[wp.sub]
+            admitted = queue.admit(t, now)
+            if admitted > t:
+                wp.stats[STALL_INDEX[queue.stall]] += admitted - t
+                t = admitted
             _, issue_end = self._issue(wp, t, n_instr)
-            if op.kind in LOADS:
-                wp.ready[op.name] = issue_end
+            if op.kind in LOADS:  # it reaches the pipe behind the work booked there, then the pipeline's latency
+                pipe = sm.l1tex
+                wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
+                                     + tm.latency_hit_cycles)
             return math.ceil(issue_end)
         sm = cta.sm
         queue = sm.lg if op.space == "global" else sm.mio[wp.sub]

@@ -216,6 +216,33 @@ def test_predicated_instructions_are_issued_by_every_warp_even_with_no_lane_on()
     assert guarded[wf] == branch[wf] == 132 * 1
 
 
+def test_a_predicated_off_load_still_makes_its_reader_wait():
+    """Measured (validate/micro/run_predld.py): a shared load with every lane off delays the instruction that reads
+    it as long as one with lanes on. One warp, a chain of 16 (guarded load, dependent add): the chain's time is the
+    loads' latency whether the guard lets lanes through or not, charged to short_scoreboard."""
+    import numpy as np
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, Launch, Loop, Mem, Tensor
+    from gpusim.metrics import report
+
+    def kernel(on: bool) -> Kernel:
+        ld = Mem("lds", "shared", "ld", 4, lambda c: np.where(np.full_like(c.tid, on, dtype=bool), c.tid * 4, -1),
+                 predicated=True, after=("add",))
+        body = (ld, Compute("add", "fp32", 1, after=("lds",)))
+        return Kernel("pred_chain", "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 1024), (),
+                      Loop(16, body), (), (Tensor("t", 4),), 0, "")
+
+    cfg = load_config()
+    on, off = report(simulate(kernel(True), cfg)), report(simulate(kernel(False), cfg))
+    cycles = "gpc__cycles_elapsed.max"
+    assert off[cycles] >= 16 * cfg.shared_memory.load_latency_cycles
+    assert off[cycles] == pytest.approx(on[cycles], rel=0.15)
+    short = "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"
+    assert off[short] > 0.5 * on[short] > 0
+
+
 @pytest.mark.parametrize("stride, bytes_per_float", [(1, 4), (8, 32), (32, 64)])
 def test_hbm_fetches_the_aligned_64_byte_block_of_every_missed_sector(predicted, stride, bytes_per_float):
     """y[i] = x[i * stride] over N floats: stride 1 reads every byte of x once (4 B per float), stride 8 one
