@@ -610,13 +610,13 @@ class ChipModel:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
     def _sync(self, wp: _Warp, op, it: int, j: int):
-        """A synchronisation operation. It is an instruction too (BAR.SYNC, SYNCS.*, LDGDEPBAR, DEPBAR, WARPGROUP.*):
-        it takes the warp's issue slot like any other, one each as :func:`gpusim.ir.instructions_per_warp` counts
-        it (the kernels' SASS remainders are reckoned against that count)."""
+        """A synchronisation operation. It is an instruction too (BAR.SYNC, SYNCS.*, LDGDEPBAR, DEPBAR, WARPGROUP.*),
+        counted as issued, one each as :func:`gpusim.ir.instructions_per_warp` counts it (the kernels' SASS
+        remainders are reckoned against that count). It does not book the issue slot: compute bundles hold the
+        slot in quanta (``issue_quantum``), behind which a lone barrier would arrive up to a quantum late, where
+        the hardware interleaves it within a cycle."""
         env = self.env
-        _, end = self._issue(wp, env.now, 1)
-        if math.ceil(end) > env.now:
-            yield env.timeout(math.ceil(end) - env.now)
+        wp.stats[SELECTED] += 1
         if isinstance(op, Barrier):
             yield from self._barrier(wp, op)
         elif isinstance(op, Commit):
