@@ -340,11 +340,14 @@ def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: 
         p_real = min(kernel.persistent_ctas, real_slots, n)  # CTAs beyond the tile count exit at once
         count = min(p_real, rep_slots)
         order = kernel.tile_order
-        works = []
+        picked = []
         for p in _even(0, count, p_real):
             positions = np.arange(p, n, p_real)
-            tiles = tuple(int(x) for x in (order(positions) if order is not None else positions))
-            works.append(CtaWork(tiles[0] if tiles else p, p_real / count, trips, tiles))
+            picked.append((p, tuple(int(x) for x in (order(positions) if order is not None else positions))))
+        # the real CTAs run n // p_real or one more tiles: weigh the representatives so that they stand for the
+        # n tiles (an even pick of a few CTAs may hold only the longer ones)
+        weight = n / sum(len(tiles) for _, tiles in picked)
+        works = [CtaWork(tiles[0] if tiles else p, weight, trips, tiles) for p, tiles in picked]
         return works, sm_weight
     works = []
     full_waves, tail = divmod(n, real_slots)

@@ -619,6 +619,25 @@ class ChipModel:
             if wp.tracing:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
+    def _sync(self, wp: _Warp, op, it: int, j: int):
+        """A synchronisation operation. It is an instruction too (BAR.SYNC, SYNCS.*, LDGDEPBAR, DEPBAR, WARPGROUP.*),
+        counted as issued, one each as :func:`gpusim.ir.instructions_per_warp` counts it (the kernels' SASS
+        remainders are reckoned against that count). It does not book the issue slot: compute bundles hold the
+        slot in quanta (``issue_quantum``), behind which a lone barrier would arrive up to a quantum late, where
+        the hardware interleaves it within a cycle."""
+        env = self.env
+        wp.stats[SELECTED] += 1
+        if isinstance(op, Barrier):
+            yield from self._barrier(wp, op)
+        elif isinstance(op, Commit):
+            wp.groups.commit(op.queue, env.now)
+        elif isinstance(op, WaitGroup):
+            yield from self._wait_group(wp, op)
+        elif isinstance(op, Arrive):
+            self.mbarriers.arrive(wp.cta.serial, op.bar, op.seq(it, j), env.now)
+        elif isinstance(op, MbarWait):
+            yield from self._mbar_wait(wp, op, it, j)
+
     def _run(self, wp: _Warp, ops, it: int, j: int):
         """Walk ``ops`` (iteration ``it`` of the outer loop, ``j`` of an inner one), sleeping where the warp waits.
         Memory and compute operations book their work and say when the warp may go on."""
@@ -647,19 +666,11 @@ class ChipModel:
                     wp.ready[op.name] = t + self.pipe_latency[op.pipe]
             elif getattr(op, "warps", None) is not None and lw not in op.warps:
                 continue
-            elif isinstance(op, Barrier):
-                yield from self._barrier(wp, op)
-            elif isinstance(op, Commit):
-                wp.groups.commit(op.queue, self.env.now)
-            elif isinstance(op, WaitGroup):
-                yield from self._wait_group(wp, op)
-            elif isinstance(op, Arrive):
-                self.mbarriers.arrive(wp.cta.serial, op.bar, op.seq(it, j), self.env.now)
-            elif isinstance(op, MbarWait):
-                yield from self._mbar_wait(wp, op, it, j)
             elif isinstance(op, Loop):
                 for jj in range(op.trips):
                     yield from self._run(wp, op.body, it, jj)
+            else:
+                yield from self._sync(wp, op, it, j)
 
     # --- the outer loop and its fast-forward ---------------------------------------------------------
     @staticmethod

@@ -215,6 +215,11 @@ class Kernel:
     # ``persistent_ctas`` the CTAs really launched
     tile_order: Callable[[np.ndarray], np.ndarray] | None = None
     persistent_ctas: int = 0
+    # persistent kernels: warp instructions (summed over the CTA's warps, from the twin's SASS) that a launched CTA
+    # executes outside its tiles (set-up, the tile-count test, the exit), and what one with no tile executes;
+    # counted in smsp__inst_executed, not simulated (a few hundred instructions per CTA)
+    cta_instructions: int = 0
+    idle_cta_instructions: int = 0
     # outer-loop trips of each CTA (linear index) when they differ (causal attention); None: all equal
     trips_of: Callable[[int], int] | None = None
     # setmaxnreg: registers per thread of each warpgroup after reallocation (None: the launch's count)

@@ -63,6 +63,15 @@ def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
     return {pipe: (a * k.launch.num_ctas, b * k.launch.num_ctas) for pipe, (a, b) in out.items()}
 
 
+def _unsimulated_instructions(k) -> int:
+    """A persistent kernel's instructions outside its tiles: every launched CTA's set-up and exit, and the CTAs
+    beyond the tile count, which run the set-up and exit at once."""
+    if not k.persistent_ctas:
+        return 0
+    busy = min(k.persistent_ctas, k.launch.num_ctas)
+    return busy * k.cta_instructions + (k.persistent_ctas - busy) * k.idle_cta_instructions
+
+
 def report(sim: Simulation) -> dict:
     """One flat dict keyed by ncu metric names (plus ``gpusim__*`` keys for what ncu has no name for)."""
     cfg, k = sim.config, sim.kernel
@@ -124,7 +133,7 @@ def report(sim: Simulation) -> dict:
             round(_sum_ops(sim, "shared", "stsm", "wavefronts")),
         "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),
         "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
-        "smsp__inst_executed.sum": round(issue),
+        "smsp__inst_executed.sum": round(issue + _unsimulated_instructions(k)),
         "launch__registers_per_thread": k.launch.regs_per_thread,
         "launch__shared_mem_per_block": k.launch.smem_bytes,
         "launch__block_size": k.launch.threads_per_block,

@@ -37,6 +37,19 @@ SASS_FA3_LOOP = {(64, 64, 0): (296, 38), (64, 128, 0): (456, 38), (64, 176, 0): 
 SASS_FA2 = {(128, False): (290, 1002, 348), (128, True): (226, 865, 344),
             (64, False): (202, 1075, 215), (64, True): (175, 1087, 216)}
 SASS_FA2_MASK = {128: 115, 64: 211}
+# What fa3's warps execute outside the loops, per (d, bc, causal), same builds: (every warp to the role split,
+# thread 0's mbarrier init, a consumer warp before its loop (set-up and the peeled first turn: Q K_0^T and its
+# softmax), after it (the last P V, the normalization and the stores), the producer thread before its loop (Q's
+# copies) and after it, an idle producer warp (setmaxnreg.dec, its EXIT)). Walked on the SASS from the role split
+# to the loop and from the loop to EXIT, each forward branch taken (the mbarrier waits passing at once, the masking
+# blocks skipped) unless it leaves the path to the loop, the way `gpusim sass` reckons the loop bodies (the same
+# walk gives SASS_FA3_LOOP exactly); NOPs included.
+FA3_PATHS = {(64, 64, 0): (30, 19, 307, 149, 32, 1, 4), (64, 128, 0): (30, 19, 450, 165, 32, 1, 4),
+             (64, 176, 0): (30, 19, 559, 178, 32, 1, 4), (128, 64, 0): (30, 19, 404, 213, 43, 1, 4),
+             (128, 128, 0): (30, 19, 546, 229, 43, 1, 4), (128, 176, 0): (30, 19, 654, 242, 43, 1, 4),
+             (64, 64, 1): (39, 19, 318, 144, 31, 1, 4), (64, 128, 1): (39, 19, 461, 160, 31, 1, 4),
+             (64, 176, 1): (40, 19, 569, 173, 31, 1, 4), (128, 64, 1): (39, 19, 415, 208, 42, 1, 4),
+             (128, 128, 1): (39, 19, 557, 224, 42, 1, 4), (128, 176, 1): (40, 19, 665, 237, 42, 1, 4)}
 SOFTMAX_FP32_PER_ELEMENT = 3.5
 MASK_FP32_PER_ELEMENT = 2
 
@@ -241,6 +254,17 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
         trips = max(trips_of(i) for i in range(grid[0]))
     launch = Launch(grid, (384, 1, 1), 168, smem)
     prologue = (*q, MbarWait("q", lambda it, j: 0, consumers))
+    paths = FA3_PATHS.get((d, bc, int(bool(causal))))
+    if sass and paths:  # outside the loop: the set-up, the peeled first turn less the loop's full iteration the IR
+        # runs for it, the last turn and the epilogue (the masking work, "mask", comes on top of the SASS path)
+        common, init, cons_pre, cons_post, prod_pre, prod_post, idle = paths
+        modelled = (*prologue, *(op for op in epi if op.name != "mask"))
+        prologue = (sass_rest("setup", common, None), sass_rest("init", init, producer),
+                    sass_rest("prod_setup", prod_pre + prod_post - instructions_per_warp(modelled, producer[0]),
+                              producer),
+                    sass_rest("idle_exit", idle, (1, 2, 3)),
+                    sass_rest("cons_setup", cons_pre + cons_post - sass[0]
+                              - instructions_per_warp(modelled, consumers[0]), consumers), *prologue)
     return Kernel(name, "attention", shape, {"bc": bc, "causal": causal, "stages": stages, "swizzle": swizzle},
                   launch, prologue, Loop(trips, body), epi, _tensors(B, H, N, d), _flops(B, H, N, d, causal),
                   _twin(name), mbarriers={"q": len(q), "full": len(kv), "empty": len(consumers), "turn1": 4,

@@ -8,6 +8,8 @@ mma.sync worklog); every kernel names its CUDA twin in ``validate/kernels/``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from gpusim.config import HardwareConfig
@@ -46,6 +48,16 @@ MMA_STAGE_BYTES = (MMA_BM + MMA_BN) * PANEL_BYTES
 # IR's operations do not stand for (address, loop-control, predicate work) is added per warp as an int32 bundle:
 # the loop's share in the loop, the rest (set-up, drain, epilogue addresses) in the epilogue.
 SASS_MMA = {"hgemm_mma": (161, 400), "hgemm_mma_swizzled": (156, 488), "hgemm_mma_pipelined": (190, 688)}
+# What the three twins (one body, hgemm_mma_common.cuh, built with -DSTAGES -DSWIZZLE) execute per warp
+# (`gpusim sass --listing`, NOPs included): (before the K loop, one K iteration, the copy block the last stages-1
+# iterations branch over, after the loop), the K < 1 path skipped. STAGES=1, no swizzle: 0x0000-0x00c0 +
+# 0x02e0-0x0870, loop 0x0880-0x1280, epilogue 0x1290-0x1860; STAGES=1 with a swizzle (32B, 64B and 128B build the
+# same code): 0x0000-0x00b0 + 0x02d0-0x0df0, 0x0e00-0x17b0, 0x17c0-0x1d90. 128B: STAGES=2: 0x0000-0x05a0 +
+# 0x07c0-0x1100, 0x1110-0x1d40, 0x1190-0x1770, 0x1d50-0x2320; STAGES=3: 0x0000-0x0d10 (the prologue copies) +
+# 0x0f30-0x1850, 0x1860-0x2430, 0x18f0-0x1e60, 0x2440-0x2a10; STAGES=4: 0x0000-0x12f0 + 0x1510-0x1e30,
+# 0x1e40-0x29f0, 0x1ec0-0x2420, 0x2a00-0x2fd0. Other builds use the static sizes of SASS_MMA.
+MMA_PATHS = {(1, "none"): (103, 161, 0, 94), **{(1, sw): (191, 156, 0, 94) for sw in ("32B", "64B", "128B")},
+             (2, "128B"): (240, 196, 95, 94), (3, "128B"): (357, 190, 88, 94), (4, "128B"): (451, 188, 87, 94)}
 
 
 def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig) -> Kernel:
@@ -140,10 +152,14 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig)
     epilogue = (*drain, Compute("cvt", "fp32", 32, 32, after=(*fmas, *(f"mma_d{d}" for d in range(stages - 1)))),
                 Mem("stC", "global", "st", 4, c_addr, "C", repeat=32, after=("cvt",)))
     sass_loop, sass_all = SASS_MMA[name]
+    outside_total = sass_all - sass_loop
+    if (stages, swizzle) in MMA_PATHS:  # the path the twin executes
+        pre, sass_loop, issue, epi = MMA_PATHS[(stages, swizzle)]
+        outside_total = pre + epi + (stages - 1) * (sass_loop - issue)
     if loop is not None:
         loop = Loop(loop.trips, (sass_rest("sass_rest", sass_loop - instructions_per_warp(loop.body), None),
                                  *loop.body))
-    outside = sass_all - sass_loop - instructions_per_warp((*prologue, *epilogue))
+    outside = outside_total - instructions_per_warp((*prologue, *epilogue))
     epilogue = (sass_rest("sass_rest_epi", outside, None), *epilogue)
     launch = Launch((N // MMA_BN, M // MMA_BM, 1), (MMA_THREADS, 1, 1), MMA_REGS[name], smem)
     return Kernel(name, "hgemm", shape, {"swizzle": swizzle, "stages": stages}, launch, prologue, loop, epilogue,
@@ -217,12 +233,17 @@ def hgemm_tma_wgmma(shape, stages, swizzle, *, hw):
     # it+stages-1 into the slot freed by the __syncthreads that ended iteration it-1, then computes tile it
     prologue = (Loop(ahead, copies(lambda c: c.j, "_pro", lambda it, j: j), var="j"),) if ahead else ()
     ring = copies(lambda c: np.minimum(c.it + ahead, tiles - 1), "", lambda it, j: it + ahead)
-    body = (sass_rest("copy_ctl", SASS_TMA_WGMMA_LOOP[1] - 3, (0,)), *ring, MbarWait("full", lambda it, j: it, warps),
-            _wgmma("wgmma", BN, 2 * BK // 16, warps), sass_rest("ctl", SASS_TMA_WGMMA_LOOP[0] - 15, warps),
-            Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
-    epi = (sass_rest("cvt", 64, warps, "fp32"), sass_rest("epi_ctl", SASS_EPILOGUE_INT, warps),
-           _hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
-           _hopper_c_store(N, BN, lambda c: c.by * BM + 64, lambda c: c.bx * BN, None, 0, "stC1"))
+    paths = TMA_WGMMA_PATHS[swizzle]
+    wait = MbarWait("full", lambda it, j: it, warps)
+    mma = _wgmma("wgmma", BN, 2 * BK // 16, warps)
+    sync = (Commit("wgmma"), WaitGroup("wgmma", 0), Barrier())
+    body = (sass_rest("copy_ctl", paths.copy - instructions_per_warp(ring, 0), (0,)), *ring, wait, mma,
+            sass_rest("ctl", paths.iter - instructions_per_warp((wait, mma, *sync), 1), warps), *sync)
+    stores = (_hopper_c_store(N, BN, lambda c: c.by * BM, lambda c: c.bx * BN, None, 0, "stC0"),
+              _hopper_c_store(N, BN, lambda c: c.by * BM + 64, lambda c: c.bx * BN, None, 0, "stC1"))
+    cvt = sass_rest("cvt", 64, warps, "fp32")
+    epi = (cvt, sass_rest("epi_ctl", paths.epi - instructions_per_warp((cvt, *stores), 1), warps), *stores)
+    prologue = (sass_rest("setup", paths.setup, warps), sass_rest("init", paths.init, (0,)), *prologue)
     launch = Launch((N // BN, M // BM, 1), (128, 1, 1), 154, smem)  # ptxas -v of the twin
     return Kernel(name, "hgemm", shape, {"stages": stages, "swizzle": swizzle}, launch, prologue,
                   Loop(tiles, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name),
@@ -232,19 +253,78 @@ def hgemm_tma_wgmma(shape, stages, swizzle, *, hw):
 
 # Instructions of the twins' SASS that the operations above do not stand for (`gpusim sass`, nvcc 13.0, sm_90a):
 # address, loop-control, predicate and uniform-datapath work, counted per warp and taken as independent (ilp 8).
-# Per k-iteration: the consumer loop of hgemm_ws / _cluster / _persistent holds 89 / 93 / 91 instructions, of which
-# 4 HGMMA, 4 SYNCS (mbarrier wait and arrive) and 2 WARPGROUP (arrive, depbar) are the modelled ones; the
-# producer loop 53 / 55 / 56, of which 2 UTMALDG and 4 SYNCS. hgemm_tma_wgmma's loop holds 120: 28 of them
-# (0x6c0-0x880: the copies, 2 UTMALDG and an arrive modelled) only thread 0's warp runs; of the other 92, 8 HGMMA,
-# 4 SYNCS, 1 BAR and 2 WARPGROUP are modelled. The epilogue of every consumer warp converts its 64 accumulator
-# pairs (F2FP, on the FP32 pipe) before the 64 STG, with 28 more instructions (BN = 256; halved at BN = 128).
-# The persistent twin's tile loop adds 154 (consumer: the tile index, MUFU divisions, the epilogue's addresses)
-# and 65 (producer) per tile.
-SASS_CONSUMER_LOOP = {"hgemm_ws": 89, "hgemm_ws_cluster": 93, "hgemm_persistent": 91}
-SASS_PRODUCER_LOOP = {"hgemm_ws": 53, "hgemm_ws_cluster": 55, "hgemm_persistent": 56}
-SASS_TMA_WGMMA_LOOP = (92, 28)  # every warp, thread 0's warp in addition
-SASS_EPILOGUE_INT = 28
-SASS_PERSISTENT_TILE = (154, 65)  # consumer, producer
+class TmaWgmmaPaths(NamedTuple):
+    """Instructions one warp of hgemm_tma_wgmma executes on each path of its SASS (NOPs included, the mbarrier
+    wait passing at its first try)."""
+    setup: int  # every warp: parameters, the accumulator zeroing, the BAR.SYNC after thread 0's init
+    init: int  # warp 0: thread 0's tensor-map prefetch and mbarrier init
+    iter: int  # every warp per k-iteration: the wait, 8 HGMMA, the descriptors, DEPBAR, BAR.SYNC, the branch
+    copy: int  # warp 0 per k-iteration in addition: thread 0's arrive.expect_tx and UTMALDGs (elect loops)
+    epi: int  # every warp: 64 F2FP, 64 STG, their addresses, EXIT
+
+
+# Counted by address range on `gpusim sass --listing -DSTAGES=1 -DSWIZZLE=..` (nvcc 13.0, sm_90a), SWIZZLE=128:
+# setup 0x0000-0x0460 + 0x0550-0x0690, init 0x0470-0x0540 (1 NOP), iter 0x06a0-0x06b0 + 0x0880-0x08d0 +
+# 0x09a0-0x0e10 (120 static: the wait's retry block 0x08e0-0x0990 is skipped), copy 0x06c0-0x0870 (2 UTMALDG),
+# epi 0x0e20-0x1870. SWIZZLE=64 / 32 likewise with 4 / 8 UTMALDG in copy (0x06c0-0x09a0, 0x06c0-0x0c00). The
+# STAGES > 1 builds are taken as the same per iteration (their prologue copies' control is not counted).
+TMA_WGMMA_PATHS = {"128B": TmaWgmmaPaths(92, 14, 80, 28, 166), "64B": TmaWgmmaPaths(92, 14, 80, 47, 166),
+                   "32B": TmaWgmmaPaths(92, 14, 80, 85, 166)}
+
+
+class WsPaths(NamedTuple):
+    """Instructions one warp executes on each path of a warp-specialized twin's SASS, NOPs included (ncu counts
+    them), every mbarrier wait passing at its first try (the out-of-line retry blocks, which poll
+    SR_CLOCKLO and branch back, are not counted: how often they run depends on timing)."""
+    pre: int  # every warp: up to the role split (thread 0's branch, the BAR.SYNC, the warpgroup test)
+    init: int  # warp 0 only: thread 0's tensor-map prefetch and mbarrier init block
+    cons_setup: int  # consumer warps before their k loop (setmaxnreg.inc, zeroing the accumulators)
+    cons_iter: int  # consumer warps per k-iteration: the full-barrier wait passing at once, 4 HGMMA, the arrive
+    cons_epi: int  # consumer warps after the k loop: F2FP, STG, addresses and the exit (per tile if persistent)
+    prod_common: int  # every producer warp: setmaxnreg.dec and the thread-0 test
+    prod_setup: int  # the producer thread's warp before its k loop
+    prod_iter: int  # the producer thread per k-iteration: the empty-barrier wait passing at once, 2 UTMALDG
+    exit: int  # a warp's way out (BSYNC, EXIT; the cluster's final barrier)
+    tile: int = 0  # persistent: the consumer warps per tile before the k loop (the tile index, the zeroing)
+    prod_tile: int = 0  # persistent: the producer thread per tile (the tile index) and after its k loop
+    once: int = 0  # persistent: the consumer warps once, between the tile-count test and the first tile
+    prod_once: int = 0  # persistent: the producer thread once, likewise
+    tile_test: int = 0  # persistent: the consumer warps' tile-count test (the producer's is in prod_common)
+
+
+# Counted on the listings of `gpusim sass --listing -DSTAGES=3 -DSWIZZLE=128 -DBN=.. [-DORDER=..]` by address
+# range. hgemm_ws bn=256: pre 0x0000-0x00f0 + 0x0260-0x0300, init 0x0100-0x0250 (1 NOP), cons_setup 0x0310-0x07a0,
+# cons_iter 0x07b0-0x0830 + 0x0900-0x0d40 (2 NOPs; 90 static, the 12 of the retry path 0x0840-0x08f0 skipped),
+# cons_epi 0x0d50-0x16a0 + 0x1ab0-0x1ac0 (64 F2FP, 64 STG, 24 others), prod_common 0x16c0-0x1700, prod_setup
+# 0x1710-0x1750, prod_iter 0x1760-0x1800 + 0x18e0-0x1aa0 (the first STAGES iterations skip 5 of them), exit
+# 0x1ab0-0x1ac0. hgemm_ws bn=128 likewise (0x0000-0x0130 + 0x02a0-0x0350, ..., cons_iter 0x0610-0x0690 +
+# 0x0760-0x0b70, cons_epi 0x0b80-0x10d0 + exit). hgemm_ws_cluster bn=256: cons_iter 0x0820-0x08a0 + 0x0970-0x0de0
+# (one more arrive, on the partner's empty barrier), exit 0x1b90-0x1c10 (the final cluster barrier: MEMBAR x2,
+# ERRBAR, CGAERRBAR, UCGABAR_ARV/WAIT, CCTL, EXIT). hgemm_persistent bn=256, ORDER=1 (grouped): tile 0x0430-0x0870,
+# cons_iter 0x0880-0x0900 + 0x09d0-0x0e20, cons_epi (per tile) 0x0e30-0x1b70 (with the next tile's index: IABS,
+# I2F, MUFU.RCP, F2I divisions), once 0x0400-0x0420 + the final BRA 0x1b80, tile_test 0x03d0-0x03f0, prod_common
+# 0x1ba0-0x1bd0, prod_setup (thread 0's tile-count test) 0x1be0-0x1c00, prod_once 0x1c10-0x1c40, prod_tile
+# 0x1c50-0x2020 + 0x23b0-0x23d0, prod_iter 0x2030-0x20f0 + 0x21d0-0x23a0; ORDER=0 (row) and 2 (hilbert: the tile's
+# entry loaded with one LDG per tile), and bn=128 (hgemm_ws_cluster and hgemm_persistent), likewise. The tables
+# hold for STAGES=3 and SWIZZLE=128 (other values change a few instructions of the k loop).
+WS_PATHS = {
+    ("hgemm_ws", 256, ""): WsPaths(27, 22, 74, 78, 152, 5, 5, 40, 2),
+    ("hgemm_ws", 128, ""): WsPaths(32, 22, 43, 75, 88, 5, 1, 40, 2),
+    ("hgemm_ws_cluster", 256, ""): WsPaths(33, 22, 75, 81, 150 + 9, 5, 7, 42, 9),
+    ("hgemm_ws_cluster", 128, ""): WsPaths(37, 22, 44, 77, 86 + 9, 5, 4, 43, 9),
+    ("hgemm_persistent", 256, "row"): WsPaths(36, 22, 4, 79, 181, 4, 3, 43, 2, tile=69, prod_tile=35, once=3 + 1,
+                                              prod_once=3, tile_test=3),
+    ("hgemm_persistent", 256, "grouped"): WsPaths(35, 22, 4, 79, 213, 4, 3, 43, 2, tile=69, prod_tile=65,
+                                                  once=3 + 1, prod_once=4, tile_test=3),
+    ("hgemm_persistent", 256, "hilbert"): WsPaths(36, 22, 4, 79, 157, 4, 3, 43, 2, tile=72, prod_tile=14,
+                                                  once=1 + 1, prod_once=2, tile_test=3),
+    ("hgemm_persistent", 128, "row"): WsPaths(37, 22, 4, 76, 108, 4, 3, 43, 2, tile=37, prod_tile=35, once=15 + 1,
+                                              prod_once=3, tile_test=3),
+    ("hgemm_persistent", 128, "grouped"): WsPaths(36, 22, 4, 76, 137, 4, 3, 43, 2, tile=37, prod_tile=65,
+                                                  once=16 + 1, prod_once=4, tile_test=3),
+    ("hgemm_persistent", 128, "hilbert"): WsPaths(37, 22, 4, 76, 83, 4, 3, 43, 2, tile=40, prod_tile=14,
+                                                  once=13 + 1, prod_once=2, tile_test=3),
+}
 
 
 def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: HardwareConfig, cluster: int = 1,
@@ -272,20 +352,23 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
     b = tma_boxes("tmaB", "B", b_rows, 8, swizzle,
                   lambda c, r, c16: ((bn_of(c) * BN + (bm_of(c) % cluster) * b_rows + r) * K + c.it * BK + c16 * 8)
                   * BF16, "full", lambda it, j: it)
+    paths = WS_PATHS[(name, bn, order)]
+    producer_ops = (MbarWait("empty", lambda it, j: it - stages, producer), *a, *b)
+    consumer_ops = (MbarWait("full", lambda it, j: it, consumers), _wgmma("wgmma", BN, BK // 16, consumers),
+                    Commit("wgmma", consumers), WaitGroup("wgmma", 0, consumers),
+                    Arrive("empty", lambda it, j: it, consumers))
     body = (
         # producer: wait until the consumers released the slot (tile it - stages), then copy tile it
-        MbarWait("empty", lambda it, j: it - stages, producer), sass_rest("prod_ctl", SASS_PRODUCER_LOOP[name] - 6,
-                                                                            producer), *a, *b,
+        producer_ops[0], sass_rest("prod_ctl", paths.prod_iter - instructions_per_warp(producer_ops, 0), producer),
+        *producer_ops[1:],
         # consumers: wait for tile it, 4 wgmma m64n{bn}k16 per warpgroup, release the slot
         # (the descriptor and loop arithmetic sits between the asynchronous HGMMAs in the SASS: issued while they run)
-        MbarWait("full", lambda it, j: it, consumers), _wgmma("wgmma", BN, BK // 16, consumers),
-        sass_rest("cons_ctl", SASS_CONSUMER_LOOP[name] - 10, consumers),
-        Commit("wgmma", consumers), WaitGroup("wgmma", 0, consumers), Arrive("empty", lambda it, j: it, consumers),
+        *consumer_ops[:2], sass_rest("cons_ctl", paths.cons_iter - instructions_per_warp(consumer_ops, 4), consumers),
+        *consumer_ops[2:],
     )
-    tile_rest = SASS_PERSISTENT_TILE if order else (SASS_EPILOGUE_INT, 0)
-    epi = (sass_rest("cvt", 64 * BN // 256, consumers, "fp32"), sass_rest("epi_ctl", tile_rest[0], consumers),
-           *((sass_rest("prod_tile", tile_rest[1], producer),) if tile_rest[1] else ()),
-           _hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4))
+    stores = _hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4)
+    cvt = sass_rest("cvt", 64 * BN // 256, consumers, "fp32")
+    epi_rest = paths.cons_epi - instructions_per_warp((cvt, stores), 4)
     prologue: tuple = ()
     tensors = _tensors(M, N, K)
     if order == "hilbert":  # the twin reads each tile's (m, n) from a host-computed table: the producer thread
@@ -293,6 +376,23 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
         prologue = (Mem("ldOrder", "global", "ld", 4, lambda c: (c.by * grid[0] + c.bx) * 4 + 0 * c.lane, "order",
                         warps=(0, *consumers)),)
         tensors = (*tensors, Tensor("order", mt * nt * 4))
+    cta_instructions = idle_cta_instructions = 0
+    if order:  # per tile: the tile index (and the zeroing) before the k loop, the epilogue after it; once per CTA
+        # (counted, not simulated): the set-up, the tile-count test, the exit
+        prologue = (*prologue,
+                    sass_rest("tile_ctl", paths.tile - instructions_per_warp(prologue, 4), consumers),
+                    sass_rest("prod_tile", paths.prod_tile - instructions_per_warp(prologue, 0), producer))
+        epi = (cvt, sass_rest("epi_ctl", epi_rest, consumers), stores)
+        common = 12 * paths.pre + paths.init + 3 * (paths.prod_common + paths.exit)
+        idle_cta_instructions = (common + len(consumers) * (paths.cons_setup + paths.tile_test + paths.exit)
+                                 + paths.prod_common + paths.prod_setup + paths.exit)
+        cta_instructions = idle_cta_instructions + len(consumers) * paths.once + paths.prod_once
+    else:  # set-up once per CTA: every warp to the role split, thread 0's mbarrier init, each role's own set-up
+        prologue = (sass_rest("setup", paths.pre, None), sass_rest("init", paths.init, producer),
+                    sass_rest("prod_setup", paths.prod_common + paths.prod_setup + paths.exit, producer),
+                    sass_rest("idle_exit", paths.prod_common + paths.exit, (1, 2, 3)),
+                    sass_rest("cons_setup", paths.cons_setup, consumers))
+        epi = (cvt, sass_rest("epi_ctl", epi_rest, consumers), stores)
     params = {"stages": stages, "bn": bn, "swizzle": swizzle} | ({"order": order} if order else {})
     order_fn, persistent = None, 0
     if order:
@@ -302,6 +402,7 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
     return Kernel(name, "hgemm", shape, params, launch, prologue, Loop(tiles, body), epi, tensors,
                   2 * M * N * K, _twin(name), mbarriers={"full": len(a) + len(b), "empty": len(consumers)},
                   warpgroup_regs=(40, 232, 232), cluster=cluster, tile_order=order_fn, persistent_ctas=persistent,
+                  cta_instructions=cta_instructions, idle_cta_instructions=idle_cta_instructions,
                   notes=("cluster partners are assumed symmetric: the partner's multicast half of B lands when this "
                          "CTA's does" if cluster > 1 else ""))
 

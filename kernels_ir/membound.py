@@ -227,20 +227,25 @@ def _reduce_tree(name: str, shape, interleaved: bool) -> Kernel:
         _, b, on = pair(c)
         return _guard(c, on, b * F32)
 
-    # every step is unrolled and predicated (@!P LDS/FADD/STS): all 8 warps issue it, whoever is on
-    step = (_ints("cmp", 2), Mem("lds_mine", "shared", "ld", F32, mine, predicated=True),
+    # every step is unrolled and predicated (@!P LDS/FADD/STS): all 8 warps issue it, whoever is on. SASS
+    # (nvcc 13.0): interleaved, 17 ISETP/SHL/LEA among the 8 steps' 39 modelled instructions (the first step's LDS
+    # pair is one LDS.64: modelled as two, so 2 per step makes the 56); sequential, one ISETP in steps 1-6 only
+    cmp = _ints("cmp", 2) if interleaved else Compute("cmp", "int32", 1, 1, when=lambda w, j: 1 <= j <= 6)
+    step = (cmp, Mem("lds_mine", "shared", "ld", F32, mine, predicated=True),
             Mem("lds_other", "shared", "ld", F32, other, predicated=True),
             Compute("add", "fp32", 1, after=("lds_mine", "lds_other")),
             Mem("sts_sum", "shared", "st", F32, mine, after=("add",), predicated=True), Barrier())
+    # SASS before the steps: LDC, S2R x2, LDC.64, ULDC, IMAD/LEA, IMAD.WIDE before the LDG; after it S2UR, UMOV,
+    # ULEA, the ISETPs (and SHLs) of the first steps and the LEAs of their addresses: 9 (interleaved), 6 (sequential)
     body = (_ints("addr", 7), Mem("ld_in", "global", "ld", F32, lambda c: (c.bx * RED + c.tid) * F32, "in"),
-            _ints("addr_sts", 6 if interleaved else 5),
+            _ints("addr_sts", 9 if interleaved else 6),
             Mem("sts_first", "shared", "st", F32, lambda c: c.tid * F32, after=("ld_in",)), Barrier(),
             Loop(8, step, var="j"),
-            _ints("exit_test", 1),
+            _ints("exit_test", 1),  # @P0 EXIT: every warp; warp 0 goes on (thread 0 stores the block's sum)
             Mem("lds_total", "shared", "ld", F32, lambda c: _guard(c, c.tid == 0, 0)),
-            _ints("addr_out", 2),
+            Compute("addr_out", "int32", 2, 2, warps=(0,)),  # LDC.64, IMAD.WIDE
             Mem("st_out", "global", "st", F32, lambda c: _guard(c, c.tid == 0, c.bx * F32), "out",
-                after=("lds_total",)), _ints("exit", 1))
+                after=("lds_total",)), Compute("exit", "int32", 1, 1, warps=(0,)))
     return Kernel(name, "membound", shape, {}, Launch((n // RED, 1, 1), (RED, 1, 1), 12, RED * F32), body, None,
                   (), (Tensor("in", n * F32), Tensor("out", n // RED * F32)), n - n // RED, _twin(name))
 
@@ -265,8 +270,8 @@ def mem_reduce_shuffle(shape):
     (n,) = shape
     require_divisible("mem_reduce_shuffle", "N", n, "4 x 256", 4 * RED)
     # SASS: 7 before LDG.E.128, 3 FADD, 5 x (SHFL.DOWN, FADD) with 9 integer instructions among them, @!P0 STS
-    # (lane 0 of every warp), BAR.SYNC, @P1 EXIT (warps 1..7); warp 0: 7 integer, @!P1 LDS (lanes 0..7),
-    # 3 x (SHFL.DOWN, FADD), @P0 EXIT, LDC, IMAD.WIDE, STG (lane 0), EXIT
+    # (lane 0 of every warp), BAR.SYNC, @P1 EXIT (warps 1..7); warp 0: 8 integer (ISETP, S2R, MOV, SHF, LOP3, LEA,
+    # HFMA2, IADD3), @!P1 LDS (lanes 0..7), 3 x (SHFL.DOWN, FADD), @P0 EXIT, LDC, IMAD.WIDE, STG (lane 0), EXIT
     first = (0,)
     body = (_ints("addr", 7), Mem("ld_in", "global", "ld", 16, lambda c: (c.bx * RED + c.tid) * 16, "in"),
             Compute("sum4", "fp32", 3, 2, after=("ld_in",)),
@@ -275,13 +280,13 @@ def mem_reduce_shuffle(shape):
             _ints("addr_sts", 9),
             Mem("sts_warp", "shared", "st", F32, lambda c: _guard(c, c.lane == 0, c.warp * F32), after=("add",)),
             Barrier(), _ints("exit_test", 1),
-            Compute("addr_lds", "int32", 7, warps=first),
+            Compute("addr_lds", "int32", 8, warps=first),
             Mem("lds_warps", "shared", "ld", F32, lambda c: _guard(c, c.lane < 8, c.lane * F32), warps=first),
             Loop(3, (Compute("shfl2", "shfl", 1, after=("lds_warps", "add2"), warps=first),
                      Compute("add2", "fp32", 1, after=("shfl2",), warps=first)), var="j"),
             Compute("addr_out", "int32", 3, warps=first),
             Mem("st_out", "global", "st", F32, lambda c: _guard(c, c.tid == 0, c.bx * F32), "out", after=("add2",),
-                warps=first), _ints("exit", 1))
+                warps=first), Compute("exit", "int32", 1, 1, warps=first))
     return Kernel("mem_reduce_shuffle", "membound", shape, {}, Launch((n // (4 * RED), 1, 1), (RED, 1, 1), 12, 32),
                   body, None, (), (Tensor("in", n * F32), Tensor("out", n // (4 * RED) * F32)), n - n // (4 * RED),
                   _twin("mem_reduce_shuffle"))
