@@ -196,3 +196,16 @@ def test_the_clock_steps_down_with_any_tensor_work():
     fp32, _ = predict("sgemm_vectorized", (512, 512, 512))
     assert lightly["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_mma_sync_saturated_hz)
     assert fp32["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_hz)
+
+
+@pytest.mark.parametrize("name,shape", [("mem_reduce_interleaved", (1 << 22,)), ("mem_add", (1 << 24,))])
+def test_the_grid_fast_forward_lands_where_the_whole_grid_does(monkeypatch, name, shape):
+    # skipping the middle of the CTA queue must not change the answer: the steady CTA rate it extrapolates is the
+    # one the whole grid runs at (slots waiting on the chip's CTA launch rate included)
+    import gpusim.engine as engine
+
+    fast, sim = predict(name, shape)
+    assert sim.result.fast_forward
+    monkeypatch.setattr(engine.ChipModel, "_grid_fast_forward", lambda self: None)
+    whole, _ = predict(name, shape)
+    assert fast[TIME] == pytest.approx(whole[TIME], rel=0.05)
