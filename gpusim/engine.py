@@ -338,7 +338,6 @@ class ChipModel:
         # the grid fast-forward
         self.queue = deque(works)
         self.done_durations: list[float] = []
-        self.done_times: list[float] = []  # when each completed (the grid fast-forward's CTA rate)
         self.done_weight: list[float] = []
         self.done_shape: list[tuple] = []  # per completed CTA: its trips and tile count (what makes CTAs alike)
         self.done_stats: list[tuple[np.ndarray, float]] = []
@@ -856,7 +855,6 @@ class ChipModel:
         self.warp_cycles += float((cta.end - cta.start).sum()) * work.weight
         self.loop_steady &= cta.steady
         self.done_durations.append(env.now - cta_start)
-        self.done_times.append(env.now)
         self.done_weight.append(work.weight)
         self.done_shape.append((work.trips, len(work.tiles)))
         self.done_stats.append((stats, float((cta.end - cta.start).sum())))
@@ -907,11 +905,7 @@ class ChipModel:
         # each skipped CTA books on the units what a CTA of the window booked (its requests and its skipped
         # loop); the stretch lasts as long as the CTA rate says, and never less than its busiest unit needs
         busy = sum(self.done_work[-window:]) * (skip / window) / self._rates
-        # as fast as the window's CTAs completed: every slot busy for the mean duration, unless slots also waited
-        # between CTAs (the chip's CTA launch rate), which the observed completions include
-        span = self.done_times[-1] - self.done_times[-window - 1]
-        per_cta = max(d2 / slots, span / window)
-        length = max(skip * per_cta, float(busy.max()))
+        length = max(skip * d2 / slots, float(busy.max()))
         self.skip_busy += busy
         self.skip_time += length
         self.skip_weight += sum(w.weight for w in works)

@@ -202,7 +202,8 @@ def test_the_clock_steps_down_with_any_tensor_work():
                                         ("sgemm_coalesced", (2048, 2048, 256))])
 def test_the_grid_fast_forward_lands_where_the_whole_grid_does(monkeypatch, name, shape):
     # skipping the middle of the CTA queue must not change the answer: the steady CTA rate it extrapolates is the
-    # one the whole grid runs at (slots waiting on the chip's CTA launch rate included)
+    # one the whole grid runs at (a grid of loop-less CTAs whose durations still grow after two equal rounds, a
+    # stream, and CTAs with a loop)
     import gpusim.engine as engine
 
     fast, sim = predict(name, shape)
