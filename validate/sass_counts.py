@@ -69,6 +69,22 @@ def parse_source_csv(text: str) -> list[dict]:
     return rows
 
 
+def write(path: Path, res: dict) -> None:
+    """The JSON, one instruction per line (thousands of them per target)."""
+    lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in res.items() if k != "targets"]
+    lines.append(' "targets": [')
+    for ti, t in enumerate(res["targets"]):
+        lines.append("  {")
+        lines += [f"   {json.dumps(k)}: {json.dumps(v)}," for k, v in t.items() if k != "instructions"]
+        rows = t.get("instructions", [])
+        lines.append('   "instructions": [')
+        lines += ["    " + json.dumps(r) + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
+        lines += ["   ]", "  }" + ("," if ti < len(res["targets"]) - 1 else "")]
+    lines += [" ]", "}"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -104,7 +120,7 @@ def main() -> int:
         common.log(f"  {len(rows)} instructions, executed sum {entry['sum_executed']}, "
                    f"smsp__inst_executed.sum {entry['smsp__inst_executed.sum']}")
         res["targets"].append(entry)
-    common.write_json(Path(a.out), res)
+    write(Path(a.out), res)
     return 0
 
 

@@ -54,10 +54,10 @@ class L2Spec:
                                                       "size, up to which the second use hits")
     reuse_all_miss_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses, over the L2's size, "
                                                        "from which the second use misses")
-    writeback_all_kept_footprint_ratio: float = spec_field(0.05, 10, "footprint touched after a store, over the L2's "
-                                                           "size, up to which its dirty line is still in L2 at the end")
-    writeback_all_gone_footprint_ratio: float = spec_field(0.05, 10, "footprint touched after a store, over the L2's "
-                                                           "size, from which its line has been written back")
+    writeback_all_kept_footprint_ratio: float = spec_field(0.05, 10, "bytes the L2 allocates after a store, over its "
+                                                           "size, up to which the dirty line is still in L2 at the end")
+    writeback_all_gone_footprint_ratio: float = spec_field(0.05, 10, "bytes the L2 allocates after a store, over its "
+                                                           "size, from which the line has been written back")
     dirty_max_size_ratio: float = spec_field(0.01, 1, "most dirty data the L2 holds, over its size (the rest is "
                                              "written back as it comes)")
 
@@ -79,13 +79,12 @@ class L2Spec:
         lo, hi = self.reuse_all_hit_footprint_ratio, self.reuse_all_miss_footprint_ratio
         return 0.0 if x <= lo else 1.0 if x >= hi else (x - lo) / (hi - lo)
 
-    def dirty_kept_fraction(self, footprint_bytes: float) -> float:
-        """Share of a store's dirty data still in the L2 at the kernel's end when ``footprint_bytes`` (copies counted)
-        were touched after it: all up to ``writeback_all_kept_footprint_ratio`` times the L2's size, none from
-        ``writeback_all_gone_footprint_ratio``, a straight line between (measured:
-        validate/micro/run_l2_writeback.py). Data written once and never used again leaves sooner than data read
-        again and again (:meth:`reuse_miss_fraction`)."""
-        x = footprint_bytes / self.size_bytes
+    def dirty_kept_fraction(self, allocated_bytes: float) -> float:
+        """Share of a store's dirty data still in the L2 at the kernel's end when the L2 allocated ``allocated_bytes``
+        after it (misses, a copy in each partition for lines read, and stores; hits allocate nothing): all up to
+        ``writeback_all_kept_footprint_ratio`` times the L2's size, none from ``writeback_all_gone_footprint_ratio``,
+        a straight line between (measured: validate/micro/run_l2_writeback.py)."""
+        x = allocated_bytes / self.size_bytes
         lo, hi = self.writeback_all_kept_footprint_ratio, self.writeback_all_gone_footprint_ratio
         return 1.0 if x <= lo else 0.0 if x >= hi else (hi - x) / (hi - lo)
 
@@ -278,7 +277,6 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     L2 can allocate (every tensor the kernel touches fits, copies counted): the per-CTA tiles overcount what CTAs
     share without sharing tiles (a gather), so the allocations that push dirty lines out are scaled to it.
     """
-    import numpy as np
 
     n = grid[0] * grid[1] * grid[2]
     waves = -(-n // ctas_per_wave)
