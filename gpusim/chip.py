@@ -182,13 +182,13 @@ def _fitting_footprint(kernel: Kernel, pats, spec) -> float | None:
     return total if used and total <= spec.size_bytes else None
 
 
-def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, spec) -> None:
+def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, fitting: float | None) -> None:
     """When every global tensor the kernel touches fits in the L2 together (a tensor that SMs read with a copy in
     each partition, ``spec.read_copies``), nothing is evicted: each byte comes from HBM at most once, so a
     tensor's reads are at most its size. The per-CTA tiles of the L2 model count a sector once per CTA that wants
     it, which overcounts when CTAs share sectors they do not share tiles of (a gather); this is the physical
-    bound on that."""
-    if _fitting_footprint(kernel, pats, spec) is None:
+    bound on that. ``fitting``: :func:`_fitting_footprint` (None: they do not all fit)."""
+    if fitting is None:
         return
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
     sizes = {t.name: t.size_bytes for t in kernel.tensors if t.name in used}
@@ -466,12 +466,13 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
 
         def share(lin):
             return [kernel.trips_of(i) / trips for i in np.asarray(lin).tolist()]
+    fitting = _fitting_footprint(kernel, pats, cfg.l2)
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of,
-                  trips_share=share, footprint_bytes=_fitting_footprint(kernel, pats, cfg.l2))
+                  trips_share=share, footprint_bytes=fitting)
     scale = trip_scale(kernel)
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
-    _cap_reads_when_everything_fits(kernel, pats, l2, cfg.l2)
+    _cap_reads_when_everything_fits(kernel, pats, l2, fitting)
     timings = [_timings(cfg, c.pats, l1, l2) for c in classes]
 
     def class_of(linear: int) -> int:

@@ -489,22 +489,6 @@ class ChipModel:
         cta = wp.cta
         now = self.env.now
         t = self._deps(wp, op.after, now) if op.after else now
-        if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
-            # every lane predicated off: the warp spends its issue slots and the memory pipe sees no work, but the
-            # instruction still goes down the LSU path: a dependent instruction waits the load's whole latency
-            # (measured: validate/micro/run_predld.py, 44.2 cycles per link off against 45.2 on)
-            sm = cta.sm
-            queue = sm.lg if op.space == "global" else sm.mio[wp.sub]
-            admitted = queue.admit(t, now)
-            if admitted > t:
-                wp.stats[STALL_INDEX[queue.stall]] += admitted - t
-                t = admitted
-            _, issue_end = self._issue(wp, t, n_instr)
-            if op.kind in LOADS:  # it reaches the pipe behind the work booked there, then the pipeline's latency
-                pipe = sm.l1tex
-                wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
-                                     + tm.latency_hit_cycles)
-            return math.ceil(issue_end)
         sm = cta.sm
         queue = sm.lg if op.space == "global" else sm.mio[wp.sub]
         admitted = queue.admit(t, now)  # the LSU queue in front of L1TEX is full: the warp waits to issue
@@ -513,6 +497,16 @@ class ChipModel:
             if wp.tracing:
                 self._span(wp, "throttle", "stall", t, admitted)
             t = admitted
+        if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
+            # every lane predicated off: the warp spends its issue slots and the memory pipe sees no work, but the
+            # instruction still goes down the LSU path: a dependent instruction waits the load's whole latency
+            # (measured: validate/micro/run_predld.py, 44.2 cycles per link off against 45.2 on)
+            _, issue_end = self._issue(wp, t, n_instr)
+            if op.kind in LOADS:  # it reaches the pipe behind the work booked there, then the pipeline's latency
+                pipe = sm.l1tex
+                wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
+                                     + tm.latency_hit_cycles)
+            return math.ceil(issue_end)
         if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
             start = issue_end = t
         else:

@@ -368,7 +368,7 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
     )
     stores = _hopper_c_store(N, BN, lambda c: bm_of(c) * BM, lambda c: bn_of(c) * BN, consumers, 4)
     cvt = sass_rest("cvt", 64 * BN // 256, consumers, "fp32")
-    epi_rest = paths.cons_epi - instructions_per_warp((cvt, stores), 4)
+    epi = (cvt, sass_rest("epi_ctl", paths.cons_epi - instructions_per_warp((cvt, stores), 4), consumers), stores)
     prologue: tuple = ()
     tensors = _tensors(M, N, K)
     if order == "hilbert":  # the twin reads each tile's (m, n) from a host-computed table: the producer thread
@@ -382,7 +382,6 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
         prologue = (*prologue,
                     sass_rest("tile_ctl", paths.tile - instructions_per_warp(prologue, 4), consumers),
                     sass_rest("prod_tile", paths.prod_tile - instructions_per_warp(prologue, 0), producer))
-        epi = (cvt, sass_rest("epi_ctl", epi_rest, consumers), stores)
         common = 12 * paths.pre + paths.init + 3 * (paths.prod_common + paths.exit)
         idle_cta_instructions = (common + len(consumers) * (paths.cons_setup + paths.tile_test + paths.exit)
                                  + paths.prod_common + paths.prod_setup + paths.exit)
@@ -392,7 +391,6 @@ def _ws_kernel(name: str, shape, stages: int, bn: int, swizzle: str, hw: Hardwar
                     sass_rest("prod_setup", paths.prod_common + paths.prod_setup + paths.exit, producer),
                     sass_rest("idle_exit", paths.prod_common + paths.exit, (1, 2, 3)),
                     sass_rest("cons_setup", paths.cons_setup, consumers))
-        epi = (cvt, sass_rest("epi_ctl", epi_rest, consumers), stores)
     params = {"stages": stages, "bn": bn, "swizzle": swizzle} | ({"order": order} if order else {})
     order_fn, persistent = None, 0
     if order:

@@ -192,22 +192,22 @@ class TileReuse:
 
 
 def dirty_at_end(spec: L2Spec, spans: list[tuple[float, float, float]], allocated_end: float,
-                 tail_store_per_allocated: float = 0.0, tail_allocated: float = 0.0, points: int = 16) -> float:
-    """Bytes still dirty in the L2 when the kernel ends. ``spans``: (bytes stored, allocated before, allocated after)
-    per stored stretch (a wave's chunk: its stores spread evenly over what it allocated); ``allocated_end``: the
-    bytes allocated by the end. A stretch keeps :meth:`L2Spec.dirty_kept_fraction` of the bytes allocated after
-    it, averaged over the stretch. Waves not simulated (``tail_allocated`` bytes allocated at the end, storing
-    ``tail_store_per_allocated`` per byte allocated) are the most recent. At most ``L2Spec.dirty_max_bytes``."""
+                 tail_stored: float = 0.0, tail_allocated: float = 0.0, points: int = 16) -> float:
+    """Bytes still dirty in the L2 when the kernel ends, before the L2's cap on dirty data (``l2_model`` applies it
+    over every store op). ``spans``: (bytes stored, allocated before, allocated after) per stored stretch (a wave's
+    chunk: its stores spread evenly over what it allocated); ``allocated_end``: the bytes allocated by the end. A
+    stretch keeps :meth:`L2Spec.dirty_kept_fraction` of the bytes allocated after it, averaged over the stretch.
+    Waves not simulated (``tail_stored`` bytes stored while ``tail_allocated`` were allocated, at the end) are the
+    most recent."""
     offsets = (np.arange(points) + 0.5) / points
 
     def kept(lo: float, hi: float) -> float:  # mean kept share of stores spread over allocation [lo, hi]
         return float(np.mean([spec.dirty_kept_fraction(allocated_end - (lo + (hi - lo) * f)) for f in offsets]))
 
     out = sum(b * kept(a0, a1) for b, a0, a1 in spans if b > 0)
-    if tail_allocated > 0 and tail_store_per_allocated > 0:
-        start = allocated_end - tail_allocated
-        out += tail_store_per_allocated * tail_allocated * kept(start, allocated_end)
-    return min(out, spec.dirty_max_bytes)
+    if tail_allocated > 0 and tail_stored > 0:
+        out += tail_stored * kept(allocated_end - tail_allocated, allocated_end)
+    return out
 
 
 @dataclass(frozen=True)
@@ -362,7 +362,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             wr[o.name] = stored[o.name]
             tail_st = wr[o.name] - sum(b for b, _, _ in spans[o.name])
             dirty[o.name] = dirty_at_end(spec, [(b, a0 * shrink, a1 * shrink) for b, a0, a1 in spans[o.name]],
-                                         end * shrink, tail_st / tail_alloc if tail_alloc > 0 else 0.0, tail_alloc)
+                                         end * shrink, tail_st, tail_alloc)
     total = sum(dirty.values())
     kept = min(1.0, spec.dirty_max_bytes / total) if total > 0 else 1.0
     for name, d in dirty.items():
