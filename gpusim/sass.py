@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 # the classes a kernel description cares about, by SASS mnemonic (the text before the first '.')
@@ -34,6 +34,7 @@ INSTALL = {"nvcc": "install the CUDA toolkit (https://developer.nvidia.com/cuda-
 _LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
 _FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _RES = re.compile(r"Function\s+(\S+):\s*$")
+_CONTROL = re.compile(r"^\s*/\*\s*0x([0-9a-f]{16})\s*\*/\s*$")  # an encoding's second word, on a line alone
 _REG = re.compile(r"REG:(\d+).*?SHARED:(\d+)")
 
 
@@ -48,6 +49,9 @@ class Inst:
     operands: str
     predicated: bool  # guarded by a predicate other than PT
     guard: str = ""  # the predicate as written (@P0, @!P1), empty when none
+    # cycles the scheduler waits after issuing it before the warp's next instruction (the stall count of its
+    # control code: bits 41-44 of the encoding's second word); None where the dump shows no encodings
+    stall_cycles: int | None = None
 
     @property
     def mnemonic(self) -> str:
@@ -120,7 +124,19 @@ def parse_sass(text: str) -> list[Function]:
             pred = (m.group(2) or "").strip()
             funcs[-1].insts.append(Inst(int(m.group(1), 16), m.group(3), m.group(4).strip(),
                                         bool(pred) and pred.lstrip("@!") not in ("PT", "UPT"), pred))
+            continue
+        c = _CONTROL.match(line)
+        if c and funcs and funcs[-1].insts and funcs[-1].insts[-1].stall_cycles is None:
+            funcs[-1].insts[-1] = replace(funcs[-1].insts[-1], stall_cycles=(int(c.group(1), 16) >> 41) & 0xF)
     return funcs
+
+
+def stall_cycles(insts) -> int | None:
+    """The cycles the control codes make one warp wait between issues over ``insts`` (NOPs excluded): the least
+    time a warp alone takes to issue them, before any wait on memory or a pipe's scoreboard. None where an
+    instruction's encoding is missing."""
+    s = [x.stall_cycles for x in insts if x.mnemonic != "NOP"]
+    return None if any(v is None for v in s) else sum(s)
 
 
 def parse_res_usage(text: str) -> dict[str, tuple[int, int]]:
@@ -198,6 +214,10 @@ def summarize(funcs: list[Function], only: str | None = None) -> str:
                 f"; {len(path)} when every forward branch is taken"
             lines.append(f"  loop {k + 1} [0x{lb.start:04x}..0x{lb.end:04x}] ({len(lb.insts)} instructions{taken}): "
                          + _fmt_counts(*classify(lb.insts)))
+            stalls = stall_cycles(path)
+            if stalls is not None and path:
+                lines.append(f"    control-code stalls on that path: {stalls} cycles ({stalls / len(path):.2f} per "
+                             f"instruction), the least time one warp alone issues an iteration in")
     if not lines:
         names = ", ".join(f.name for f in funcs) or "none"
         raise SassError(f"no kernel named {only!r} in the SASS (kernels: {names})")

@@ -137,3 +137,16 @@ def test_listing_marks_loop_bodies():
     assert "@!P0 BRA 0xe0" in text.replace("  ", " ")
     with pytest.raises(sass.SassError, match="no kernel named 'nope'"):
         sass.listing(funcs, "nope")
+
+
+def test_control_code_stalls_are_read_from_the_encoding():
+    """Each instruction's stall count is bits 41-44 of its encoding's second word (``0x001fc800...`` is 4 cycles,
+    ``0x0005ee00...`` 7); the loop's path sums them, the least time one warp takes to issue an iteration. A dump
+    without encodings has none, and the summary says nothing of them."""
+    f = _func("saxpy_loop.sass", "saxpy_loop")
+    (body,) = sass.loops(f)
+    assert [x.stall_cycles for x in body.insts] == [4, 2, 4, 1, 4, 1, 5, 7, 5]
+    assert sass.stall_cycles(body.taken_path()) == 33
+    assert "control-code stalls on that path: 33 cycles (3.67 per instruction)" in sass.summarize([f])
+    (masked,) = sass.parse_sass(MASKED_LOOP)
+    assert sass.stall_cycles(masked.insts) is None and "control-code" not in sass.summarize([masked])
