@@ -568,7 +568,7 @@ class ChipModel:
         start, _ = wp.slot.book(ledger, p_start, n)
         if start > p_start:
             stats[NOT_SELECTED] += start - p_start
-        chain = math.ceil(n / max(op.ilp, 1)) * self.pipe_latency[op.pipe]
+        chain = max(math.ceil(n / max(op.ilp, 1)) * self.pipe_latency[op.pipe], op.stall_cycles * n / op.count)
         busy = max(n / min(self.pipe_rate[op.pipe], self.p.issue_per_cycle), chain)
         if n > 0:
             stats[SELECTED] += n

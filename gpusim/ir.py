@@ -111,6 +111,10 @@ class Compute:
     # warp selection per inner-loop iteration: ``when(warp, j)`` is true for the warps (of ``warps``) that execute
     # the bundle in inner iteration ``j`` (a branch taken by some warps only in some iterations); None: always
     when: Callable[[int, int], bool] | None = None
+    # the least cycles the warp spends issuing the bundle: the control codes' stall counts summed over the SASS
+    # instructions it stands for (``gpusim sass`` prints them per loop); the cycles beyond one per instruction
+    # are ncu's ``wait``. 0: the pipe's latency and ``ilp`` alone decide
+    stall_cycles: int = 0
 
 
 @dataclass(frozen=True)
@@ -424,6 +428,10 @@ def _check_async(kernel: Kernel) -> None:
                               "to arrive on (arrive=, seq=)")
         if isinstance(op, Compute) and (op.units < 1 or op.count % op.units):
             raise KernelError(f"{name}: '{op.name}' count {op.count} is not a multiple of units={op.units}")
+        if isinstance(op, Compute) and (not isinstance(op.stall_cycles, int) or op.stall_cycles < 0
+                                        or (op.stall_cycles and op.group)):
+            raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "
+                              "on a bundle the warp issues itself (no group)")
     for bar, count in kernel.mbarriers.items():
         if not isinstance(count, int) or count < 1:
             raise KernelError(f"{name}: mbarrier '{bar}' needs a positive arrival count, got {count!r}")

@@ -34,10 +34,11 @@ def panel_offset(rows: int, r, c16, swizzle: str):
     return panel * rows * PANEL_BYTES + swizzle_bytes((r * PANEL_BYTES + cc * CHUNK).astype(np.int64), swizzle)
 
 
-def sass_rest(name: str, count: int, warps, pipe: str = "int32") -> Compute:
+def sass_rest(name: str, count: int, warps, pipe: str = "int32", stall_cycles: int = 0) -> Compute:
     """``count`` instructions per warp of the twin's SASS beyond the modelled operations (address, loop control,
-    conversions, polling), as independent work (``gpusim sass`` gives the loop's size)."""
-    return Compute(name, pipe, max(count, 0), ilp=8, warps=warps)
+    conversions, polling), as independent work (``gpusim sass`` gives the loop's size), taking at least
+    ``stall_cycles`` to issue (the control codes' stalls the modelled operations leave to it)."""
+    return Compute(name, pipe, max(count, 0), ilp=8, warps=warps, stall_cycles=max(stall_cycles, 0))
 
 
 def when(cond, addr):

@@ -366,3 +366,30 @@ def test_fa3_with_a_ragged_last_kv_block_reads_only_the_rows_that_exist():
     m = predict("fa3", (B, H, N, d), {"bc": 176})[0]
     ctas = N // 128 * H * B
     assert m["gpusim__tma_load_bytes"] == ctas * 2 * N * d * 2 + ctas * 128 * d * 2  # K, V rows and each CTA's Q
+
+
+def test_a_bundle_takes_at_least_its_control_code_stalls_to_issue():
+    """A bundle of independent integer instructions issues one a cycle; given the stall cycles its SASS control codes
+    sum to (``stall_cycles``, what ``gpusim sass`` prints per loop), one warp alone takes that long, and ncu's ``wait``
+    holds the cycles beyond one per instruction: 64 instructions with 256 stall cycles, 16 times over, take at least
+    16 x 256 cycles, and wait is 3 per issued instruction. Negative stalls, or stalls on a bundle the warp hands to
+    an asynchronous queue, are refused."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, KernelError, Launch, Loop, Tensor, _check_async
+    from gpusim.metrics import report
+
+    def kernel(stalls: int, group: str = "") -> Kernel:
+        body = (Compute("ctl", "int32", 64, ilp=8, stall_cycles=stalls, group=group),)
+        return Kernel("stalls", "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 0), (), Loop(16, body), (),
+                      (Tensor("t", 4),), 0, "")
+
+    cfg = load_config()
+    free, stalled = report(simulate(kernel(0), cfg)), report(simulate(kernel(256), cfg))
+    cycles = "gpc__cycles_elapsed.max"
+    wait = "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"
+    assert stalled[cycles] >= 16 * 256 > 2 * free[cycles]
+    assert stalled[wait] == pytest.approx(3.0, abs=0.05) and free[wait] < 0.5
+    for bad in (kernel(-1), kernel(8, group="wgmma")):
+        with pytest.raises(KernelError, match="stall_cycles"):
+            _check_async(bad)
