@@ -131,6 +131,23 @@ def parse_sass(text: str) -> list[Function]:
     return funcs
 
 
+def stall_means(insts, classes: dict[str, tuple[str, ...]], skip: tuple[str, ...] = ()) -> dict[str, tuple[int, float]]:
+    """Per class of ``classes`` (name -> mnemonics), and ``other`` for the mnemonics in no class and not in ``skip``:
+    (instructions, mean control-code stall cycles per instruction) over ``insts``, NOPs excluded; a class with no
+    instruction gets a mean of 1 (one issue a cycle)."""
+    known = {m: c for c, ms in classes.items() for m in ms}
+    tally: dict[str, list] = {c: [0, 0] for c in (*classes, "other")}
+    for x in insts:
+        if x.mnemonic == "NOP" or (x.mnemonic in skip and x.mnemonic not in known):
+            continue
+        if x.stall_cycles is None:
+            raise SassError(f"0x{x.addr:04x} {x.opcode}: the SASS shows no encoding to read its stall count from")
+        t = tally[known.get(x.mnemonic, "other")]
+        t[0] += 1
+        t[1] += x.stall_cycles
+    return {c: (n, s / n if n else 1.0) for c, (n, s) in tally.items()}
+
+
 def stall_cycles(insts) -> int | None:
     """The cycles the control codes make one warp wait between issues over ``insts`` (NOPs excluded): the least
     time a warp alone takes to issue them, before any wait on memory or a pipe's scoreboard. None where an

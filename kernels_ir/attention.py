@@ -50,6 +50,19 @@ FA3_PATHS = {(64, 64, 0): (30, 19, 307, 149, 32, 1, 4), (64, 128, 0): (30, 19, 4
              (64, 64, 1): (39, 19, 318, 144, 31, 1, 4), (64, 128, 1): (39, 19, 461, 160, 31, 1, 4),
              (64, 176, 1): (40, 19, 569, 173, 31, 1, 4), (128, 64, 1): (39, 19, 415, 208, 42, 1, 4),
              (128, 128, 1): (39, 19, 557, 224, 42, 1, 4), (128, 176, 1): (40, 19, 665, 237, 42, 1, 4)}
+# The control codes' stall cycles per instruction on the KV loop's path, by the bundle that stands for the
+# instruction: (fp32: softmax, sfu: exp2, other: the sass_rest bundle), from `python validate/sass_stalls.py` (the
+# same builds as SASS_FA3_LOOP). A warp issues each bundle no faster (``Compute.stall_cycles``): about 1.4 cycles
+# an FP32 instruction in fa2 and 1.6 in fa3, whose MUFUs wait 3-4 (fa2's 1-1.3).
+SASS_FA2_STALLS = {(64, False): (1.39, 1.2, 2.41), (64, True): (1.36, 1.0, 2.83), (128, False): (1.37, 1.28, 1.6),
+                   (128, True): (1.18, 1.0, 2.52)}
+SASS_FA3_STALLS = {(64, 64, 0): (1.7, 3.06, 2.38), (64, 128, 0): (1.64, 4.02, 2.25),
+                   (64, 176, 0): (1.63, 3.84, 2.25), (128, 64, 0): (1.57, 2.65, 2.65),
+                   (128, 128, 0): (1.63, 3.59, 2.75), (128, 176, 0): (1.6, 3.58, 2.94),
+                   (64, 64, 1): (1.72, 3.06, 2.44), (64, 128, 1): (1.54, 3.58, 2.33),
+                   (64, 176, 1): (1.62, 3.43, 2.24), (128, 64, 1): (1.53, 2.85, 2.7),
+                   (128, 128, 1): (1.54, 3.91, 2.8), (128, 176, 1): (1.61, 3.62, 2.91)}
+NO_STALLS = (1.0, 1.0, 1.0)  # builds without a table (non-default fa2 tiles): one issue a cycle
 SOFTMAX_FP32_PER_ELEMENT = 3.5
 MASK_FP32_PER_ELEMENT = 2
 
@@ -135,21 +148,25 @@ def fa2(shape, br, bc, causal, swizzle, *, hw):
 
     e = rows_w * bc // 32  # S elements per thread per iteration
     o_elems = rows_w * d // 32
+    n_fp32 = int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems
+    default_tiles = (br, bc) == (128, 128 if d == 64 else 64)
+    fp32_stall, sfu_stall, rest_stall = SASS_FA2_STALLS[(d, bool(causal))] if default_tiles else NO_STALLS
     body = (
         WaitGroup("cp.async", 0), Barrier("kready"), *v_ld, Commit("cp.async"),
         Loop(d // 16, (Mem("ldsmQ", "shared", "ldsm", CHUNK, ldsm_q, repeat=mi, matrices=4),
                        Mem("ldsmK", "shared", "ldsm", CHUNK, ldsm_k, repeat=bc // 16, matrices=4),
                        Compute("mmaS", "tensor", mi * bc // 8, ilp=mi * bc // 8, after=("ldsmQ", "ldsmK"))), var="j"),
-        Compute("softmax", "fp32", int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems, ilp=8, after=("mmaS",)),
-        Compute("exp2", "sfu", e, ilp=8, after=("softmax",)),
+        Compute("softmax", "fp32", n_fp32, ilp=8, after=("mmaS",), stall_cycles=round(fp32_stall * n_fp32)),
+        Compute("exp2", "sfu", e, ilp=8, after=("softmax",), stall_cycles=round(sfu_stall * e)),
         WaitGroup("cp.async", 0), Barrier("vready"), *k_next, Commit("cp.async"),
         Loop(bc // 16, (Mem("ldsmV", "shared", "ldsm", CHUNK, ldsm_v, repeat=d // 16, matrices=4),
                         Compute("mmaO", "tensor", mi * d // 8, ilp=mi * d // 8, after=("ldsmV", "exp2"))), var="j"),
     )
     diag = max(br // bc, 1) if causal else 0
-    counted = SASS_FA2.get((d, bool(causal))) if (br, bc) == (128, 128 if d == 64 else 64) else None
+    counted = SASS_FA2.get((d, bool(causal))) if default_tiles else None
     if counted:  # the measured binary's instruction counts (at the default tiles; other tiles: the operations only)
-        body = (*body, sass_rest("loop_ctl", counted[1] - instructions_per_warp(body, 0), None))
+        n_rest = counted[1] - instructions_per_warp(body, 0)
+        body = (*body, sass_rest("loop_ctl", n_rest, None, stall_cycles=round(rest_stall * n_rest)))
 
     def o_addr(c):
         m, rest = c.r // (d // 4), c.r % (d // 4)
@@ -208,6 +225,8 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
     kv = (*kv_boxes("tmaK", "K"), *kv_boxes("tmaV", "V"))
     e = 64 * bc // 128  # S elements per consumer thread per iteration
     o_elems = 64 * d // 128
+    n_fp32 = int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems
+    fp32_stall, sfu_stall, rest_stall = SASS_FA3_STALLS.get((d, bc, int(bool(causal))), NO_STALLS)
 
     def consumer(wg, turn_wait, turn_arrive, tag):
         n_s = d // 16  # wgmma m64n{bc}k16 for S
@@ -218,8 +237,9 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
             Compute("wgmmaS" + str(tag), "wgmma", n_s * bc // 8, warps=wg, group="wgmma", units=bc // 8),
             Commit("wgmma", wg), WaitGroup("wgmma", 0, wg),
             Arrive(turn_arrive, lambda it, j: it, wg),
-            Compute("softmax" + str(tag), "fp32", int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems, ilp=8, warps=wg),
-            Compute("exp2" + str(tag), "sfu", e, ilp=8, after=("softmax" + str(tag),), warps=wg),
+            Compute("softmax" + str(tag), "fp32", n_fp32, ilp=8, warps=wg, stall_cycles=round(fp32_stall * n_fp32)),
+            Compute("exp2" + str(tag), "sfu", e, ilp=8, after=("softmax" + str(tag),), warps=wg,
+                    stall_cycles=round(sfu_stall * e)),
             Compute("wgmmaO" + str(tag), "wgmma", n_o * d // 8, warps=wg, group="wgmma", units=d // 8,
                     after=("exp2" + str(tag),)),
             Commit("wgmma", wg), WaitGroup("wgmma", 0, wg),
@@ -233,8 +253,9 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
     )
     sass = SASS_FA3_LOOP.get((d, bc, int(bool(causal))))
     if sass:  # the twin's address, loop-control, conversion and polling work the operations above leave out
+        n_rest = sass[0] - instructions_per_warp(body, wg1[0])
         rest = (sass_rest("prod_ctl", sass[1] - instructions_per_warp(body, producer[0]), producer),
-                sass_rest("cons_ctl", sass[0] - instructions_per_warp(body, wg1[0]), consumers))
+                sass_rest("cons_ctl", n_rest, consumers, stall_cycles=round(rest_stall * n_rest)))
         body = (*rest, *body)
     diag = max(br // bc, 1) if causal else 0
 

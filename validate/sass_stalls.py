@@ -1,0 +1,48 @@
+"""The control codes' stall cycles per instruction in the attention twins' KV loops, by the IR bundle that stands
+for each SASS instruction: ``fp32`` (the softmax bundle), ``sfu`` (exp2), ``other`` (``sass_rest``: address, loop
+control, conversions); the tensor, memory and synchronisation instructions are timed by their own units and left
+out. Prints the tables `kernels_ir/attention.py` holds (SASS_FA2_STALLS, SASS_FA3_STALLS).
+
+    python validate/sass_stalls.py        # nvcc and cuobjdump (pip install -e '.[sass]'), no GPU
+
+Built as `gpusim sass` builds (local nvcc, sm_90a), the builds the IR's loop sizes come from (SASS_FA3_LOOP); the
+loop's path is the one `gpusim sass` reckons (every forward branch taken, the masking blocks skipped). For fa2 at
+d=128 the measured binary's SASS (NVRTC, validate/measurements/h100/diagnostics/fa2_HEAD_DIM128_CAUSAL0-nvrtc.sass)
+gives the same loop, instruction for instruction.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from gpusim import sass  # noqa: E402
+
+CLASSES = {"fp32": ("FFMA", "FADD", "FMUL", "FMNMX", "FSETP", "FSEL", "F2FP"), "sfu": ("MUFU",)}
+TIMED = ("HMMA", "HGMMA", "LDSM", "LDGSTS", "LDS", "STS", "LDG", "STG", "BAR", "SYNCS", "UTMALDG", "WARPGROUP",
+         "SHFL", "DEPBAR")  # timed by the pipe, memory or synchronisation unit the IR gives them
+
+
+def loop_means(cu: str, defines: tuple[str, ...]) -> tuple[float, float, float]:
+    funcs = sass.compile_and_dump(REPO / cu, "sm_90a", defines)
+    body = max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts))
+    m = sass.stall_means(body.taken_path(), CLASSES, TIMED)
+    return tuple(round(m[c][1], 2) for c in ("fp32", "sfu", "other"))
+
+
+def main() -> int:
+    fa2 = {(d, bool(c)): loop_means("validate/kernels/fa2.cu", (f"HEAD_DIM={d}", f"CAUSAL={c}"))
+           for d in (64, 128) for c in (0, 1)}
+    fa3 = {(d, bc, c): loop_means("validate/kernels/fa3.cu", ("BR=128", f"BC={bc}", f"HEAD_DIM={d}", f"CAUSAL={c}",
+                                                               "STAGES=2", "PV_SPLIT=0", "PINGPONG=1"))
+           for c in (0, 1) for d in (64, 128) for bc in (64, 128, 176)}
+    print("SASS_FA2_STALLS =", fa2)
+    print("SASS_FA3_STALLS =", fa3)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
