@@ -150,3 +150,15 @@ def test_control_code_stalls_are_read_from_the_encoding():
     assert "control-code stalls on that path: 33 cycles (3.67 per instruction)" in sass.summarize([f])
     (masked,) = sass.parse_sass(MASKED_LOOP)
     assert sass.stall_cycles(masked.insts) is None and "control-code" not in sass.summarize([masked])
+
+
+def test_stall_means_by_the_bundle_an_instruction_belongs_to():
+    """validate/sass_stalls.py's tables: per class, the instructions and their mean stall; ``other`` holds the rest
+    but the skipped mnemonics (timed by their own units); an empty class issues one a cycle."""
+    f = _func("saxpy_loop.sass", "saxpy_loop")
+    (body,) = sass.loops(f)
+    means = sass.stall_means(body.taken_path(), {"fp32": ("FFMA",), "sfu": ("MUFU",)}, ("LDG", "STG"))
+    assert means == {"fp32": (1, 5.0), "sfu": (0, 1.0), "other": (5, 16 / 5)}  # IMAD 4+2, IADD3 4, ISETP 1, BRA 5
+    (masked,) = sass.parse_sass(MASKED_LOOP)
+    with pytest.raises(sass.SassError, match="no encoding"):
+        sass.stall_means(masked.insts, {})
