@@ -82,6 +82,8 @@ GRID_TAIL_ROUNDS = 1
 (LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
  NOT_SELECTED, SELECTED) = range(len(STALLS))
 STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
+# the kinds of step a warp walks (:func:`_unrolled`)
+_MEM, _COMPUTE, _SYNC = range(3)
 
 
 class DeadlockError(KernelError):
@@ -302,6 +304,10 @@ class ChipModel:
         # a loop whose last iteration has its own pattern runs that iteration after a fast-forward
         self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.timings for tm in ts.values())
         self.trips = kernel.loop.trips if kernel.loop is not None else 1
+        # the program's parts as the warps walk them, inner loops unrolled
+        self.prologue = _unrolled(kernel.prologue)
+        self.body = _unrolled(kernel.loop.body) if kernel.loop is not None else ()
+        self.epilogue = _unrolled(kernel.epilogue)
         self.p = params
         self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
         self.pipe_rate = params.pipe_rate
@@ -639,16 +645,16 @@ class ChipModel:
         elif isinstance(op, MbarWait):
             yield from self._mbar_wait(wp, op, it, j)
 
-    def _run(self, wp: _Warp, ops, it: int, j: int):
-        """Walk ``ops`` (iteration ``it`` of the outer loop, ``j`` of an inner one), sleeping where the warp waits.
-        Memory and compute operations book their work and say when the warp may go on."""
+    def _run(self, wp: _Warp, steps: tuple, it: int):
+        """Walk ``steps`` (a part of the program, :func:`_unrolled`) in iteration ``it`` of the outer loop, sleeping
+        where the warp waits. Memory and compute operations book their work and say when the warp may go on."""
         env, lw = self.env, wp.lw
-        for op in ops:
-            if isinstance(op, Mem):
+        for step, op, j in steps:
+            if step == _MEM:
                 wake = self._mem(wp, op, it, j)
                 if wake is not None and wake > env.now:
                     yield env.timeout(wake - env.now)
-            elif isinstance(op, Compute):
+            elif step == _COMPUTE:
                 if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
                     t = self._deps(wp, op.after, env.now) if op.after else env.now
                     if op.group:
@@ -665,12 +671,7 @@ class ChipModel:
                         if wake > env.now:
                             yield env.timeout(wake - env.now)
                     wp.ready[op.name] = t + self.pipe_latency[op.pipe]
-            elif getattr(op, "warps", None) is not None and lw not in op.warps:
-                continue
-            elif isinstance(op, Loop):
-                for jj in range(op.trips):
-                    yield from self._run(wp, op.body, it, jj)
-            else:
+            elif op.warps is None or lw in op.warps:
                 yield from self._sync(wp, op, it, j)
 
     # --- the outer loop and its fast-forward ---------------------------------------------------------
@@ -735,7 +736,7 @@ class ChipModel:
         it = 0
         while it < trips:
             ls.started = max(ls.started, it)
-            yield from self._run(wp, k.loop.body, it, 0)
+            yield from self._run(wp, self.body, it)
             wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
             it += 1
             if it >= trips:
@@ -755,7 +756,7 @@ class ChipModel:
                     self._mbar_floors(cta, trips - 2)
                     yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                     it = trips - 1
-                    yield from self._run(wp, k.loop.body, it, 0)
+                    yield from self._run(wp, self.body, it)
                     wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
                     break
                 yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
@@ -791,10 +792,10 @@ class ChipModel:
                 wp.ready.clear()
                 wp.marks.clear()
                 wp.t = self.t[self.class_of(cta.work.tiles[tile])]
-            yield from self._run(wp, k.prologue, 0, 0)
+            yield from self._run(wp, self.prologue, 0)
             if k.loop is not None and not self.loop_idle[lw]:
                 yield from self._loop(wp, tile)
-            yield from self._run(wp, k.epilogue, 0, 0)
+            yield from self._run(wp, self.epilogue, 0)
             if tiles == 1:
                 break
             tile_marks.append((env.now, list(wp.stats), dict(wp.work)))
@@ -958,6 +959,18 @@ class ChipModel:
             seen.setdefault(what, key)
         waits = "; ".join(f"warp {lw} of CTA {serial} on {what}" for what, (serial, lw) in list(seen.items())[:3])
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
+
+
+def _unrolled(ops, j: int = 0) -> tuple:
+    """``ops`` in the order a warp walks them, inner loops unrolled: (step kind, operation, inner-loop iteration)."""
+    out = []
+    for op in ops:
+        if isinstance(op, Loop):
+            for jj in range(op.trips):
+                out += _unrolled(op.body, jj)
+        else:
+            out.append((_MEM if isinstance(op, Mem) else _COMPUTE if isinstance(op, Compute) else _SYNC, op, j))
+    return tuple(out)
 
 
 def _has_work(ops, timings: dict[str, MemTiming], lw: int) -> bool:
