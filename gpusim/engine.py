@@ -305,12 +305,11 @@ class ChipModel:
         self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.timings for tm in ts.values())
         self.trips = kernel.loop.trips if kernel.loop is not None else 1
         # the program's parts as the warps walk them, inner loops unrolled
-        self.prologue = _unrolled(kernel.prologue)
-        self.body = _unrolled(kernel.loop.body) if kernel.loop is not None else ()
-        self.epilogue = _unrolled(kernel.epilogue)
+        self.prologue = _unrolled(kernel.prologue, params)
+        self.body = _unrolled(kernel.loop.body, params) if kernel.loop is not None else ()
+        self.epilogue = _unrolled(kernel.epilogue, params)
         self.p = params
         self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
-        self.pipe_rate = params.pipe_rate
         self.pipe_latency = params.pipe_latency
         self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
@@ -560,9 +559,10 @@ class ChipModel:
             self._span(wp, op.name, op.pipe, start, done)
         return math.ceil(issue_end)
 
-    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int) -> float:
+    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int, busy: float) -> float:
         """``n`` instructions of a compute bundle, ready at ``t``, through the pipe and the issue slot: returns when
-        the next can issue (a dependent chain waits for the pipe's latency)."""
+        the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
+        latency)."""
         stats, ledger = wp.stats, wp.work
         wait = self.fetch_cycles_per_instruction * n
         if wait > 0:
@@ -574,8 +574,6 @@ class ChipModel:
         start, _ = wp.slot.book(ledger, p_start, n)
         if start > p_start:
             stats[NOT_SELECTED] += start - p_start
-        chain = math.ceil(n / max(op.ilp, 1)) * self.pipe_latency[op.pipe]
-        busy = max(n / min(self.pipe_rate[op.pipe], self.p.issue_per_cycle), chain)
         if n > 0:
             stats[SELECTED] += n
         if busy > n:  # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
@@ -649,11 +647,13 @@ class ChipModel:
         """Walk ``steps`` (a part of the program, :func:`_unrolled`) in iteration ``it`` of the outer loop, sleeping
         where the warp waits. Memory and compute operations book their work and say when the warp may go on."""
         env, lw = self.env, wp.lw
-        for step, op, j in steps:
+        for step, op, j, quanta in steps:
             if step == _MEM:
                 wake = self._mem(wp, op, it, j)
-                if wake is not None and wake > env.now:
-                    yield env.timeout(wake - env.now)
+                if wake is not None:
+                    now = env.now
+                    if wake > now:
+                        yield env.timeout(wake - now)
             elif step == _COMPUTE:
                 if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
                     t = self._deps(wp, op.after, env.now) if op.after else env.now
@@ -662,14 +662,12 @@ class ChipModel:
                         if wake > env.now:
                             yield env.timeout(wake - env.now)
                         continue
-                    remaining, quantum = op.count, self.p.issue_quantum
-                    while remaining > 0:  # in quanta, so that other ready warps interleave
-                        n = min(remaining, quantum)
-                        remaining -= n
-                        t = self._quantum(wp, op, t, n)
+                    for n, busy in quanta:  # in quanta, so that other ready warps interleave
+                        t = self._quantum(wp, op, t, n, busy)
                         wake = math.ceil(t)
-                        if wake > env.now:
-                            yield env.timeout(wake - env.now)
+                        now = env.now
+                        if wake > now:
+                            yield env.timeout(wake - now)
                     wp.ready[op.name] = t + self.pipe_latency[op.pipe]
             elif op.warps is None or lw in op.warps:
                 yield from self._sync(wp, op, it, j)
@@ -961,15 +959,30 @@ class ChipModel:
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
 
 
-def _unrolled(ops, j: int = 0) -> tuple:
-    """``ops`` in the order a warp walks them, inner loops unrolled: (step kind, operation, inner-loop iteration)."""
+def _quanta(op: Compute, p: SmParams) -> tuple[tuple[int, float], ...]:
+    """A compute bundle's quanta (:meth:`ChipModel._quantum`): (instructions, cycles until the next can issue)."""
+    out = []
+    remaining = op.count
+    while remaining > 0:
+        n = min(remaining, p.issue_quantum)
+        remaining -= n
+        chain = math.ceil(n / max(op.ilp, 1)) * p.pipe_latency[op.pipe]
+        out.append((n, max(n / min(p.pipe_rate[op.pipe], p.issue_per_cycle), chain)))
+    return tuple(out)
+
+
+def _unrolled(ops, p: SmParams, j: int = 0) -> tuple:
+    """``ops`` in the order a warp walks them, inner loops unrolled: (step kind, operation, inner-loop iteration,
+    a compute bundle's quanta)."""
     out = []
     for op in ops:
         if isinstance(op, Loop):
             for jj in range(op.trips):
-                out += _unrolled(op.body, jj)
+                out += _unrolled(op.body, p, jj)
+        elif isinstance(op, Compute):
+            out.append((_COMPUTE, op, j, _quanta(op, p)))
         else:
-            out.append((_MEM if isinstance(op, Mem) else _COMPUTE if isinstance(op, Compute) else _SYNC, op, j))
+            out.append((_MEM if isinstance(op, Mem) else _SYNC, op, j, ()))
     return tuple(out)
 
 
