@@ -162,7 +162,7 @@ class RateServer:
             ledger[self] = ledger.get(self, 0.0) + work
         if work <= EPS:
             return arrive, arrive
-        b = int(arrive // BIN_CYCLES)
+        b = math.floor(arrive) // BIN_CYCLES  # = floor(arrive / BIN_CYCLES), in integers
         if b < self._floor:
             b = self._floor
         nxt = self._next
