@@ -121,7 +121,8 @@ def main() -> int:
             M, N, K = shape
             g = torch.Generator(device="cuda")
             g.manual_seed(1)
-            sets = [tuple(cp.asarray(torch.randn(r, c, device="cuda", generator=g)) for r, c in ((M, K), (K, N), (M, N)))
+            sets = [tuple(cp.asarray(torch.randn(r, c, device="cuda", generator=g))
+                          for r, c in ((M, K), (K, N), (M, N)))
                     for _ in range(3)]
             grid, block = h.launch_config(name, M, N, K)
 
