@@ -82,6 +82,8 @@ GRID_TAIL_ROUNDS = 1
 (LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
  NOT_SELECTED, SELECTED) = range(len(STALLS))
 STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
+# the kinds of step a warp walks (:func:`_unrolled`)
+_MEM, _COMPUTE, _SYNC = range(3)
 
 
 class DeadlockError(KernelError):
@@ -302,9 +304,12 @@ class ChipModel:
         # a loop whose last iteration has its own pattern runs that iteration after a fast-forward
         self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.timings for tm in ts.values())
         self.trips = kernel.loop.trips if kernel.loop is not None else 1
+        # the program's parts as the warps walk them, inner loops unrolled
+        self.prologue = _unrolled(kernel.prologue, params)
+        self.body = _unrolled(kernel.loop.body, params) if kernel.loop is not None else ()
+        self.epilogue = _unrolled(kernel.epilogue, params)
         self.p = params
         self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
-        self.pipe_rate = params.pipe_rate
         self.pipe_latency = params.pipe_latency
         self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
@@ -554,9 +559,10 @@ class ChipModel:
             self._span(wp, op.name, op.pipe, start, done)
         return math.ceil(issue_end)
 
-    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int) -> float:
+    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int, busy: float) -> float:
         """``n`` instructions of a compute bundle, ready at ``t``, through the pipe and the issue slot: returns when
-        the next can issue (a dependent chain waits for the pipe's latency)."""
+        the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
+        latency)."""
         stats, ledger = wp.stats, wp.work
         wait = self.fetch_cycles_per_instruction * n
         if wait > 0:
@@ -568,8 +574,6 @@ class ChipModel:
         start, _ = wp.slot.book(ledger, p_start, n)
         if start > p_start:
             stats[NOT_SELECTED] += start - p_start
-        chain = max(math.ceil(n / max(op.ilp, 1)) * self.pipe_latency[op.pipe], op.stall_cycles * n / op.count)
-        busy = max(n / min(self.pipe_rate[op.pipe], self.p.issue_per_cycle), chain)
         if n > 0:
             stats[SELECTED] += n
         if busy > n:  # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
@@ -639,16 +643,18 @@ class ChipModel:
         elif isinstance(op, MbarWait):
             yield from self._mbar_wait(wp, op, it, j)
 
-    def _run(self, wp: _Warp, ops, it: int, j: int):
-        """Walk ``ops`` (iteration ``it`` of the outer loop, ``j`` of an inner one), sleeping where the warp waits.
-        Memory and compute operations book their work and say when the warp may go on."""
+    def _run(self, wp: _Warp, steps: tuple, it: int):
+        """Walk ``steps`` (a part of the program, :func:`_unrolled`) in iteration ``it`` of the outer loop, sleeping
+        where the warp waits. Memory and compute operations book their work and say when the warp may go on."""
         env, lw = self.env, wp.lw
-        for op in ops:
-            if isinstance(op, Mem):
+        for step, op, j, quanta in steps:
+            if step == _MEM:
                 wake = self._mem(wp, op, it, j)
-                if wake is not None and wake > env.now:
-                    yield env.timeout(wake - env.now)
-            elif isinstance(op, Compute):
+                if wake is not None:
+                    now = env.now
+                    if wake > now:
+                        yield env.timeout(wake - now)
+            elif step == _COMPUTE:
                 if (op.when is None or op.when(lw, j)) and (op.warps is None or lw in op.warps):
                     t = self._deps(wp, op.after, env.now) if op.after else env.now
                     if op.group:
@@ -656,21 +662,14 @@ class ChipModel:
                         if wake > env.now:
                             yield env.timeout(wake - env.now)
                         continue
-                    remaining, quantum = op.count, self.p.issue_quantum
-                    while remaining > 0:  # in quanta, so that other ready warps interleave
-                        n = min(remaining, quantum)
-                        remaining -= n
-                        t = self._quantum(wp, op, t, n)
+                    for n, busy in quanta:  # in quanta, so that other ready warps interleave
+                        t = self._quantum(wp, op, t, n, busy)
                         wake = math.ceil(t)
-                        if wake > env.now:
-                            yield env.timeout(wake - env.now)
+                        now = env.now
+                        if wake > now:
+                            yield env.timeout(wake - now)
                     wp.ready[op.name] = t + self.pipe_latency[op.pipe]
-            elif getattr(op, "warps", None) is not None and lw not in op.warps:
-                continue
-            elif isinstance(op, Loop):
-                for jj in range(op.trips):
-                    yield from self._run(wp, op.body, it, jj)
-            else:
+            elif op.warps is None or lw in op.warps:
                 yield from self._sync(wp, op, it, j)
 
     # --- the outer loop and its fast-forward ---------------------------------------------------------
@@ -735,7 +734,7 @@ class ChipModel:
         it = 0
         while it < trips:
             ls.started = max(ls.started, it)
-            yield from self._run(wp, k.loop.body, it, 0)
+            yield from self._run(wp, self.body, it)
             wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
             it += 1
             if it >= trips:
@@ -755,7 +754,7 @@ class ChipModel:
                     self._mbar_floors(cta, trips - 2)
                     yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                     it = trips - 1
-                    yield from self._run(wp, k.loop.body, it, 0)
+                    yield from self._run(wp, self.body, it)
                     wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
                     break
                 yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
@@ -791,10 +790,10 @@ class ChipModel:
                 wp.ready.clear()
                 wp.marks.clear()
                 wp.t = self.t[self.class_of(cta.work.tiles[tile])]
-            yield from self._run(wp, k.prologue, 0, 0)
+            yield from self._run(wp, self.prologue, 0)
             if k.loop is not None and not self.loop_idle[lw]:
                 yield from self._loop(wp, tile)
-            yield from self._run(wp, k.epilogue, 0, 0)
+            yield from self._run(wp, self.epilogue, 0)
             if tiles == 1:
                 break
             tile_marks.append((env.now, list(wp.stats), dict(wp.work)))
@@ -958,6 +957,33 @@ class ChipModel:
             seen.setdefault(what, key)
         waits = "; ".join(f"warp {lw} of CTA {serial} on {what}" for what, (serial, lw) in list(seen.items())[:3])
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
+
+
+def _quanta(op: Compute, p: SmParams) -> tuple[tuple[int, float], ...]:
+    """A compute bundle's quanta (:meth:`ChipModel._quantum`): (instructions, cycles until the next can issue)."""
+    out = []
+    remaining = op.count
+    while remaining > 0:
+        n = min(remaining, p.issue_quantum)
+        remaining -= n
+        chain = max(math.ceil(n / max(op.ilp, 1)) * p.pipe_latency[op.pipe], op.stall_cycles * n / op.count)
+        out.append((n, max(n / min(p.pipe_rate[op.pipe], p.issue_per_cycle), chain)))
+    return tuple(out)
+
+
+def _unrolled(ops, p: SmParams, j: int = 0) -> tuple:
+    """``ops`` in the order a warp walks them, inner loops unrolled: (step kind, operation, inner-loop iteration,
+    a compute bundle's quanta)."""
+    out = []
+    for op in ops:
+        if isinstance(op, Loop):
+            for jj in range(op.trips):
+                out += _unrolled(op.body, p, jj)
+        elif isinstance(op, Compute):
+            out.append((_COMPUTE, op, j, _quanta(op, p)))
+        else:
+            out.append((_MEM if isinstance(op, Mem) else _SYNC, op, j, ()))
+    return tuple(out)
 
 
 def _has_work(ops, timings: dict[str, MemTiming], lw: int) -> bool:

@@ -149,34 +149,36 @@ class RateServer:
     def queue_delay(self, arrive: float, work: float) -> float:
         """Cycles a request of ``work`` arriving at ``arrive`` would wait beyond its own service time: the work
         booked ahead of it (nothing is booked)."""
-        return self.serve(arrive, work, book=False)[1] - arrive - work / self.rate
-
-    def book(self, ledger: dict, arrive: float, work: float) -> tuple[float, float]:
-        """:meth:`serve` ``work`` arriving at ``arrive``, adding it to the requester's ``ledger`` (server -> work)."""
-        ledger[self] = ledger.get(self, 0.0) + work
-        return self.serve(arrive, work)
+        return self.book(None, arrive, work, False)[1] - arrive - work / self.rate
 
     def serve(self, arrive: float, work: float, book: bool = True) -> tuple[float, float]:
         """Do ``work`` arriving at ``arrive``: returns (start, end) of its service (``book=False``: only say so)."""
+        return self.book(None, arrive, work, book)
+
+    def book(self, ledger: dict | None, arrive: float, work: float, commit: bool = True) -> tuple[float, float]:
+        """Do ``work`` arriving at ``arrive``: returns (start, end) of its service, the work added to the requester's
+        ``ledger`` (server -> work) when there is one (``commit=False``: only say when, book nothing)."""
+        if ledger is not None:
+            ledger[self] = ledger.get(self, 0.0) + work
         if work <= EPS:
             return arrive, arrive
-        b = int(arrive // BIN_CYCLES)
+        b = math.floor(arrive) // BIN_CYCLES  # = floor(arrive / BIN_CYCLES), in integers
         if b < self._floor:
             b = self._floor
         nxt = self._next
         if b in nxt:
             b = self._find(b)
         rate, cap, used = self.rate, self._cap, self._used
-        bg_end = self._bg_end
+        bg_end, bg_bin = self._bg_end, self._bg_bin
         remaining = work
-        start = -1.0
         # the first bin with room: the request may arrive inside it
         while True:
             lo = b * BIN_CYCLES
             booked = used.get(b, 0.0)
             taken = booked
             if lo < bg_end:
-                taken += self._bg_in(b, lo)
+                bg = bg_bin.get(b)
+                taken += self._bg_in(b, lo) if bg is None else bg
             avail = cap - taken
             b1 = b + 1
             if avail <= EPS:  # full for good (work is never taken back)
@@ -188,30 +190,31 @@ class RateServer:
             if room < avail:
                 avail = room
             if avail > EPS:
-                fill = lo + taken / rate  # the bin's booked work packed from its start
-                start = t_in if t_in > fill else fill
-                take = remaining if remaining < avail else avail
-                if book:
-                    filled = booked + take
-                    used[b] = filled
-                    if b > self._top:
-                        self._top = b
-                    if filled >= cap - EPS:
-                        nxt[b] = b1
-                remaining -= take
-                if remaining <= EPS:
-                    end = start + take / rate
-                    break
+                break
             b = self._find(b1) if b1 in nxt else b1
-            if start < 0:
-                continue
+        fill = lo + taken / rate  # the bin's booked work packed from its start
+        start = t_in if t_in > fill else fill
+        take = remaining if remaining < avail else avail
+        if commit:
+            filled = booked + take
+            used[b] = filled
+            if b > self._top:
+                self._top = b
+            if filled >= cap - EPS:
+                nxt[b] = b1
+        remaining -= take
+        if remaining <= EPS:
+            end = start + take / rate
+        else:
+            b = self._find(b1) if b1 in nxt else b1
             # the bins after it: the request is there from their start, so only their free work limits it
             while True:
                 lo = b * BIN_CYCLES
                 booked = used.get(b, 0.0)
                 taken = booked
                 if lo < bg_end:
-                    taken += self._bg_in(b, lo)
+                    bg = bg_bin.get(b)
+                    taken += self._bg_in(b, lo) if bg is None else bg
                 avail = cap - taken
                 b1 = b + 1
                 if avail <= EPS:
@@ -219,7 +222,7 @@ class RateServer:
                     b = self._find(b1) if b1 in nxt else b1
                     continue
                 take = remaining if remaining < avail else avail
-                if book:
+                if commit:
                     filled = booked + take
                     used[b] = filled
                     if b > self._top:
@@ -231,8 +234,7 @@ class RateServer:
                     end = lo + taken / rate + take / rate
                     break
                 b = self._find(b1) if b1 in nxt else b1
-            break
-        if book:
+        if commit:
             self.busy += work / rate
             if end > self.last_end:
                 self.last_end = end

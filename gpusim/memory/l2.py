@@ -185,9 +185,10 @@ class TileReuse:
         """Use a tile: the share of it found in the L2 (0 the first time)."""
         last = self._last.get(key)
         found = 0.0 if last is None else 1.0 - self.spec.reuse_miss_fraction(self.touched_bytes - last)
-        self.touched_bytes += size_bytes * copies
-        self.allocated_bytes += size_bytes * copies * (1.0 - found)
-        self._last[key] = self.touched_bytes
+        added = size_bytes * copies
+        self.touched_bytes = touched = self.touched_bytes + added
+        self.allocated_bytes += added * (1.0 - found)
+        self._last[key] = touched
         return found
 
 
@@ -296,7 +297,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 cols = np.asarray(keys_of[o.name](lin)).reshape(-1, 1)
             else:
                 cols = np.stack([c if d else np.zeros_like(c) for c, d in zip(coords, o.depends, strict=True)], axis=1)
-            keys[o.name] = np.unique(cols, axis=0, return_inverse=True)
+            uniq, inverse = np.unique(cols, axis=0, return_inverse=True)
+            keys[o.name] = (uniq.tolist(), inverse.reshape(-1))
         share = np.ones(len(lin)) if trips_share is None else np.asarray(trips_share(lin), dtype=float)
         w_rd = {o.name: 0.0 for o in ops}
         w_req = {o.name: 0.0 for o in ops}
@@ -312,21 +314,22 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
                 uniq, inverse = keys[o.name]
                 moved = np.zeros(len(uniq))
-                np.maximum.at(moved, inverse.reshape(-1), part)
+                np.maximum.at(moved, inverse, part)
                 wanted = np.zeros(len(uniq))  # how many CTAs want each tile (its requests wait alike)
-                np.add.at(wanted, inverse.reshape(-1), part)
+                np.add.at(wanted, inverse, part)
+                tile, fetched = o.tile_bytes_per_chunk, o.tile_bytes_per_chunk * o.fetch_ratio
+                store = o.kind == "st"
+                copies = 1 if store else spec.read_copies
                 for key, m, by in zip(uniq, moved.tolist(), wanted.tolist(), strict=True):
                     if m <= 0:
                         continue
-                    found = reuse.access((o.tensor, o.data, q, *key.tolist()),
-                                         int(o.tile_bytes_per_chunk * o.fetch_ratio * m),
-                                         1 if o.kind == "st" else spec.read_copies)
-                    if o.kind == "st":
-                        c_st[o.name] += o.tile_bytes_per_chunk * m
+                    found = reuse.access((o.tensor, o.data, q, *key), int(fetched * m), copies)
+                    if store:
+                        c_st[o.name] += tile * m
                     else:
-                        w_rd[o.name] += o.tile_bytes_per_chunk * o.fetch_ratio * m * (1.0 - found)
-                        w_want[o.name] += o.tile_bytes_per_chunk * by
-                        w_miss[o.name] += o.tile_bytes_per_chunk * by * (1.0 - found)
+                        w_rd[o.name] += fetched * m * (1.0 - found)
+                        w_want[o.name] += tile * by
+                        w_miss[o.name] += tile * by * (1.0 - found)
             for name, b in c_st.items():
                 if b > 0:
                     spans[name].append((b, before, reuse.allocated_bytes))

@@ -62,10 +62,13 @@ class LsuQueue:
         gone = bisect.bisect_right(entries, now)  # entered the pipe already: no request can wait on them again
         if gone:
             del entries[:gone]
-        waiting = len(entries) - bisect.bisect_right(entries, t)
-        if waiting < self.depth_requests:
+        depth = self.depth_requests
+        if len(entries) < depth:  # room whenever it issues
             return t
-        return entries[len(entries) - self.depth_requests]
+        waiting = len(entries) - bisect.bisect_right(entries, t)
+        if waiting < depth:
+            return t
+        return entries[len(entries) - depth]
 
     def enter(self, at: float) -> None:
         """An admitted request enters the pipe at ``at`` (it waits in the queue until then)."""
