@@ -1,14 +1,16 @@
 """When each CTA of a GEMM twin starts and ends, and on which SM (issue "memory system at chip scale": CTAs
 dispatched as slots free, waves that overlap, starts that stagger).
 
-    python3 validate/micro/run_cta_times.py --out validate/measurements/h100/ctatimes-2026-11-25.json
+    python3 validate/micro/run_cta_times.py --out validate/measurements/h100/ctatimes-2026-11-25b.json
 
 Each twin of validate/kernels/ is built as measured (CuPy/NVRTC, the same options), with its kernel wrapped: the
 wrapper's thread 0 reads %globaltimer and %smid before the twin's body, and again after a __syncthreads() that
 follows it, into a global array indexed by the CTA's linear index (blockIdx.x fastest). Three launches per case
 on fresh inputs; the last one is recorded (times in ns from the first CTA's start), with the CUDA-event time of
-every launch. The L2's hit rate and the DRAM bytes of a GEMM depend on which CTAs run together: this file says
-how far the H100's CTAs drift from the lockstep waves the L2 model followed.
+every launch. Each warp's lane 0 also stamps when it leaves the body (before the closing barrier): kept for
+every warp of the first 528 CTAs, as quantiles for the others. The L2's hit rate and the DRAM bytes of a GEMM
+depend on which CTAs (and warps) run together: this file says how far the H100's drift from the lockstep waves
+the L2 model follows.
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ sys.path.insert(0, str(REPO / "validate"))
 import common  # noqa: E402
 
 MAX_CTAS = 1 << 16
+MAX_WARPS = 1 << 20
+WARP_CTAS = 528  # CTAs (the first two waves at two per SM) whose every warp's end is kept; the others: quantiles
 
 PRELUDE = r"""
 __device__ unsigned long long gpusim_cta_t0[%(n)d];
 __device__ unsigned long long gpusim_cta_t1[%(n)d];
 __device__ unsigned int gpusim_cta_sm[%(n)d];
+__device__ unsigned long long gpusim_warp_t1[%(w)d];
 __device__ __forceinline__ unsigned long long gpusim_now() {
   unsigned long long t; asm volatile("mov.u64 %%0, %%%%globaltimer;" : "=l"(t)); return t; }
 __device__ __forceinline__ unsigned int gpusim_lin() {
@@ -60,11 +65,15 @@ extern "C" __global__ void {bounds}{name}({params}) {{
   if (lead) {{ unsigned int s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
     gpusim_cta_t0[gpusim_lin()] = gpusim_now(); gpusim_cta_sm[gpusim_lin()] = s; }}
   {name}_gpusim_body({", ".join(names)});
+  {{ const unsigned int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned int wpc = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    if ((tid & 31) == 0 && gpusim_lin() * wpc + tid / 32 < {MAX_WARPS}u)
+      gpusim_warp_t1[gpusim_lin() * wpc + tid / 32] = gpusim_now(); }}
   __syncthreads();
   if (lead) gpusim_cta_t1[gpusim_lin()] = gpusim_now();
 }}
 """
-    return PRELUDE % {"n": MAX_CTAS} + body + wrapper
+    return PRELUDE % {"n": MAX_CTAS, "w": MAX_WARPS} + body + wrapper
 
 
 FP32 = [("sgemm_naive", (4096, 4096, 4096)), ("sgemm_coalesced", (4096, 4096, 4096)),
@@ -104,10 +113,15 @@ def main() -> int:
             ms.append(ev0.elapsed_time(ev1))
         get = lambda sym, dt: cp.ndarray((n,), dt, mod.get_global(sym))[:n].get().astype(np.int64)  # noqa: E731
         t0, t1, sm = get("gpusim_cta_t0", cp.uint64), get("gpusim_cta_t1", cp.uint64), get("gpusim_cta_sm", cp.uint32)
+        wpc = -(-block[0] * block[1] * block[2] // 32)
+        wt = cp.ndarray((n * wpc,), cp.uint64, mod.get_global("gpusim_warp_t1"))[:min(n * wpc, MAX_WARPS)].get()
+        wt = wt.astype(np.int64).reshape(-1, wpc) - t0[: len(wt) // wpc, None]  # each warp's end from its CTA's start
         base = int(t0.min())
         row = {"kernel": name, "shape": list(shape), "params": params, "grid": list(grid), "block": list(block),
                "event_us": [round(x * 1000, 1) for x in ms], "span_us": round((int(t1.max()) - base) / 1000, 1),
-               "start_ns": (t0 - base).tolist(), "end_ns": (t1 - base).tolist(), "sm": sm.tolist()}
+               "start_ns": (t0 - base).tolist(), "end_ns": (t1 - base).tolist(), "sm": sm.tolist(),
+               "warp_end_ns": wt[:WARP_CTAS].tolist(),
+               "warp_end_quantiles_ns": np.quantile(wt, [0, 0.25, 0.5, 0.75, 1], axis=1).T.astype(np.int64).tolist()}
         dur = (t1 - t0) / 1000
         common.log(f"{name} {shape} {params}: events {row['event_us']} us, span {row['span_us']} us, CTA "
                    f"{np.median(dur):.1f} us median ({dur.min():.1f}..{dur.max():.1f}), SMs {len(set(sm.tolist()))}")
