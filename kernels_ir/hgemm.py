@@ -60,6 +60,17 @@ MMA_PATHS = {(1, "none"): (103, 161, 0, 94), **{(1, sw): (191, 156, 0, 94) for s
              (2, "128B"): (240, 196, 95, 94), (3, "128B"): (357, 190, 88, 94), (4, "128B"): (451, 188, 87, 94)}
 
 
+# The one-stage twins copy each k-tile through registers (4 LDG.128 of A and 4 of B per thread, then STS.128), and
+# ptxas interleaves loads and stores so that a store waits for its load before the next loads issue: three rounds of
+# loads, each a memory latency after the last (the measured binaries' SASS, NVRTC:
+# validate/measurements/h100/diagnostics/hgemm_mma*_STAGES1_SWIZZLE*.sass; nvcc 13.0 gives the same). Rounds of
+# (operand, chunk i of the thread's four): without a swizzle A0 A1 | B0 | B1 A2 B2 A3 B3; with one (32B, 64B and
+# 128B build alike) A0 | B0 A1 B1 | A2 B2 A3 B3. validate/micro/run_ld_burst.py measures such rounds alone on an
+# idle chip: 850-1000 cycles each from HBM, 350-550 from L2.
+STAGE1_ROUNDS = {"none": ((("A", 0), ("A", 1)), (("B", 0),), (("B", 1), ("A", 2), ("B", 2), ("A", 3), ("B", 3))),
+                 "swizzled": ((("A", 0),), (("B", 0), ("A", 1), ("B", 1)), (("A", 2), ("B", 2), ("A", 3), ("B", 3)))}
+
+
 def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig) -> Kernel:
     M, N, K = _check(name, shape, MMA_BM, MMA_BN)
     tiles = K // BK
@@ -101,18 +112,23 @@ def _mma_kernel(name: str, shape, swizzle: str, stages: int, hw: HardwareConfig)
         ), var="j")
 
     def sync_copy(tile_of, slot_of):
-        def idx(c):
-            i = c.tid + MMA_THREADS * c.r
-            return i // 8, i % 8
+        """The k-tile through registers, in the rounds ptxas orders it (STAGE1_ROUNDS): a round's loads issue once
+        the last round's stores have their data, so each round waits a whole memory latency."""
+        def idx(c, i):
+            k = c.tid + MMA_THREADS * i
+            return k // 8, k % 8
 
         ops = []
-        for op_name, rows_of in (("A", a_rows), ("B", b_rows)):
-            g = gaddr(rows_of, tile_of)
-            ops.append(Mem("ldg" + op_name, "global", "ld", CHUNK, lambda c, g=g: g(c, *idx(c)), op_name, repeat=4))
-        for op_name, operand in (("A", 0), ("B", 1)):
-            s = saddr(slot_of, operand)
-            ops.append(Mem("sts" + op_name, "shared", "st", CHUNK, lambda c, s=s: s(c, *idx(c)), repeat=4,
-                           after=("ldg" + op_name,)))
+        for chunks in STAGE1_ROUNDS["none" if swizzle == "none" else "swizzled"]:
+            loads, stores = [], []
+            for op_name, i in chunks:
+                rows_of, operand = (a_rows, 0) if op_name == "A" else (b_rows, 1)
+                g, s = gaddr(rows_of, tile_of), saddr(slot_of, operand)
+                name = f"{op_name}{i}"
+                loads.append(Mem("ldg" + name, "global", "ld", CHUNK, lambda c, g=g, i=i: g(c, *idx(c, i)), op_name))
+                stores.append(Mem("sts" + name, "shared", "st", CHUNK, lambda c, s=s, i=i: s(c, *idx(c, i)),
+                                  after=("ldg" + name,)))
+            ops += loads + stores
         return ops
 
     def async_copy(tile_of, slot_of, suffix):
