@@ -624,11 +624,26 @@ def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     load_b = _load_b_rows(N, BN, BK, w.threads, tile)
     # SASS loop 0xb80-0x9550: 8 LDG.128, 20 STS, 96 LDS.128, 2048 FFMA, 32 integer: 22 among the LDG, 3 after
     # them (among the STS), 7 among the last FFMA (loop counter, pointer updates)
+    copy = (ld_a, load_b[0], *_ints("addr_st", 3), st_a, _store_b_vec(BN, lambda c: bs_base, load_b))
+    if w.params() == WARPTILE_DEFAULTS:
+        # the measured build reuses registers: A's four float4 and B's last go first, the STS of A's first three
+        # wait for them, and only then B's first three float4 load (two rounds of loads per tile: the NVRTC SASS,
+        # as validate/measurements/h100/diagnostics/hgemm_mma*_STAGES1*.sass for the mma.sync twins)
+        ld_b, passes, row, col = load_b
+        late = tuple(range(passes - 1))  # B's passes loaded in the second round
+        ld_b_first = Mem("ldB_first", "global", "ld", 16,
+                         lambda c: ((tile(c) * BK + row(c, passes - 1)) * N + c.bx * BN + col(c) * 4) * F32, "B")
+        ld_b_late = Mem("ldB_late", "global", "ld", 16,
+                        lambda c: ((tile(c) * BK + row(c, c.r)) * N + c.bx * BN + col(c) * 4) * F32, "B",
+                        repeat=len(late))
+        st_b_first = Mem("stBs_first", "shared", "st", 16,
+                         lambda c: bs_base + (row(c, passes - 1) * BN + col(c) * 4) * F32, after=("ldB_first",))
+        st_b_late = Mem("stBs_late", "shared", "st", 16, lambda c: bs_base + (row(c, c.r) * BN + col(c) * 4) * F32,
+                        repeat=len(late), after=("ldB_late",))
+        copy = (ld_a, ld_b_first, *_ints("addr_st", 3), st_a, ld_b_late, st_b_first, st_b_late)
     body = (
         *_ints("addr", 22),
-        ld_a, load_b[0],
-        *_ints("addr_st", 3),
-        st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        *copy,
         Barrier(),
         w.compute_tile(lambda c: as_base, lambda c: bs_base),
         *_ints("loop", 7),
