@@ -328,6 +328,24 @@ def _store_b_vec(BN: int, bs_base, load_b, suffix: str = "", warps=None, async_c
                after=(ld.name,), warps=warps, async_copy=async_copy)
 
 
+def _b_rounds(N: int, BN: int, BK: int, tile, bs_base, load_b, groups, suffix: str = "", warps=None) -> list:
+    """B's float4 loads and stores split into rounds, as ptxas orders them where it reuses registers: one (load,
+    store) pair of operations per group of passes (``groups``: tuples of pass indices), each store waiting for its
+    load. Placed one round after another, a round's loads issue only once the stores before them have their data."""
+    _, _, row, col = load_b
+    out = []
+    for k, group in enumerate(groups):
+        pas = np.asarray(group)
+        name = f"B_r{k}{suffix}"
+        out.append((Mem("ld" + name, "global", "ld", 16,
+                        lambda c, pas=pas: ((tile(c) * BK + row(c, pas[c.r])) * N + c.bx * BN + col(c) * 4) * F32,
+                        "B", repeat=len(group), warps=warps),
+                    Mem("st" + name + "s", "shared", "st", 16,
+                        lambda c, pas=pas: bs_base(c) + (row(c, pas[c.r]) * BN + col(c) * 4) * F32,
+                        repeat=len(group), after=("ld" + name,), warps=warps)))
+    return out
+
+
 def _vectorized_checks(name: str, BM: int, BN: int, BK: int, TM: int, TN: int) -> int:
     threads = _blocktile_threads(name, BM, BN, TM, TN)
     _need(name, BK % 4 == 0 and BN % 4 == 0 and TM % 4 == 0 and TN % 4 == 0,
@@ -627,20 +645,12 @@ def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     copy = (ld_a, load_b[0], *_ints("addr_st", 3), st_a, _store_b_vec(BN, lambda c: bs_base, load_b))
     if w.params() == WARPTILE_DEFAULTS:
         # the measured build reuses registers: A's four float4 and B's last go first, the STS of A's first three
-        # wait for them, and only then B's first three float4 load (two rounds of loads per tile: the NVRTC SASS,
-        # as validate/measurements/h100/diagnostics/hgemm_mma*_STAGES1*.sass for the mma.sync twins)
-        ld_b, passes, row, col = load_b
-        late = tuple(range(passes - 1))  # B's passes loaded in the second round
-        ld_b_first = Mem("ldB_first", "global", "ld", 16,
-                         lambda c: ((tile(c) * BK + row(c, passes - 1)) * N + c.bx * BN + col(c) * 4) * F32, "B")
-        ld_b_late = Mem("ldB_late", "global", "ld", 16,
-                        lambda c: ((tile(c) * BK + row(c, c.r)) * N + c.bx * BN + col(c) * 4) * F32, "B",
-                        repeat=len(late))
-        st_b_first = Mem("stBs_first", "shared", "st", 16,
-                         lambda c: bs_base + (row(c, passes - 1) * BN + col(c) * 4) * F32, after=("ldB_first",))
-        st_b_late = Mem("stBs_late", "shared", "st", 16, lambda c: bs_base + (row(c, c.r) * BN + col(c) * 4) * F32,
-                        repeat=len(late), after=("ldB_late",))
-        copy = (ld_a, ld_b_first, *_ints("addr_st", 3), st_a, ld_b_late, st_b_first, st_b_late)
+        # wait for them, and only then B's first three float4 load: two rounds of loads per tile (the SASS; see
+        # validate/DEVIATIONS.md, "The one-stage mma.sync twins load their k-tile in three rounds")
+        passes = load_b[1]
+        (ld_b_last, st_b_last), (ld_b_rest, st_b_rest) = _b_rounds(
+            N, BN, BK, tile, lambda c: bs_base, load_b, ((passes - 1,), tuple(range(passes - 1))))
+        copy = (ld_a, ld_b_last, *_ints("addr_st", 3), st_a, ld_b_rest, st_b_last, st_b_rest)
     body = (
         *_ints("addr", 22),
         *copy,
@@ -683,9 +693,19 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     tiles = K // BK
     pairs = tiles // 2
 
+    defaults = w.params() == {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32, "WNITER": 1, "TM": 8, "TN": 8}
+
     def load(tile, buf, suffix, warps, ints):
         ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, warps)
         load_b = _load_b_rows(N, BN, BK, half, tile, suffix, warps)
+        if defaults:
+            # the measured build loads in three rounds (the SASS, both groups' copies of the code): A's four
+            # float4, then B's first four once A's stores have their data, then B's last four (the second copy
+            # splits B five and three)
+            passes = load_b[1]
+            rounds = _b_rounds(N, BN, BK, tile, b_buf(buf), load_b,
+                               (tuple(range(passes // 2)), tuple(range(passes // 2, passes))), suffix, warps)
+            return (*_ints("addr" + suffix, ints, warps), ld_a, st_a, *(op for pair in rounds for op in pair))
         return (*_ints("addr" + suffix, ints, warps), ld_a, load_b[0], st_a,
                 _store_b_vec(BN, b_buf(buf), load_b, suffix, warps))
 
