@@ -306,18 +306,20 @@ def _load_a_transposed(K: int, BM: int, BK: int, load_threads: int, tile, as_bas
     return ld, st
 
 
-def _load_b_rows(N: int, BN: int, BK: int, load_threads: int, tile, suffix: str = "", warps=None):
+def _load_b_rows(N: int, BN: int, BK: int, load_threads: int, tile, suffix: str = "", warps=None, passes=None):
     """B's BK x BN tile, float4 global loads: innerRowB = t/(BN/4), innerColB = t%(BN/4), a pass every
-    rowStrideB = load_threads/(BN/4) rows. Returns the load, the passes, ``row(c, pass)`` and ``col(c)`` (the
+    rowStrideB = load_threads/(BN/4) rows; ``passes`` (indices): only those, in that order (default: every pass).
+    Returns the load, its repeat count, ``row(c, r)`` (the row of the load's ``r``-th pass) and ``col(c)`` (the
     float4 starts at element 4*col)."""
     stride = load_threads // (BN // 4)
+    chosen = np.arange(BK // stride) if passes is None else np.asarray(passes)
     t = lambda c: c.tid % load_threads
-    row = lambda c, p: t(c) // (BN // 4) + p * stride
+    row = lambda c, r: t(c) // (BN // 4) + chosen[r] * stride
     col = lambda c: t(c) % (BN // 4)
     ld = Mem("ldB" + suffix, "global", "ld", 16,
              lambda c: ((tile(c) * BK + row(c, c.r)) * N + c.bx * BN + col(c) * 4) * F32, "B",
-             repeat=BK // stride, warps=warps)
-    return ld, BK // stride, row, col
+             repeat=len(chosen), warps=warps)
+    return ld, len(chosen), row, col
 
 
 def _store_b_vec(BN: int, bs_base, load_b, suffix: str = "", warps=None, async_copy: bool = False) -> Mem:
@@ -328,21 +330,15 @@ def _store_b_vec(BN: int, bs_base, load_b, suffix: str = "", warps=None, async_c
                after=(ld.name,), warps=warps, async_copy=async_copy)
 
 
-def _b_rounds(N: int, BN: int, BK: int, tile, bs_base, load_b, groups, suffix: str = "", warps=None) -> list:
+def _b_rounds(N: int, BN: int, BK: int, load_threads: int, tile, bs_base, groups, suffix: str = "",
+              warps=None) -> list:
     """B's float4 loads and stores split into rounds, as ptxas orders them where it reuses registers: one (load,
     store) pair of operations per group of passes (``groups``: tuples of pass indices), each store waiting for its
     load. Placed one round after another, a round's loads issue only once the stores before them have their data."""
-    _, _, row, col = load_b
     out = []
     for k, group in enumerate(groups):
-        pas = np.asarray(group)
-        name = f"B_r{k}{suffix}"
-        out.append((Mem("ld" + name, "global", "ld", 16,
-                        lambda c, pas=pas: ((tile(c) * BK + row(c, pas[c.r])) * N + c.bx * BN + col(c) * 4) * F32,
-                        "B", repeat=len(group), warps=warps),
-                    Mem("st" + name + "s", "shared", "st", 16,
-                        lambda c, pas=pas: bs_base(c) + (row(c, pas[c.r]) * BN + col(c) * 4) * F32,
-                        repeat=len(group), after=("ld" + name,), warps=warps)))
+        load_b = _load_b_rows(N, BN, BK, load_threads, tile, f"_r{k}{suffix}", warps, group)
+        out.append((load_b[0], _store_b_vec(BN, bs_base, load_b, f"_r{k}{suffix}", warps)))
     return out
 
 
@@ -649,7 +645,7 @@ def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
         # validate/DEVIATIONS.md, "The one-stage mma.sync twins load their k-tile in three rounds")
         passes = load_b[1]
         (ld_b_last, st_b_last), (ld_b_rest, st_b_rest) = _b_rounds(
-            N, BN, BK, tile, lambda c: bs_base, load_b, ((passes - 1,), tuple(range(passes - 1))))
+            N, BN, BK, w.threads, tile, lambda c: bs_base, ((passes - 1,), tuple(range(passes - 1))))
         copy = (ld_a, ld_b_last, *_ints("addr_st", 3), st_a, ld_b_rest, st_b_last, st_b_rest)
     body = (
         *_ints("addr", 22),
@@ -665,9 +661,10 @@ def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
                   _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
 
-@register("sgemm_double_buffered", "sgemm", SHAPE,
-          {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32, "WNITER": 1, "TM": 8, "TN": 8},
-          _twin("sgemm_double_buffered"))
+DOUBLE_BUFFERED_DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32, "WNITER": 1, "TM": 8, "TN": 8}
+
+
+@register("sgemm_double_buffered", "sgemm", SHAPE, DOUBLE_BUFFERED_DEFAULTS, _twin("sgemm_double_buffered"))
 def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Double buffering: two smem buffers; threads 0-127 and 128-255 take turns loading while the others compute."""
     # The twin, per pair of K-tiles (buffers B0, B1) in three sections between __syncthreads:
@@ -693,7 +690,7 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     tiles = K // BK
     pairs = tiles // 2
 
-    defaults = w.params() == {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32, "WNITER": 1, "TM": 8, "TN": 8}
+    defaults = w.params() == DOUBLE_BUFFERED_DEFAULTS
 
     def load(tile, buf, suffix, warps, ints):
         ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, warps)
@@ -703,7 +700,7 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
             # float4, then B's first four once A's stores have their data, then B's last four (the second copy
             # splits B five and three)
             passes = load_b[1]
-            rounds = _b_rounds(N, BN, BK, tile, b_buf(buf), load_b,
+            rounds = _b_rounds(N, BN, BK, half, tile, b_buf(buf),
                                (tuple(range(passes // 2)), tuple(range(passes // 2, passes))), suffix, warps)
             return (*_ints("addr" + suffix, ints, warps), ld_a, st_a, *(op for pair in rounds for op in pair))
         return (*_ints("addr" + suffix, ints, warps), ld_a, load_b[0], st_a,
