@@ -29,6 +29,12 @@ from gpusim.resources import LoadedLatency, RateServer
 from gpusim.specfield import spec_field
 
 
+def _ramp(x: float, zero_at: float, one_at: float) -> float:
+    """0 on ``zero_at``'s side, 1 on ``one_at``'s side, a straight line between (the measured curves of
+    :class:`L2Spec`)."""
+    return min(max((x - zero_at) / (one_at - zero_at), 0.0), 1.0)
+
+
 @dataclass(frozen=True)
 class L2Spec:
     """L2 parameters (``[l2]`` in the hardware config)."""
@@ -75,18 +81,16 @@ class L2Spec:
         H100's L2 does not fall off a cliff at its capacity as an LRU would: a buffer read again and again by SMs
         of both partitions begins to miss at 25 MiB (two copies of 25 MiB fill the 50 MiB) and misses wholly only
         past 55 MiB."""
-        x = footprint_bytes / self.size_bytes
-        lo, hi = self.reuse_all_hit_footprint_ratio, self.reuse_all_miss_footprint_ratio
-        return 0.0 if x <= lo else 1.0 if x >= hi else (x - lo) / (hi - lo)
+        return _ramp(footprint_bytes / self.size_bytes, self.reuse_all_hit_footprint_ratio,
+                     self.reuse_all_miss_footprint_ratio)
 
     def dirty_kept_fraction(self, allocated_bytes: float) -> float:
         """Share of a store's dirty data still in the L2 at the kernel's end when the L2 allocated ``allocated_bytes``
         after it (misses, a copy in each partition for lines read, and stores; hits allocate nothing): all up to
         ``writeback_all_kept_footprint_ratio`` times the L2's size, none from ``writeback_all_gone_footprint_ratio``,
         a straight line between (measured: validate/micro/run_l2_writeback.py)."""
-        x = allocated_bytes / self.size_bytes
-        lo, hi = self.writeback_all_kept_footprint_ratio, self.writeback_all_gone_footprint_ratio
-        return 1.0 if x <= lo else 0.0 if x >= hi else (hi - x) / (hi - lo)
+        return _ramp(allocated_bytes / self.size_bytes, self.writeback_all_gone_footprint_ratio,
+                     self.writeback_all_kept_footprint_ratio)
 
     @property
     def dirty_max_bytes(self) -> float:
