@@ -67,6 +67,17 @@ SOFTMAX_FP32_PER_ELEMENT = 3.5
 MASK_FP32_PER_ELEMENT = 2
 
 
+def _softmax(tag: str, e: int, o_elems: int, stalls: tuple[float, float, float], after=(), warps=None):
+    """A warp's online softmax of one KV block: the FP32 work (``SOFTMAX_FP32_PER_ELEMENT`` per S element and the
+    rescale of its O elements) and the exp2 of each S element, each issued no faster than its SASS instructions'
+    control-code stalls (``stalls``: the FP32 and MUFU means of SASS_FA2_STALLS / SASS_FA3_STALLS)."""
+    n_fp32 = int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems
+    return (Compute("softmax" + tag, "fp32", n_fp32, ilp=8, after=after, warps=warps,
+                    stall_cycles=round(stalls[0] * n_fp32)),
+            Compute("exp2" + tag, "sfu", e, ilp=8, after=("softmax" + tag,), warps=warps,
+                    stall_cycles=round(stalls[1] * e)))
+
+
 def _twin(name: str) -> str:
     return f"validate/kernels/{name}.cu"
 
@@ -148,16 +159,14 @@ def fa2(shape, br, bc, causal, swizzle, *, hw):
 
     e = rows_w * bc // 32  # S elements per thread per iteration
     o_elems = rows_w * d // 32
-    n_fp32 = int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems
     default_tiles = (br, bc) == (128, 128 if d == 64 else 64)
-    fp32_stall, sfu_stall, rest_stall = SASS_FA2_STALLS[(d, bool(causal))] if default_tiles else NO_STALLS
+    stalls = SASS_FA2_STALLS[(d, bool(causal))] if default_tiles else NO_STALLS
     body = (
         WaitGroup("cp.async", 0), Barrier("kready"), *v_ld, Commit("cp.async"),
         Loop(d // 16, (Mem("ldsmQ", "shared", "ldsm", CHUNK, ldsm_q, repeat=mi, matrices=4),
                        Mem("ldsmK", "shared", "ldsm", CHUNK, ldsm_k, repeat=bc // 16, matrices=4),
                        Compute("mmaS", "tensor", mi * bc // 8, ilp=mi * bc // 8, after=("ldsmQ", "ldsmK"))), var="j"),
-        Compute("softmax", "fp32", n_fp32, ilp=8, after=("mmaS",), stall_cycles=round(fp32_stall * n_fp32)),
-        Compute("exp2", "sfu", e, ilp=8, after=("softmax",), stall_cycles=round(sfu_stall * e)),
+        *_softmax("", e, o_elems, stalls, after=("mmaS",)),
         WaitGroup("cp.async", 0), Barrier("vready"), *k_next, Commit("cp.async"),
         Loop(bc // 16, (Mem("ldsmV", "shared", "ldsm", CHUNK, ldsm_v, repeat=d // 16, matrices=4),
                         Compute("mmaO", "tensor", mi * d // 8, ilp=mi * d // 8, after=("ldsmV", "exp2"))), var="j"),
@@ -166,7 +175,7 @@ def fa2(shape, br, bc, causal, swizzle, *, hw):
     counted = SASS_FA2.get((d, bool(causal))) if default_tiles else None
     if counted:  # the measured binary's instruction counts (at the default tiles; other tiles: the operations only)
         n_rest = counted[1] - instructions_per_warp(body, 0)
-        body = (*body, sass_rest("loop_ctl", n_rest, None, stall_cycles=round(rest_stall * n_rest)))
+        body = (*body, sass_rest("loop_ctl", n_rest, None, stall_cycles=round(stalls[2] * n_rest)))
 
     def o_addr(c):
         m, rest = c.r // (d // 4), c.r % (d // 4)
@@ -225,8 +234,7 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
     kv = (*kv_boxes("tmaK", "K"), *kv_boxes("tmaV", "V"))
     e = 64 * bc // 128  # S elements per consumer thread per iteration
     o_elems = 64 * d // 128
-    n_fp32 = int(SOFTMAX_FP32_PER_ELEMENT * e) + o_elems
-    fp32_stall, sfu_stall, rest_stall = SASS_FA3_STALLS.get((d, bc, int(bool(causal))), NO_STALLS)
+    stalls = SASS_FA3_STALLS.get((d, bc, int(bool(causal))), NO_STALLS)
 
     def consumer(wg, turn_wait, turn_arrive, tag):
         n_s = d // 16  # wgmma m64n{bc}k16 for S
@@ -237,9 +245,7 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
             Compute("wgmmaS" + str(tag), "wgmma", n_s * bc // 8, warps=wg, group="wgmma", units=bc // 8),
             Commit("wgmma", wg), WaitGroup("wgmma", 0, wg),
             Arrive(turn_arrive, lambda it, j: it, wg),
-            Compute("softmax" + str(tag), "fp32", n_fp32, ilp=8, warps=wg, stall_cycles=round(fp32_stall * n_fp32)),
-            Compute("exp2" + str(tag), "sfu", e, ilp=8, after=("softmax" + str(tag),), warps=wg,
-                    stall_cycles=round(sfu_stall * e)),
+            *_softmax(str(tag), e, o_elems, stalls, warps=wg),
             Compute("wgmmaO" + str(tag), "wgmma", n_o * d // 8, warps=wg, group="wgmma", units=d // 8,
                     after=("exp2" + str(tag),)),
             Commit("wgmma", wg), WaitGroup("wgmma", 0, wg),
@@ -255,7 +261,7 @@ def fa3(shape, bc, causal, stages, swizzle, *, hw):
     if sass:  # the twin's address, loop-control, conversion and polling work the operations above leave out
         n_rest = sass[0] - instructions_per_warp(body, wg1[0])
         rest = (sass_rest("prod_ctl", sass[1] - instructions_per_warp(body, producer[0]), producer),
-                sass_rest("cons_ctl", n_rest, consumers, stall_cycles=round(rest_stall * n_rest)))
+                sass_rest("cons_ctl", n_rest, consumers, stall_cycles=round(stalls[2] * n_rest)))
         body = (*rest, *body)
     diag = max(br // bc, 1) if causal else 0
 
