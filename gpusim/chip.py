@@ -286,7 +286,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
     sm = cfg.sm
     code = loop_code_instructions(kernel, sm.warp_size_threads) * cfg.icache.instruction_bytes \
         if kernel is not None else 0
-    fetch = cfg.icache.fetch_cycles_per_instruction(code)
+    fetch = cfg.icache.fetch_interval(code)
     return SmParams(
         subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
         issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
@@ -307,6 +307,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
         cta_launch_cycles=cfg.chip.cta_launch_cycles + _mbarrier_setup_cycles(cfg, kernel),
         cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
         tma=cfg.tma, fetch_cycles_per_instruction=fetch,
+        fetch_ahead_instructions=cfg.icache.fetch_ahead_instructions,
         # a fill writes whole sectors of a line into the L2 as a full-line store does (the measured write path)
         l2_loaded=(cfg.l2.loaded_utilization_pct, cfg.l2.loaded_added_cycles),
         hbm_loaded=(cfg.hbm.loaded_utilization_pct, cfg.hbm.loaded_added_cycles),

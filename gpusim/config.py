@@ -180,6 +180,12 @@ def _check_consistency(specs: dict[str, Any], where: str) -> None:
                               f"length ({len(xs)} and {len(ys)})")
         if list(xs) != sorted(set(xs)):
             raise ConfigError(f"{where}: [{section}] loaded_utilization_pct must be strictly increasing")
+    icache = specs["icache"]
+    if len(icache.loop_bytes) != len(icache.fetch_cycles_per_instruction):
+        raise ConfigError(f"{where}: [icache] loop_bytes and fetch_cycles_per_instruction must have the same length "
+                          f"({len(icache.loop_bytes)} and {len(icache.fetch_cycles_per_instruction)})")
+    if list(icache.loop_bytes) != sorted(set(icache.loop_bytes)):
+        raise ConfigError(f"{where}: [icache] loop_bytes must be strictly increasing")
     carveouts = specs["shared_memory"].carveouts_bytes
     if list(carveouts) != sorted(set(carveouts)):
         raise ConfigError(f"{where}: shared_memory.carveouts_bytes must be strictly increasing")
@@ -211,9 +217,10 @@ def _check(value: Any, hint: Any, meta: dict, where: str) -> Any:
             raise ConfigError(f"{where}: {value!r} is not one of {', '.join(meta['choices'])}")
         return value
     if typing.get_origin(hint) is tuple:
+        item = typing.get_args(hint)[0]
         if not isinstance(value, list) or not value:
-            raise ConfigError(f"{where}: must be a non-empty list of integers")
-        return tuple(_check(v, int, meta, where) for v in value)
+            raise ConfigError(f"{where}: must be a non-empty list of {'integers' if item is int else 'numbers'}")
+        return tuple(_check(v, item, meta, where) for v in value)
     if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{where}: {value!r} must be an integer")
     if hint is float and (isinstance(value, bool) or not isinstance(value, (int, float))):

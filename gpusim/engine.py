@@ -153,7 +153,8 @@ class SmParams:
     cta_launch_cycles: int  # on the SM, per CTA
     cta_dispatch_interval_cycles: float  # chip-wide, between successive CTA launches
     tma: object = None  # TmaSpec
-    fetch_cycles_per_instruction: float = 0.0  # instruction-cache misses of the hot loop (gpusim/sm/icache.py)
+    fetch_cycles_per_instruction: float = 0.0  # the rate a warp's hot loop arrives at, 0: it fits (gpusim/sm/icache.py)
+    fetch_ahead_instructions: int = 0  # how far the fetch may run ahead of a stalled warp
     l2_fill_cycles_per_byte: float = 0.0  # the L2 write path's cycles to fill one byte fetched from HBM
     l2_loaded: tuple = ((), ())  # (utilizations %, added cycles): an L2 hit's latency under load
     hbm_loaded: tuple = ((), ())  # the same for an HBM access
@@ -270,8 +271,8 @@ class _LoopState:
 class _Warp:
     """Run-time state of one warp."""
 
-    __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done", "marks",
-                 "work", "tracing", "t")
+    __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done",
+                 "fetch_free", "marks", "work", "tracing", "t")
 
     def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
@@ -284,6 +285,7 @@ class _Warp:
         self.exec_count: dict[str, int] = {}
         self.groups = AsyncGroups()
         self.stores_done = 0.0
+        self.fetch_free = 0.0  # when the instruction fetch has delivered what the warp asked for so far
         self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
         self.work: dict[RateServer, float] = {}  # work booked on each server so far (its ledger)
         self.tracing = tracing
@@ -310,6 +312,7 @@ class ChipModel:
         self.epilogue = _unrolled(kernel.epilogue, params)
         self.p = params
         self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
+        self.fetch_head_cycles = params.fetch_ahead_instructions * params.fetch_cycles_per_instruction
         self.pipe_latency = params.pipe_latency
         self.env = simpy.Environment()
         self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
@@ -385,20 +388,31 @@ class ChipModel:
         if wp.tracing:
             self._span(wp, "stall:no_instruction", "stall", t, t + wait)
 
+    def _fetched(self, wp: _Warp, t: float, n: float, end: float) -> float:
+        """When ``n`` instructions asked for at ``t``, issued by ``end`` if they were there, have issued: no sooner
+        than the instruction fetch delivers them, ``fetch_cycles_per_instruction`` each after it delivered the
+        previous ones. While the warp stalls the fetch goes on, up to ``fetch_ahead_instructions`` ahead of it
+        (measured: validate/micro/run_icache.py --stall-every). The difference is the warp's no_instruction."""
+        fi = self.fetch_cycles_per_instruction
+        if fi <= 0 or n <= 0:
+            return end
+        arrived = max(t - self.fetch_head_cycles, wp.fetch_free) + n * fi
+        wp.fetch_free = arrived
+        if arrived > end:
+            self._fetch(wp, end, arrived - end)
+            return arrived
+        return end
+
     def _issue(self, wp: _Warp, t: float, n: float) -> tuple[float, float]:
-        """``n`` instructions through the warp's issue slot from ``t``, once fetched: (start, end) of the issue, its
-        wait charged to not_selected."""
-        wait = self.fetch_cycles_per_instruction * n
-        if wait > 0:
-            self._fetch(wp, t, wait)
-        t = t + wait
+        """``n`` instructions through the warp's issue slot from ``t``, as fetched: (start, end) of the issue, its
+        wait for the slot charged to not_selected."""
         start, end = wp.slot.book(wp.work, t, n)
         stats = wp.stats
         if start > t:
             stats[NOT_SELECTED] += start - t
         if n > 0:
             stats[SELECTED] += n
-        return start, end
+        return start, self._fetched(wp, t, n, end)
 
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason = now, None
@@ -512,11 +526,19 @@ class ChipModel:
                 wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
                                      + tm.latency_hit_cycles)
             return math.ceil(issue_end)
-        if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
-            start = issue_end = t
+        if op.operand_reuse and n_instr > op.operand_reuse and not op.async_copy:
+            start, issue_end, l1_start, l1_end = self._reused_operands(wp, op.operand_reuse, t, n_instr, l1cyc)
         else:
-            start, issue_end = self._issue(wp, t, n_instr)
-        l1_start, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
+            if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
+                # as the data lands (when its global loads are done, maybe before the warp waits), not when the
+                # warp comes to wait
+                start = issue_end = t
+                landed = [wp.ready[d] for d in op.after if d in wp.ready]
+                if landed:
+                    start = min(t, max(landed))
+            else:
+                start, issue_end = self._issue(wp, t, n_instr)
+            l1_start, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2b > 0:
@@ -536,21 +558,36 @@ class ChipModel:
             self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if load else l1_end)
         return math.ceil(issue_end)
 
+    def _reused_operands(self, wp: _Warp, every: int, t: float, n_instr: int,
+                         l1cyc: float) -> tuple[float, float, float, float]:
+        """A memory operation whose SASS reuses its operand registers every ``every`` instructions: each group
+        after the first issues once the L1TEX pipe has taken the group before it (its registers read), the wait
+        charged to long_scoreboard. Returns (issue start, issue end, pipe start, pipe end) of the whole."""
+        pipe, stats = wp.cta.sm.l1tex, wp.stats
+        per = l1cyc / n_instr
+        first = first_l1 = None
+        done = 0
+        while done < n_instr:
+            n = min(every, n_instr - done)
+            s, issue_end = self._issue(wp, t, n)
+            l1_start, l1_end = pipe.access(wp.work, s, per * n)
+            if first is None:
+                first, first_l1 = s, l1_start
+            done += n
+            if done < n_instr:
+                read = l1_end - per  # the group's last instruction enters the pipe: its operands are read
+                t = math.ceil(issue_end)
+                if read > t:
+                    stats[LONG_SCOREBOARD] += read - t
+                    t = read
+        return first, issue_end, first_l1, l1_end
+
     def _compute_async(self, wp: _Warp, op: Compute, t: float) -> int:
         """An asynchronous compute operation (wgmma), ready at ``t``: issue and go on, the pipe works in the
         background. Returns when the warp may go on."""
         pipe = wp.pipes[op.pipe]
-        stats = wp.stats
         n = op.count // op.units
-        wait = self.fetch_cycles_per_instruction * n
-        if wait > 0:
-            self._fetch(wp, t, wait)
-        t = t + wait
-        start, issue_end = wp.slot.book(wp.work, t, n)
-        if start > t:
-            stats[NOT_SELECTED] += start - t
-        if n > 0:
-            stats[SELECTED] += n
+        start, issue_end = self._issue(wp, t, n)
         _, pipe_end = pipe.book(wp.work, start, op.count)
         done = pipe_end + self.pipe_latency[op.pipe]
         wp.groups.join(op.group, done)
@@ -564,10 +601,6 @@ class ChipModel:
         the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
         latency)."""
         stats, ledger = wp.stats, wp.work
-        wait = self.fetch_cycles_per_instruction * n
-        if wait > 0:
-            self._fetch(wp, t, wait)
-        t = t + wait
         p_start, _ = wp.pipes[op.pipe].book(ledger, t, n)
         if p_start > t:
             stats[MATH_PIPE_THROTTLE] += p_start - t
@@ -580,7 +613,7 @@ class ChipModel:
             stats[SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT] += busy - n
         if wp.tracing:
             self._span(wp, op.name, op.pipe, start, start + busy)
-        return start + busy
+        return self._fetched(wp, t, n, start + busy)
 
     def _barrier(self, wp: _Warp, op: Barrier):
         env, cta = self.env, wp.cta

@@ -92,6 +92,11 @@ class Mem:
     # a guarded instruction (SASS ``@P0 LDS``): every executing warp issues it even when its predicate turns
     # every lane off (no memory work then); False: a warp with no active lane skips it (a uniform branch)
     predicated: bool = False
+    # the SASS reuses the registers holding the instructions' operands (the address) every ``operand_reuse``
+    # instructions, as ptxas does short of registers: the instruction that overwrites them waits until the LSU has
+    # read them, when the group's last instruction enters the L1TEX pipe (ncu: long_scoreboard on that
+    # instruction). 0: no reuse, the instructions issue back to back
+    operand_reuse: int = 0
 
 
 @dataclass(frozen=True)
@@ -432,6 +437,10 @@ def _check_async(kernel: Kernel) -> None:
                                         or (op.stall_cycles and op.group)):
             raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "
                               "on a bundle the warp issues itself (no group)")
+        if isinstance(op, Mem) and (not isinstance(op.operand_reuse, int) or op.operand_reuse < 0
+                                    or (op.operand_reuse and (op.async_copy or op.kind == "tma"))):
+            raise KernelError(f"{name}: '{op.name}' operand_reuse={op.operand_reuse!r} must be a whole number >= 0, "
+                              "on an instruction the warp issues itself (not a TMA copy or an async store)")
     for bar, count in kernel.mbarriers.items():
         if not isinstance(count, int) or count < 1:
             raise KernelError(f"{name}: mbarrier '{bar}' needs a positive arrival count, got {count!r}")

@@ -582,10 +582,14 @@ class _Warptile:
     def lane_col(self, c):
         return c.lane % (self.WSUBN // self.TN)
 
-    def compute_tile(self, as_base, bs_base, suffix: str = "", warps=None) -> Loop:
+    def compute_tile(self, as_base, bs_base, suffix: str = "", warps=None, split_b: bool = False,
+                     ints: int = 0) -> Loop:
         """compute_tile of the twins: for each dotIdx j, WMITER*TM/4 LDS.128 of As (regM), WNITER*TN/4 LDS.128
         of Bs (regN), then the WMITER*WNITER*TM*TN FFMA of that dotIdx after them (SASS of kernel 10: 'S4 F64
-        S2 F64' per dotIdx, i.e. 6 LDS.128 and 128 FFMA). ``warps``: the warps that compute this tile."""
+        S2 F64' per dotIdx, i.e. 6 LDS.128 and 128 FFMA). ``warps``: the warps that compute this tile.
+        ``split_b``: the SASS loads B one warp sub-tile at a time, each just before the FFMA of that sub-tile
+        (``fma``, ``fma1``, ... after it), so every one of those loads' latency shows. ``ints``: integer
+        instructions per dotIdx (the LDS addresses the SASS computes among the FFMA)."""
         qm, qn = self.TM // 4, self.TN // 4
         BM, BN = self.BM, self.BN
 
@@ -598,7 +602,21 @@ class _Warptile:
                                  + self.lane_col(c) * self.TN + c.r % qn * 4) * F32
 
         acc = self.WMITER * self.WNITER * self.TM * self.TN
+        if split_b:
+            def b_sub(n):
+                return lambda c: b(dataclasses.replace(c, r=c.r + n * qn))
+
+            ops = [*_ints("int_dot" + suffix, ints, warps),
+                   Mem("ldAs" + suffix, "shared", "ld", 16, a, repeat=self.WMITER * qm, warps=warps)]
+            for n in range(self.WNITER):
+                tag = str(n) if n else ""
+                ops.append(Mem(f"ldBs{tag}{suffix}", "shared", "ld", 16, b_sub(n), repeat=qn, warps=warps))
+                ops.append(Compute(f"fma{tag}{suffix}", "fp32", acc // self.WNITER, acc // self.WNITER,
+                                   after=(("ldAs" + suffix,) if not n else ()) + (f"ldBs{tag}{suffix}",),
+                                   warps=warps))
+            return Loop(self.BK, tuple(ops), var="j")
         return Loop(self.BK, (
+            *_ints("int_dot" + suffix, ints, warps),
             Mem("ldAs" + suffix, "shared", "ld", 16, a, repeat=self.WMITER * qm, warps=warps),
             Mem("ldBs" + suffix, "shared", "ld", 16, b, repeat=self.WNITER * qn, warps=warps),
             Compute("fma" + suffix, "fp32", acc, acc, after=("ldAs" + suffix, "ldBs" + suffix), warps=warps),
@@ -749,8 +767,12 @@ def sgemm_memcpy_async(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     # an async shared store (no issue slot) after it. The store of tile t is placed where the warp waits for it:
     # at the top of iteration t, before the copies of tile t+1, so ``after=`` names the global loads of the
     # previous iteration (ldA/ldB) or, for t = 0, of the prologue (ldA_first/ldB_first).
-    # SASS loop 0x13a0-0xa040: 16 LDGSTS.E + 4 LDGSTS.E.BYPASS.128, 96 LDS.128, 2048 FFMA, 81 integer (70 among
-    # the copies: 64-bit source and shared destination addresses; 11 from the last copy to the barrier).
+    # The measured build's loop (NVRTC; ncu's executed counts per SASS instruction in
+    # validate/measurements/h100/stallsamples-2026-11-25.json; 2,459 instructions, 39,344 B): 16 LDGSTS.E +
+    # 4 LDGSTS.E.BYPASS.128, 96 LDS.128, 2048 FFMA; among the copies 93 integer and 3 predicated-off LDS (85 before
+    # the last copy, 11 after it), among the FFMA 195 integer (the LDS addresses: 12 per dotIdx, 3 more at the end).
+    # At 255 registers each LDS.128 of B is read by the FFMA right after it: the PC samples put 32% of the warps'
+    # time in short_scoreboard on those FFMA.
     name = "sgemm_memcpy_async"
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
     w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
@@ -761,11 +783,14 @@ def sgemm_memcpy_async(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     bs_base = lambda b: (lambda c: (2 * as_words + b(c) * bs_words) * F32)
 
     def copy(tile, buf, suffix):
-        """The copies of one tile: (global loads, async shared stores)."""
+        """The copies of one tile: (global loads, async shared stores). At 255 registers the SASS reuses the copies'
+        address registers: A's four 4-B copies of a float4 share one source pair, each B copy has its own; the
+        next group's address waits for the LSU to read them (ncu's long_scoreboard on that MOV)."""
         ld_a, st_a = _load_a_transposed(K, BM, BK, w.threads, tile, as_base(buf), suffix, copy_bytes=4,
                                         async_copy=True)
         load_b = _load_b_rows(N, BN, BK, w.threads, tile, suffix)
-        return (ld_a, load_b[0]), (st_a, _store_b_vec(BN, bs_base(buf), load_b, suffix, async_copy=True))
+        ld_a, ld_b = dataclasses.replace(ld_a, operand_reuse=4), dataclasses.replace(load_b[0], operand_reuse=1)
+        return (ld_a, ld_b), (st_a, _store_b_vec(BN, bs_base(buf), load_b, suffix, async_copy=True))
 
     def landed(stores):
         """The async stores of a tile wait for its copies: the loads of the previous loop iteration (or, before
@@ -778,18 +803,21 @@ def sgemm_memcpy_async(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     next_ld, _ = copy(lambda c: c.it + 1, lambda c: (c.it + 1) % 2, "")
     _, this_st = copy(lambda c: c.it, lambda c: c.it % 2, "")
     body = (
-        *_ints("addr", 70),
+        *_ints("addr", 85),
         *landed(this_st),  # cp.async.wait_group: tile it (copied in the previous iteration) has landed
         *next_ld,
         *_ints("wait", 11),
         Barrier("wait"),  # __syncthreads: ... in every warp
-        w.compute_tile(as_base(lambda c: c.it % 2), bs_base(lambda c: c.it % 2)),
+        w.compute_tile(as_base(lambda c: c.it % 2), bs_base(lambda c: c.it % 2), split_b=True, ints=12),
+        *_ints("loop", 3),
         Barrier(),
     )
     last = (tiles - 1) % 2
     _, last_st = copy(lambda c: tiles - 1, lambda c: last, "_last")
+    fmas = tuple(f"fma{n or ''}_last" for n in range(w.WNITER))
     epi = (*landed(last_st), Barrier("wait_last"),
-           w.compute_tile(as_base(lambda c: last), bs_base(lambda c: last), "_last"), *w.epilogue(N, "fma_last"))
+           w.compute_tile(as_base(lambda c: last), bs_base(lambda c: last), "_last", split_b=True, ints=12),
+           *w.epilogue(N, fmas))
     # 255 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
     launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 255, 2 * (as_words + bs_words) * F32)
     return Kernel(name, "sgemm", shape, w.params(), launch, first_ld,

@@ -139,6 +139,15 @@ BAD = {
     "loaded latency not increasing": (_edit(r"^loaded_utilization_pct = \{ value = \[36, 64, 91\]",
                                             "loaded_utilization_pct = { value = [36, 91, 64]"),
                                       ["[hbm]", "strictly increasing"]),
+    "icache table lengths differ": (_edit(r"^fetch_cycles_per_instruction = \{ value = \[1\.016, ",
+                                          "fetch_cycles_per_instruction = { value = ["),
+                                    ["[icache]", "loop_bytes", "same length"]),
+    "icache sizes not increasing": (_edit(r"^loop_bytes = \{ value = \[28672, 32768,",
+                                          "loop_bytes = { value = [32768, 28672,"),
+                                    ["[icache]", "loop_bytes", "strictly increasing"]),
+    "icache rate not a number": (_edit(r"^fetch_cycles_per_instruction = \{ value = \[1\.016,",
+                                       'fetch_cycles_per_instruction = { value = ["fast",'),
+                                 ["[icache]", "fetch_cycles_per_instruction", "number"]),
 }
 
 

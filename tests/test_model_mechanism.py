@@ -393,3 +393,90 @@ def test_a_bundle_takes_at_least_its_control_code_stalls_to_issue():
     for bad in (kernel(-1), kernel(8, group="wgmma")):
         with pytest.raises(KernelError, match="stall_cycles"):
             _check_async(bad)
+
+
+def _one_warp_loop(body, trips: int, code_instructions: int, name: str = "fetch"):
+    """One warp running ``body`` ``trips`` times, its loop's SASS ``code_instructions`` long."""
+    from gpusim.ir import Kernel, Launch, Loop, Tensor
+
+    return Kernel(name, "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 0), (), Loop(trips, body), (),
+                  (Tensor("t", 1 << 20),), 0, "", loop_sass_instructions=code_instructions)
+
+
+def test_a_hot_loop_the_first_instruction_cache_cannot_hold_arrives_at_the_measured_rate():
+    """validate/micro/run_icache.py: one warp looping over 64 KiB of FFMAs or IMADs runs at the rate the fetch
+    delivers them (2.43 cycles each), not at the pipe's rate plus a miss cost. So a bundle of independent FFMAs
+    (one a cycle when its code fits) and a bundle of two dependent chains (2 cycles an instruction: the 4-cycle
+    latency over 2 chains) both take the fetch's interval per instruction once the loop is 64 KiB, the excess
+    charged to no_instruction; at 16 KiB both keep their own pace."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute
+    from gpusim.metrics import report
+
+    cfg = load_config()
+    trips, n = 64, 512
+    fi = cfg.icache.fetch_interval(4096 * cfg.icache.instruction_bytes)
+    assert fi > 2.2 and cfg.icache.fetch_interval(1024 * cfg.icache.instruction_bytes) == 0.0
+
+    def per_instruction(ilp: int, code: int) -> tuple[float, float]:
+        m = report(simulate(_one_warp_loop((Compute("f", "fp32", n, ilp=ilp),), trips, code), cfg))
+        return (m["gpc__cycles_elapsed.max"] / (trips * n),
+                m["smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio"])
+
+    latency = cfg.pipes.fp32_latency_cycles
+    for ilp, own in ((8, 1.0), (2, latency / 2)):
+        small, small_wait = per_instruction(ilp, 1024)
+        big, big_wait = per_instruction(ilp, 4096)
+        assert small == pytest.approx(own, rel=0.1) and small_wait == 0
+        assert big == pytest.approx(fi, rel=0.05), f"ilp {ilp}: {big} cycles per instruction, fetch {fi}"
+        assert big_wait == pytest.approx(fi - own, abs=0.15)
+
+
+def test_the_fetch_runs_ahead_while_a_warp_waits_for_a_load():
+    """validate/micro/run_icache.py --stall-every: while a warp waits for a load the fetch goes on, up to
+    ``fetch_ahead_instructions``. A loop of one dependent global load and 32 FFMAs after it (fewer than that) runs
+    as fast in 64 KiB of code as in 16 KiB; the same FFMAs with no load, and so no wait, pay the fetch's rate."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Mem
+    from gpusim.metrics import report
+
+    cfg = load_config()
+    assert cfg.icache.fetch_ahead_instructions >= 33
+    ld = Mem("ld", "global", "ld", 4, lambda c: c.it * 4096 + c.lane * 4, "t")
+
+    def cycles(with_load: bool, code: int) -> float:
+        body = ((ld,) if with_load else ()) + (Compute("f", "fp32", 32, ilp=8, after=("ld",) if with_load else ()),)
+        return report(simulate(_one_warp_loop(body, 64, code), cfg))["gpc__cycles_elapsed.max"]
+
+    assert cycles(True, 4096) == pytest.approx(cycles(True, 1024), rel=0.03)
+    assert cycles(False, 4096) > 1.8 * cycles(False, 1024)
+
+
+def test_reused_operand_registers_hold_the_next_copies_until_the_lsu_has_read_them():
+    """At 255 registers ptxas reuses the registers holding a copy's address (sgemm_memcpy_async's LDGSTS, ncu's PC
+    samples: validate/measurements/h100/stallsamples-2026-11-25.json): the instruction that overwrites them waits
+    on long_scoreboard until the L1TEX pipe has taken the copies before. 16 loads reusing their operands every 4
+    wait three times, every 1 fifteen times, and never without reuse, and the work after them starts that much later;
+    a negative count is refused."""
+    import dataclasses
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, KernelError, Mem, _check_async
+    from gpusim.metrics import report
+
+    cfg = load_config()
+    ld = Mem("ld", "global", "ld", 4, lambda c: c.it * 65536 + c.r * 4096 + c.lane * 16, "t", repeat=16)
+    long_sb = "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"
+
+    def run(reuse: int) -> dict:  # the loads, then work that does not need them: the warp waits only to issue
+        body = (dataclasses.replace(ld, operand_reuse=reuse), Compute("work", "fp32", 1024, ilp=8))
+        return report(simulate(_one_warp_loop(body, 8, 1040), cfg))
+
+    free, fours, ones = run(0), run(4), run(1)
+    assert free[long_sb] == 0 < fours[long_sb] < ones[long_sb]
+    assert free["gpc__cycles_elapsed.max"] < fours["gpc__cycles_elapsed.max"] < ones["gpc__cycles_elapsed.max"]
+    with pytest.raises(KernelError, match="operand_reuse"):
+        _check_async(_one_warp_loop((dataclasses.replace(ld, operand_reuse=-1),), 8, 16))

@@ -9,6 +9,12 @@ instructions executed (the per-instruction parts of ``smsp__inst_executed.sum``)
 shape, launched by its measurement script's own ncu child) this writes the instructions with their addresses,
 text and executed counts, and their sum (to check against ``smsp__inst_executed.sum``), so that the IR's
 instruction counts can be taken from what executes.
+
+    python3 validate/sass_counts.py --stalls --out $OUT/stallsamples-2026-11-25.json
+
+``--stalls`` profiles another set of twins (``stall_targets``: those whose stall reasons the model gets wrong) with
+ncu's PC sampling as well, and keeps per instruction the samples of each stall reason: where in the code each warp
+waits, and why (the ncu source view's columns).
 """
 
 from __future__ import annotations
@@ -60,6 +66,44 @@ def targets(work: Path) -> list[dict]:
     return out
 
 
+STALL_BASE_COLUMNS = ["Address", "Source", "Instructions Executed", "Warp Stall Sampling (All Samples)"]
+
+
+def stall_targets(work: Path) -> list[dict]:
+    """The twins whose stall reasons the model gets wrong (validate/DEVIATIONS.md), for ``--stalls``: where in the
+    code ncu's PC samples find each warp, and why it waited there."""
+    sys.path.insert(0, str(HERE))
+    import run_tc_sm80
+
+    cases = run_tc_sm80.build_cases(False)
+
+    def sm80(kernel: str, shape: list[int], params: dict) -> dict:
+        idx = next(i for i, c in enumerate(cases) if c["kernel"] == kernel and c["shape"] == shape
+                   and c["params"] == params)
+        return {"name": f"{kernel} {','.join(map(str, shape))} {params or ''}".strip(), "kernel": kernel,
+                "argv": [str(HERE / "run_tc_sm80.py"), "--ncu-case", str(idx)], "skip": run_tc_sm80.NCU_WARMUP}
+
+    def fp32(kernel: str, shape: str) -> dict:
+        return {"name": f"{kernel} {shape}", "kernel": kernel, "skip": 0,
+                "argv": [str(HERE / "run_h100.py"), "--ncu-child", "ladder", "--kernels", kernel, "--shapes", shape]}
+
+    def membound(kernel: str, n: int) -> dict:
+        # run_membound's ncu child launches its cases in order, each once: skip the kernel's earlier sizes
+        sys.path.insert(0, str(HERE))
+        import run_membound
+
+        sizes = [c[1] for c in run_membound.CASES if c[0] == kernel]
+        return {"name": f"{kernel} {n}", "kernel": kernel, "skip": sizes.index(n),
+                "argv": [str(HERE / "run_membound.py"), "--ncu-child"]}
+
+    return [fp32("sgemm_memcpy_async", "4096,4096,4096"), fp32("sgemm_memcpy_async", "512,512,512"),
+            fp32("sgemm_warptiling", "512,512,512"), fp32("sgemm_2d_blocktiling", "4096,4096,4096"),
+            fp32("sgemm_double_buffered", "4096,4096,4096"),
+            sm80("fa2", [8, 32, 2048, 64], {}), sm80("hgemm_mma_pipelined", [4096, 4096, 4096], {}),
+            membound("mem_transpose_padded", 2048), membound("mem_transpose_shared", 2048),
+            membound("mem_scale", 16 << 20), membound("mem_copy", 4 << 20)]
+
+
 def parse_source_csv(text: str) -> list[dict]:
     """Rows of ncu's ``--page source --csv --print-source sass``: every column kept, numbers as numbers."""
     lines = [ln for ln in text.splitlines() if ln.startswith('"') and not ln.startswith('"Kernel Name"')]
@@ -90,6 +134,8 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default="", help="substring of the target names to run")
     ap.add_argument("--work", default="/tmp/sass_counts", help="where the ncu reports go")
+    ap.add_argument("--stalls", action="store_true",
+                    help="the stall targets, with ncu's PC samples per instruction and reason (WarpStateStats)")
     a = ap.parse_args()
     ncu = common.find_ncu()
     work = Path(a.work)
@@ -97,12 +143,18 @@ def main() -> int:
            "columns": ["address", "source", "warp_instructions_executed", "thread_instructions_executed",
                        "predicated_on_thread_instructions_executed"], "targets": []}
     work.mkdir(parents=True, exist_ok=True)
-    for t in targets(work):
+    if a.stalls:
+        res["schema"] = "sasscounts-2"
+        res["columns"] = ("per target: Address, Source, Instructions Executed (warp-level), Warp Stall Sampling (All "
+                          "Samples), then every stall_<reason> PC-sample count that is not zero somewhere (ncu's "
+                          "source page; the (Not Issued) copies dropped)")
+    for t in (stall_targets(work) if a.stalls else targets(work)):
         if a.only and a.only not in t["name"]:
             continue
         rep = work / ("sc_" + t["name"].replace(" ", "_").replace(",", "x"))
         cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", f"regex:^{t['kernel']}$",
                "--launch-skip", str(t["skip"]), "--launch-count", "1", "--section", "SourceCounters",
+               *(["--section", "WarpStateStats"] if a.stalls else []),
                "--metrics", "smsp__inst_executed.sum", "-f", "-o", str(rep), *common.python_cmd(), *t["argv"]]
         rc, log = common.sh(cmd, timeout=300)
         common.log(f"{t['name']}: ncu rc={rc}")
@@ -110,13 +162,20 @@ def main() -> int:
         rc2, text = common.sh([ncu, "--import", str(rep) + ".ncu-rep", "--page", "source", "--csv",
                                "--print-source", "sass"], timeout=300)
         rows = parse_source_csv(text) if rc2 == 0 else []
-        entry["instructions"] = [[r.get("Address"), r.get("Source"), r.get("Instructions Executed"),
-                                  r.get("Thread Instructions Executed"),
-                                  r.get("Predicated-On Thread Instructions Executed")] for r in rows]
+        if a.stalls:
+            cols = STALL_BASE_COLUMNS + [c for c in (rows[0] if rows else {}) if c.startswith("stall_")
+                                         and "Not Issued" not in c and any(r.get(c) for r in rows)]
+            entry["columns"] = cols
+            entry["instructions"] = [[r.get(c) for c in cols] for r in rows]
+        else:
+            entry["instructions"] = [[r.get("Address"), r.get("Source"), r.get("Instructions Executed"),
+                                      r.get("Thread Instructions Executed"),
+                                      r.get("Predicated-On Thread Instructions Executed")] for r in rows]
         rc3, raw = common.sh([ncu, "--import", str(rep) + ".ncu-rep", "--page", "raw", "--csv"], timeout=120)
         r3, _ = common.parse_ncu_raw_csv(raw)
         entry["smsp__inst_executed.sum"] = r3[0].get("smsp__inst_executed.sum") if r3 else None
-        entry["sum_executed"] = sum(i[2] for i in entry["instructions"] if isinstance(i[2], (int, float)))
+        executed = [r.get("Instructions Executed") for r in rows]
+        entry["sum_executed"] = sum(x for x in executed if isinstance(x, (int, float)))
         common.log(f"  {len(rows)} instructions, executed sum {entry['sum_executed']}, "
                    f"smsp__inst_executed.sum {entry['smsp__inst_executed.sum']}")
         res["targets"].append(entry)
