@@ -809,7 +809,9 @@ class ChipModel:
 
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
-        wp = _Warp(lw, cta, lw % self.p.subpartitions, cta.traced)
+        # the SM numbers its warp slots CTA after CTA and deals them to the sub-partitions in turn: a CTA of two
+        # warps in slot 1 uses sub-partitions 2 and 3, not 0 and 1 again
+        wp = _Warp(lw, cta, (cta.slot * self.wpc + lw) % self.p.subpartitions, cta.traced)
         wp.t = self.t[self.class_of(cta.work.tiles[0] if cta.work.tiles else cta.work.index)]
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))

@@ -480,3 +480,25 @@ def test_reused_operand_registers_hold_the_next_copies_until_the_lsu_has_read_th
     assert free["gpc__cycles_elapsed.max"] < fours["gpc__cycles_elapsed.max"] < ones["gpc__cycles_elapsed.max"]
     with pytest.raises(KernelError, match="operand_reuse"):
         _check_async(_one_warp_loop((dataclasses.replace(ld, operand_reuse=-1),), 8, 16))
+
+
+def test_warps_of_small_ctas_spread_over_the_sub_partitions():
+    """validate/micro/run_subpartition.py: the SM deals its warp slots to the four sub-partitions in turn, CTA after
+    CTA (%warpid % 4 is even over CTAs of 1, 2, 4 and 8 warps), so 16 warps per SM in CTAs of two run their FFMA as
+    fast as in CTAs of four, not at half the rate on two sub-partitions."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, Launch, Loop, Tensor
+    from gpusim.metrics import report
+
+    cfg = load_config()
+
+    def cycles(warps_per_cta: int) -> float:
+        ctas = cfg.chip.sm_count * 16 // warps_per_cta  # 16 warps per SM, one wave
+        k = Kernel("spread", "user", (1,), {}, Launch((ctas, 1, 1), (32 * warps_per_cta, 1, 1), 32, 0), (),
+                   Loop(32, (Compute("f", "fp32", 256, ilp=8),)), (), (Tensor("t", 4),), 0, "")
+        return report(simulate(k, cfg))["gpc__cycles_elapsed.max"]
+
+    four = cycles(4)
+    assert cycles(2) == pytest.approx(four, rel=0.05)
+    assert cycles(1) == pytest.approx(four, rel=0.1)  # 16 CTAs an SM to launch: their start-up shows
