@@ -539,6 +539,11 @@ class ChipModel:
             else:
                 start, issue_end = self._issue(wp, t, n_instr)
             l1_start, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
+        if op.stall_cycles and n_instr:  # the control codes hold the warp's next issue back (ncu: wait)
+            held = start + op.stall_cycles * n_instr / op.repeat
+            if held > issue_end:
+                wp.stats[WAIT] += held - issue_end
+                issue_end = held
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2b > 0:

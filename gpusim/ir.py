@@ -97,6 +97,9 @@ class Mem:
     # read them, when the group's last instruction enters the L1TEX pipe (ncu: long_scoreboard on that
     # instruction). 0: no reuse, the instructions issue back to back
     operand_reuse: int = 0
+    # the least cycles the warp spends issuing the ``repeat`` instructions: their SASS control codes' stall counts
+    # (``gpusim sass``); the cycles beyond one per instruction are ncu's ``wait``. 0: one a cycle
+    stall_cycles: int = 0
 
 
 @dataclass(frozen=True)
@@ -437,6 +440,10 @@ def _check_async(kernel: Kernel) -> None:
                                         or (op.stall_cycles and op.group)):
             raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "
                               "on a bundle the warp issues itself (no group)")
+        if isinstance(op, Mem) and (not isinstance(op.stall_cycles, int) or op.stall_cycles < 0
+                                    or (op.stall_cycles and (op.async_copy or op.kind == "tma"))):
+            raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "
+                              "on an instruction the warp issues itself (not a TMA copy or an async store)")
         if isinstance(op, Mem) and (not isinstance(op.operand_reuse, int) or op.operand_reuse < 0
                                     or (op.operand_reuse and (op.async_copy or op.kind == "tma"))):
             raise KernelError(f"{name}: '{op.name}' operand_reuse={op.operand_reuse!r} must be a whole number >= 0, "

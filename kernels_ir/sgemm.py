@@ -22,6 +22,7 @@ loads and the shared stores, ``loop`` among the FFMAs. Registers per thread are 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -29,6 +30,46 @@ from gpusim.ir import Barrier, Compute, Kernel, Launch, Loop, Mem, Tensor, regis
 
 F32 = 4  # bytes per float
 SHAPE = ("M", "N", "K")
+# The mean control-code stall cycles of each rung's main-loop SASS instructions (local nvcc, sm_90a, the twins'
+# defaults): its memory instructions, its FP32 arithmetic and the rest (integer and address work). Printed by
+# `python validate/sass_stalls.py`. A warp alone issues no faster; the cycles beyond one per instruction are ncu's
+# `wait` (0.10-0.31 per issue at 512^3, where one CTA runs per SM). The same means stand for a rung's other tile
+# sizes, whose code has the same shape.
+SASS_FP32_STALLS = {
+    "sgemm_naive": (2.0, 1.75, 2.53), "sgemm_coalesced": (2.5, 1.88, 2.79), "sgemm_smem_blocking": (2.2, 2.88, 2.71),
+    "sgemm_1d_blocktiling": (2.71, 1.52, 1.8), "sgemm_2d_blocktiling": (1.98, 1.03, 1.83),
+    "sgemm_vectorized": (2.54, 1.01, 1.5), "sgemm_bank_padded": (2.0, 1.01, 1.5),
+    "sgemm_bank_linearized": (3.13, 1.02, 1.64), "sgemm_autotuned": (2.17, 1.0, 1.93),
+    "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.75, 1.0, 3.23),
+    "sgemm_memcpy_async": (2.61, 1.0, 1.72)}
+
+
+def _stalled(ops, means: tuple[float, float, float]) -> tuple:
+    """``ops`` with each instruction issued no faster than its SASS's mean control-code stall (``means``: memory,
+    FP32, the rest), where an operation does not say already."""
+    mem, fp32, rest = means
+    out = []
+    for op in ops:
+        if isinstance(op, Loop):
+            op = dataclasses.replace(op, body=_stalled(op.body, means))
+        elif isinstance(op, Compute) and not op.group and not op.stall_cycles:
+            op = dataclasses.replace(op, stall_cycles=round((fp32 if op.pipe == "fp32" else rest) * op.count))
+        elif isinstance(op, Mem) and not op.async_copy and op.kind != "tma" and not op.stall_cycles:
+            op = dataclasses.replace(op, stall_cycles=round(mem * op.repeat))
+        out.append(op)
+    return tuple(out)
+
+
+def _control_stalls(builder):
+    """The rung's builder, its main loop issued at the control codes' stalls (SASS_FP32_STALLS)."""
+    @functools.wraps(builder)
+    def build(*args, **kw):
+        k = builder(*args, **kw)
+        if k.loop is None:
+            return k
+        return dataclasses.replace(k, loop=dataclasses.replace(k.loop, body=_stalled(k.loop.body,
+                                                                                      SASS_FP32_STALLS[k.name])))
+    return build
 
 
 def _tensors(M: int, N: int, K: int) -> tuple[Tensor, ...]:
@@ -107,6 +148,7 @@ def _one_thread_per_c(name, shape, row, col, block, unroll, ints_among, ints_aft
 
 
 @register("sgemm_naive", "sgemm", SHAPE, {}, _twin("sgemm_naive"))
+@_control_stalls
 def sgemm_naive(shape):
     """Naive: one thread per C element, threadIdx.x walks M (uncoalesced A, broadcast B)."""
     # SASS: the K loop is unrolled x4 (0x220-0x410: 8 LDG.E, 4 dependent FFMA, 20 integer/branch; an x1 loop
@@ -116,6 +158,7 @@ def sgemm_naive(shape):
 
 
 @register("sgemm_coalesced", "sgemm", SHAPE, {}, _twin("sgemm_coalesced"))
+@_control_stalls
 def sgemm_coalesced(shape):
     """Global-memory coalescing: consecutive threads take consecutive columns of C."""
     # SASS: the K loop is unrolled x16 (0x260-0x6e0: 32 LDG.E hoisted ahead of 16 dependent FFMA, 25 integer/
@@ -128,6 +171,7 @@ def sgemm_coalesced(shape):
 # --- Kernels 3-4: shared-memory tiles, scalar accumulators -----------------------------------------------------
 
 @register("sgemm_smem_blocking", "sgemm", SHAPE, {}, _twin("sgemm_smem_blocking"))
+@_control_stalls
 def sgemm_smem_blocking(shape):
     """Shared-memory blocking: 32x32 tiles of A and B staged in shared memory."""
     name = "sgemm_smem_blocking"
@@ -167,6 +211,7 @@ def sgemm_smem_blocking(shape):
 
 @register("sgemm_1d_blocktiling", "sgemm", SHAPE, {"BM": 64, "BN": 64, "BK": 8, "TM": 8},
           _twin("sgemm_1d_blocktiling"))
+@_control_stalls
 def sgemm_1d_blocktiling(shape, BM, BN, BK, TM):
     """1D blocktiling: each thread computes TM results of a column of C."""
     name = "sgemm_1d_blocktiling"
@@ -233,6 +278,7 @@ def _blocktile_threads(name: str, BM: int, BN: int, TM: int, TN: int) -> int:
 
 @register("sgemm_2d_blocktiling", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
           _twin("sgemm_2d_blocktiling"))
+@_control_stalls
 def sgemm_2d_blocktiling(shape, BM, BN, BK, TM, TN):
     """2D blocktiling: each of 256 threads computes a TMxTN block of C from a 128x8 / 8x128 smem tile."""
     name = "sgemm_2d_blocktiling"
@@ -392,6 +438,7 @@ def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN:
 
 @register("sgemm_vectorized", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
           _twin("sgemm_vectorized"))
+@_control_stalls
 def sgemm_vectorized(shape, BM, BN, BK, TM, TN):
     """Vectorized: float4 global loads, As stored transposed, float4 Bs stores, LDS.128 reads of regM/regN."""
     def store(bs_base, load_b):
@@ -409,6 +456,7 @@ def sgemm_vectorized(shape, BM, BN, BK, TM, TN):
 
 @register("sgemm_bank_linearized", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
           _twin("sgemm_bank_linearized"))
+@_control_stalls
 def sgemm_bank_linearized(shape, BM, BN, BK, TM, TN):
     """Bank conflicts 1: Bs "linearized" (B[k][8c+i] at Bs[(8k+i)*16 + c]), read with scalar LDS."""
     # The twin hard-codes 8 = TN and 16 = BN/TN; the same layout for other TN (multiple of 4):
@@ -451,6 +499,7 @@ def _padded_row_reads(start_word: int, TN: int) -> list[tuple[int, int]]:
 
 @register("sgemm_bank_padded", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8, "extraCols": 5},
           _twin("sgemm_bank_padded"))
+@_control_stalls
 def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
     """Bank conflicts 2: each Bs row padded by extraCols=5 words; scalar Bs stores, mixed-width Bs reads."""
     pitch = BN + extraCols
@@ -489,6 +538,7 @@ def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
 
 @register("sgemm_autotuned", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
           _twin("sgemm_autotuned"))
+@_control_stalls
 def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
     """Autotuned: kernel 6's design with BK=16 and load loops (2 float4 of A and of B per thread per tile)."""
     name = "sgemm_autotuned"
@@ -644,6 +694,7 @@ WARPTILE_DEFAULTS = {"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "WNITER
 
 
 @register("sgemm_warptiling", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_warptiling"))
+@_control_stalls
 def sgemm_warptiling(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Warptiling: 4 warps each own a 64x64 warp tile, computed as 4 sub-tiles of 64x16 (TM=8 x TN=4 per lane)."""
     name = "sgemm_warptiling"
@@ -683,6 +734,7 @@ DOUBLE_BUFFERED_DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32,
 
 
 @register("sgemm_double_buffered", "sgemm", SHAPE, DOUBLE_BUFFERED_DEFAULTS, _twin("sgemm_double_buffered"))
+@_control_stalls
 def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Double buffering: two smem buffers; threads 0-127 and 128-255 take turns loading while the others compute."""
     # The twin, per pair of K-tiles (buffers B0, B1) in three sections between __syncthreads:
@@ -759,6 +811,7 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
 
 
 @register("sgemm_memcpy_async", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_memcpy_async"))
+@_control_stalls
 def sgemm_memcpy_async(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Async copies: warptiling double-buffered with cp.async (4-B copies of A, 16-B of B) overlapping the FFMA."""
     # Twin: copy tile 0 -> buffer 0; per tile t < last: copy tile t+1 -> buffer 1-b (LDGSTS), commit,

@@ -502,3 +502,34 @@ def test_warps_of_small_ctas_spread_over_the_sub_partitions():
     four = cycles(4)
     assert cycles(2) == pytest.approx(four, rel=0.05)
     assert cycles(1) == pytest.approx(four, rel=0.1)  # 16 CTAs an SM to launch: their start-up shows
+
+
+def test_a_memory_instruction_takes_at_least_its_control_code_stalls_to_issue():
+    """The FP32 rungs' loads and stores carry their SASS's mean control-code stall (SASS_FP32_STALLS, 2.0-3.1
+    cycles): one warp issuing 16 shared loads with 64 stall cycles, 32 times over, takes at least 32 x 64 cycles and
+    ncu's wait holds the 3 per instruction beyond the first; stalls on an asynchronous copy's store are refused."""
+    import dataclasses
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import KernelError, Mem, _check_async
+    from gpusim.metrics import report
+
+    cfg = load_config()
+    ld = Mem("lds", "shared", "ld", 4, lambda c: c.lane * 4 + c.r * 128, repeat=16)
+
+    def kernel(stalls: int):
+        from gpusim.ir import Kernel, Launch, Loop, Tensor
+
+        return Kernel("memstall", "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 4096), (),
+                      Loop(32, (dataclasses.replace(ld, stall_cycles=stalls),)), (), (Tensor("t", 4),), 0, "")
+
+    free, held = report(simulate(kernel(0), cfg)), report(simulate(kernel(64), cfg))
+    cycles = "gpc__cycles_elapsed.max"
+    wait = "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"
+    assert held[cycles] >= 32 * 64 > 2 * free[cycles]
+    assert held[wait] == pytest.approx(3.0, abs=0.1) and free[wait] < 0.5
+    bad = dataclasses.replace(kernel(0), loop=dataclasses.replace(
+        kernel(0).loop, body=(Mem("st", "shared", "st", 4, lambda c: c.lane * 4, async_copy=True, stall_cycles=4),)))
+    with pytest.raises(KernelError, match="stall_cycles"):
+        _check_async(bad)

@@ -1,7 +1,9 @@
 """The control codes' stall cycles per instruction in the attention twins' KV loops, by the IR bundle that stands
 for each SASS instruction: ``fp32`` (the softmax bundle), ``sfu`` (exp2), ``other`` (``sass_rest``: address, loop
 control, conversions); the tensor, memory and synchronisation instructions are timed by their own units and left
-out. Prints the tables `kernels_ir/attention.py` holds (SASS_FA2_STALLS, SASS_FA3_STALLS).
+out. Prints the tables `kernels_ir/attention.py` holds (SASS_FA2_STALLS, SASS_FA3_STALLS), and for the FP32 rungs'
+main loops (SASS_FP32_STALLS, `kernels_ir/sgemm.py`) the means of the memory instructions, the FP32 arithmetic and
+the rest.
 
     python validate/sass_stalls.py        # nvcc and cuobjdump (pip install -e '.[sass]'), no GPU
 
@@ -33,6 +35,22 @@ def loop_means(cu: str, defines: tuple[str, ...]) -> tuple[float, float, float]:
     return tuple(round(m[c][1], 2) for c in ("fp32", "sfu", "other"))
 
 
+FP32_CLASSES = {"mem": ("LDS", "LDG", "STS", "LDGSTS"), "fp32": ("FFMA", "FADD", "FMUL")}
+FP32_SKIP = ("BAR", "DEPBAR", "LDGDEPBAR", "BRA")  # synchronisation and the loop's branch: their own operations
+FP32_RUNGS = ("sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking", "sgemm_1d_blocktiling", "sgemm_2d_blocktiling",
+              "sgemm_vectorized", "sgemm_bank_padded", "sgemm_bank_linearized", "sgemm_autotuned", "sgemm_warptiling",
+              "sgemm_double_buffered", "sgemm_memcpy_async")
+
+
+def fp32_means(cu: str) -> tuple[float, float, float]:
+    """The FP32 rung's main loop: mean control-code stalls of its memory instructions (the IR's Mem operations),
+    its FP32 arithmetic and the rest (integer and address work, the IR's int32 bundles)."""
+    funcs = sass.compile_and_dump(REPO / cu, "sm_90a", ())
+    body = max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts))
+    m = sass.stall_means(body.taken_path(), FP32_CLASSES, FP32_SKIP)
+    return tuple(round(m[c][1], 2) for c in ("mem", "fp32", "other"))
+
+
 def main() -> int:
     fa2 = {(d, bool(c)): loop_means("validate/kernels/fa2.cu", (f"HEAD_DIM={d}", f"CAUSAL={c}"))
            for d in (64, 128) for c in (0, 1)}
@@ -41,6 +59,7 @@ def main() -> int:
            for c in (0, 1) for d in (64, 128) for bc in (64, 128, 176)}
     print("SASS_FA2_STALLS =", fa2)
     print("SASS_FA3_STALLS =", fa3)
+    print("SASS_FP32_STALLS =", {k: fp32_means(f"validate/kernels/{k}.cu") for k in FP32_RUNGS})
     return 0
 
 
