@@ -608,7 +608,9 @@ class ChipModel:
         stats, ledger = wp.stats, wp.work
         p_start, _ = wp.pipes[op.pipe].book(ledger, t, n)
         if p_start > t:
-            stats[MATH_PIPE_THROTTLE] += p_start - t
+            # the MUFU reach their pipe through the MIO queue: ncu names a warp held back from a busy one mio_throttle
+            # (its PC samples: validate/measurements/h100/stallsamples-2026-11-25.json, fa2's MUFU.EX2)
+            stats[MIO_THROTTLE if op.pipe == "sfu" else MATH_PIPE_THROTTLE] += p_start - t
         start, _ = wp.slot.book(ledger, p_start, n)
         if start > p_start:
             stats[NOT_SELECTED] += start - p_start
