@@ -32,11 +32,10 @@ sys.path.insert(0, str(HERE / "micro"))
 import common  # noqa: E402
 
 
-def targets(work: Path) -> list[dict]:
-    """(name, kernel regex, child argv, launches to skip): the twins whose instruction counts are in doubt."""
+def _sm80_targets():
+    """A target maker for the mma.sync and fa2 twins: run_tc_sm80's ncu child runs one case, after its warm-ups."""
     sys.path.insert(0, str(HERE))
     import run_tc_sm80
-    import run_tc_sm90
 
     cases = run_tc_sm80.build_cases(False)
 
@@ -46,6 +45,15 @@ def targets(work: Path) -> list[dict]:
         return {"name": f"{kernel} {','.join(map(str, shape))} {params or ''}".strip(), "kernel": kernel,
                 "argv": [str(HERE / "run_tc_sm80.py"), "--ncu-case", str(idx)], "skip": run_tc_sm80.NCU_WARMUP}
 
+    return sm80
+
+
+def targets(work: Path) -> list[dict]:
+    """(name, kernel regex, child argv, launches to skip): the twins whose instruction counts are in doubt."""
+    sys.path.insert(0, str(HERE))
+    import run_tc_sm90
+
+    sm80 = _sm80_targets()
     out = [sm80("fa2", [2, 16, 1024, 128], {}), sm80("fa2", [4, 16, 4096, 128], {"causal": 1}),
            sm80("fa2", [8, 32, 2048, 64], {}), sm80("fa2", [8, 32, 2048, 64], {"causal": 1}),
            sm80("hgemm_mma_pipelined", [512, 512, 512], {}), sm80("hgemm_mma", [512, 512, 512], {})]
@@ -72,16 +80,7 @@ STALL_BASE_COLUMNS = ["Address", "Source", "Instructions Executed", "Warp Stall 
 def stall_targets(work: Path) -> list[dict]:
     """The twins whose stall reasons the model gets wrong (validate/DEVIATIONS.md), for ``--stalls``: where in the
     code ncu's PC samples find each warp, and why it waited there."""
-    sys.path.insert(0, str(HERE))
-    import run_tc_sm80
-
-    cases = run_tc_sm80.build_cases(False)
-
-    def sm80(kernel: str, shape: list[int], params: dict) -> dict:
-        idx = next(i for i, c in enumerate(cases) if c["kernel"] == kernel and c["shape"] == shape
-                   and c["params"] == params)
-        return {"name": f"{kernel} {','.join(map(str, shape))} {params or ''}".strip(), "kernel": kernel,
-                "argv": [str(HERE / "run_tc_sm80.py"), "--ncu-case", str(idx)], "skip": run_tc_sm80.NCU_WARMUP}
+    sm80 = _sm80_targets()
 
     def fp32(kernel: str, shape: str) -> dict:
         return {"name": f"{kernel} {shape}", "kernel": kernel, "skip": 0,
