@@ -308,6 +308,7 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
         cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
         tma=cfg.tma, fetch_cycles_per_instruction=fetch,
         fetch_ahead_instructions=cfg.icache.fetch_ahead_instructions,
+        register_reads_per_cycle=cfg.scheduler.register_reads_per_cycle,
         # a fill writes whole sectors of a line into the L2 as a full-line store does (the measured write path)
         l2_loaded=(cfg.l2.loaded_utilization_pct, cfg.l2.loaded_added_cycles),
         hbm_loaded=(cfg.hbm.loaded_utilization_pct, cfg.hbm.loaded_added_cycles),

@@ -53,7 +53,7 @@ from gpusim.sm.pipes import ExecutionPipes
 from gpusim.sm.scheduler import IssueSlots
 
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
-          "math_pipe_throttle", "wait", "drain", "no_instruction", "not_selected", "selected")
+          "math_pipe_throttle", "wait", "drain", "no_instruction", "dispatch_stall", "not_selected", "selected")
 # The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
 # before the model extrapolates a steady state (the hardware numbers the engine uses come from configs/, through
 # SmParams). Numerical guards (1e-9 in _bresenham, 1e-12 against an empty window) are not model parameters.
@@ -80,7 +80,7 @@ GRID_WINDOW_ROUNDS_NO_LOOP = 2
 GRID_TAIL_ROUNDS = 1
 # each stall reason's column in a warp's stall counts
 (LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
- NOT_SELECTED, SELECTED) = range(len(STALLS))
+ DISPATCH_STALL, NOT_SELECTED, SELECTED) = range(len(STALLS))
 STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
 # the kinds of step a warp walks (:func:`_unrolled`)
 _MEM, _COMPUTE, _SYNC = range(3)
@@ -155,6 +155,7 @@ class SmParams:
     tma: object = None  # TmaSpec
     fetch_cycles_per_instruction: float = 0.0  # the rate a warp's hot loop arrives at, 0: it fits (gpusim/sm/icache.py)
     fetch_ahead_instructions: int = 0  # how far the fetch may run ahead of a stalled warp
+    register_reads_per_cycle: int = 0  # source operands a scheduler's dispatch reads a cycle (0: no limit)
     l2_fill_cycles_per_byte: float = 0.0  # the L2 write path's cycles to fill one byte fetched from HBM
     l2_loaded: tuple = ((), ())  # (utilizations %, added cycles): an L2 hit's latency under load
     hbm_loaded: tuple = ((), ())  # the same for an HBM access
@@ -611,13 +612,21 @@ class ChipModel:
             # the MUFU reach their pipe through the MIO queue: ncu names a warp held back from a busy one mio_throttle
             # (its PC samples: validate/measurements/h100/stallsamples-2026-11-25.json, fa2's MUFU.EX2)
             stats[MIO_THROTTLE if op.pipe == "sfu" else MATH_PIPE_THROTTLE] += p_start - t
-        start, _ = wp.slot.book(ledger, p_start, n)
+        issue = n  # cycles of the issue slot: one an instruction, unless the register file is slower
+        rpc = self.p.register_reads_per_cycle
+        if rpc and op.register_reads > rpc:
+            # the sources take more than a cycle to read: each instruction holds the dispatch longer (measured:
+            # validate/micro/run_regread.py, an FFMA with three register sources 1.5 cycles)
+            issue = n * op.register_reads / rpc
+            stats[DISPATCH_STALL] += issue - n
+        start, _ = wp.slot.book(ledger, p_start, issue)
         if start > p_start:
             stats[NOT_SELECTED] += start - p_start
         if n > 0:
             stats[SELECTED] += n
-        if busy > n:  # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
-            stats[SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT] += busy - n
+        if busy > issue:  # a dependent chain waits on a fixed latency (wait), or on the MIO path for shuffles
+            stats[SHORT_SCOREBOARD if op.pipe == "shfl" else WAIT] += busy - issue
+        busy = max(busy, issue)
         if wp.tracing:
             self._span(wp, op.name, op.pipe, start, start + busy)
         return self._fetched(wp, t, n, start + busy)

@@ -123,6 +123,11 @@ class Compute:
     # instructions it stands for (``gpusim sass`` prints them per loop); the cycles beyond one per instruction
     # are ncu's ``wait``. 0: the pipe's latency and ``ilp`` alone decide
     stall_cycles: int = 0
+    # the mean register-file reads of those SASS instructions (source registers not served by the operand reuse
+    # cache, ``gpusim.sass.Inst.register_reads``): the scheduler's dispatch reads ``[scheduler]
+    # register_reads_per_cycle`` a cycle, so above that each instruction holds the issue slot longer (ncu:
+    # dispatch_stall). 0: within one cycle
+    register_reads: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -436,6 +441,11 @@ def _check_async(kernel: Kernel) -> None:
                               "to arrive on (arrive=, seq=)")
         if isinstance(op, Compute) and (op.units < 1 or op.count % op.units):
             raise KernelError(f"{name}: '{op.name}' count {op.count} is not a multiple of units={op.units}")
+        if isinstance(op, Compute) and (isinstance(op.register_reads, bool)
+                                        or not isinstance(op.register_reads, (int, float))
+                                        or not 0 <= op.register_reads <= 8):
+            raise KernelError(f"{name}: '{op.name}' register_reads={op.register_reads!r} must be a number from 0 "
+                              "to 8 (register sources per instruction)")
         if isinstance(op, Compute) and (not isinstance(op.stall_cycles, int) or op.stall_cycles < 0
                                         or (op.stall_cycles and op.group)):
             raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "

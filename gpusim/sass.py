@@ -42,6 +42,9 @@ class SassError(ValueError):
     """A toolkit that is missing or a source that does not compile (one line)."""
 
 
+_REG_READ = re.compile(r"^-?\|?R(\d+|Z)\b")  # a general register operand, maybe negated or absolute
+
+
 @dataclass(frozen=True)
 class Inst:
     addr: int
@@ -56,6 +59,15 @@ class Inst:
     @property
     def mnemonic(self) -> str:
         return self.opcode.split(".")[0]
+
+    @property
+    def register_reads(self) -> int:
+        """Source operands read from the register file: general registers other than RZ, not marked ``.reuse``
+        (served by the operand reuse cache). The first operand is the destination for the arithmetic
+        instructions this is asked of."""
+        srcs = [o.strip() for o in self.operands.split(",")[1:]]
+        return sum(1 for o in srcs if _REG_READ.match(o) and not o.lstrip("-|").startswith("RZ")
+                   and ".reuse" not in o)
 
 
 @dataclass

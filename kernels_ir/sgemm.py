@@ -42,18 +42,26 @@ SASS_FP32_STALLS = {
     "sgemm_bank_linearized": (3.13, 1.02, 1.64), "sgemm_autotuned": (2.17, 1.0, 1.93),
     "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.75, 1.0, 3.23),
     "sgemm_memcpy_async": (2.61, 1.0, 1.72)}
+# The mean register-file reads of each rung's main-loop FFMA (sources not from the operand reuse cache; printed by
+# `python validate/sass_stalls.py`): three-source FFMA take 1.5 issue cycles (validate/micro/run_regread.py).
+SASS_FFMA_READS = {
+    "sgemm_naive": 3.0, "sgemm_coalesced": 3.0, "sgemm_smem_blocking": 3.0, "sgemm_1d_blocktiling": 2.67,
+    "sgemm_2d_blocktiling": 2.35, "sgemm_vectorized": 2.24, "sgemm_bank_padded": 2.35, "sgemm_bank_linearized": 2.17,
+    "sgemm_autotuned": 2.28, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.21, "sgemm_memcpy_async": 2.17}
 
 
-def _stalled(ops, means: tuple[float, float, float]) -> tuple:
+def _stalled(ops, means: tuple[float, float, float], reads: float) -> tuple:
     """``ops`` with each instruction issued no faster than its SASS's mean control-code stall (``means``: memory,
-    FP32, the rest), where an operation does not say already."""
+    FP32, the rest), where an operation does not say already, and the FP32 bundles reading ``reads`` registers an
+    instruction."""
     mem, fp32, rest = means
     out = []
     for op in ops:
         if isinstance(op, Loop):
-            op = dataclasses.replace(op, body=_stalled(op.body, means))
+            op = dataclasses.replace(op, body=_stalled(op.body, means, reads))
         elif isinstance(op, Compute) and not op.group and not op.stall_cycles:
-            op = dataclasses.replace(op, stall_cycles=round((fp32 if op.pipe == "fp32" else rest) * op.count))
+            op = dataclasses.replace(op, stall_cycles=round((fp32 if op.pipe == "fp32" else rest) * op.count),
+                                     register_reads=reads if op.pipe == "fp32" else op.register_reads)
         elif isinstance(op, Mem) and not op.async_copy and op.kind != "tma" and not op.stall_cycles:
             op = dataclasses.replace(op, stall_cycles=round(mem * op.repeat))
         out.append(op)
@@ -61,14 +69,15 @@ def _stalled(ops, means: tuple[float, float, float]) -> tuple:
 
 
 def _control_stalls(builder):
-    """The rung's builder, its main loop issued at the control codes' stalls (SASS_FP32_STALLS)."""
+    """The rung's builder, its main loop issued at the control codes' stalls (SASS_FP32_STALLS) and its FFMA's
+    register reads (SASS_FFMA_READS)."""
     @functools.wraps(builder)
     def build(*args, **kw):
         k = builder(*args, **kw)
         if k.loop is None:
             return k
-        return dataclasses.replace(k, loop=dataclasses.replace(k.loop, body=_stalled(k.loop.body,
-                                                                                      SASS_FP32_STALLS[k.name])))
+        body = _stalled(k.loop.body, SASS_FP32_STALLS[k.name], SASS_FFMA_READS[k.name])
+        return dataclasses.replace(k, loop=dataclasses.replace(k.loop, body=body))
     return build
 
 

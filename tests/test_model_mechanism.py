@@ -533,3 +533,38 @@ def test_a_memory_instruction_takes_at_least_its_control_code_stalls_to_issue():
         kernel(0).loop, body=(Mem("st", "shared", "st", 4, lambda c: c.lane * 4, async_copy=True, stall_cycles=4),)))
     with pytest.raises(KernelError, match="stall_cycles"):
         _check_async(bad)
+
+
+def test_three_register_sources_hold_the_dispatch_half_a_cycle_longer():
+    """validate/micro/run_regread.py: FFMAs with three register sources issue at 1.5 cycles each per sub-partition,
+    whatever the warps; with two, one. A bundle that reads 3 registers an instruction (``register_reads``) takes 1.5
+    cycles an instruction with one warp and with four, the half cycle charged to dispatch_stall (the other warps of
+    a sub-partition wait as not_selected); reading 2 costs nothing; a negative count is refused."""
+    import dataclasses
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, KernelError, Launch, Loop, Tensor, _check_async
+    from gpusim.metrics import report
+
+    cfg = load_config()
+    assert cfg.scheduler.register_reads_per_cycle == 2
+    ffma = Compute("f", "fp32", 1024, ilp=8)
+
+    def run(reads: float, warps_per_smsp: int) -> dict:
+        k = Kernel("reads", "user", (1,), {}, Launch((1, 1, 1), (128 * warps_per_smsp, 1, 1), 32, 0), (),
+                   Loop(16, (dataclasses.replace(ffma, register_reads=reads),)), (), (Tensor("t", 4),), 0, "")
+        return report(simulate(k, cfg))
+
+    per = lambda m, w: m["gpc__cycles_elapsed.max"] / (16 * 1024 * w)
+    for w in (1, 4):
+        two, three = run(2.0, w), run(3.0, w)
+        assert per(two, w) == pytest.approx(1.0, rel=0.08)
+        assert per(three, w) == pytest.approx(1.5, rel=0.08)
+        assert two["smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"] == 0
+        assert three["smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"] == \
+            pytest.approx(0.5, abs=0.02)
+    bad = Kernel("reads", "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 32, 0), (),
+                 Loop(1, (dataclasses.replace(ffma, register_reads=-1),)), (), (Tensor("t", 4),), 0, "")
+    with pytest.raises(KernelError, match="register_reads"):
+        _check_async(bad)

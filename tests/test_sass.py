@@ -162,3 +162,14 @@ def test_stall_means_by_the_bundle_an_instruction_belongs_to():
     (masked,) = sass.parse_sass(MASKED_LOOP)
     with pytest.raises(sass.SassError, match="no encoding"):
         sass.stall_means(masked.insts, {})
+
+
+def test_register_reads_count_register_sources_outside_the_reuse_cache():
+    """What the dispatch reads from the register file (validate/micro/run_regread.py: two a cycle): an FFMA's three
+    register sources, fewer where an immediate, a constant, RZ or a `.reuse` operand stands in."""
+    from gpusim.sass import Inst
+
+    cases = {"R16, R6, R16, R21": 3, "R9, R8, R13.reuse, 1": 1, "R13, R0, 1.0000009536743164062, R9": 2,
+             "R1, RZ, R2, R3": 2, "R1, -R2, |R3|, R4": 3, "R1, R2, c[0x0][0x10], R4": 2}
+    for operands, reads in cases.items():
+        assert Inst(0, "FFMA", operands, False).register_reads == reads, operands

@@ -3,7 +3,7 @@ for each SASS instruction: ``fp32`` (the softmax bundle), ``sfu`` (exp2), ``othe
 control, conversions); the tensor, memory and synchronisation instructions are timed by their own units and left
 out. Prints the tables `kernels_ir/attention.py` holds (SASS_FA2_STALLS, SASS_FA3_STALLS), and for the FP32 rungs'
 main loops (SASS_FP32_STALLS, `kernels_ir/sgemm.py`) the means of the memory instructions, the FP32 arithmetic and
-the rest.
+the rest, and their FFMA's mean register-file reads (SASS_FFMA_READS: sources not served by the operand reuse cache).
 
     python validate/sass_stalls.py        # nvcc and cuobjdump (pip install -e '.[sass]'), no GPU
 
@@ -51,6 +51,14 @@ def fp32_means(cu: str) -> tuple[float, float, float]:
     return tuple(round(m[c][1], 2) for c in ("mem", "fp32", "other"))
 
 
+def fp32_reads(cu: str) -> float:
+    """The FP32 rung's main loop: the mean register-file reads of its FFMA (sources not from the reuse cache)."""
+    funcs = sass.compile_and_dump(REPO / cu, "sm_90a", ())
+    body = max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts))
+    ffma = [x for x in body.taken_path() if x.mnemonic == "FFMA"]
+    return round(sum(x.register_reads for x in ffma) / max(len(ffma), 1), 2)
+
+
 def main() -> int:
     fa2 = {(d, bool(c)): loop_means("validate/kernels/fa2.cu", (f"HEAD_DIM={d}", f"CAUSAL={c}"))
            for d in (64, 128) for c in (0, 1)}
@@ -60,6 +68,7 @@ def main() -> int:
     print("SASS_FA2_STALLS =", fa2)
     print("SASS_FA3_STALLS =", fa3)
     print("SASS_FP32_STALLS =", {k: fp32_means(f"validate/kernels/{k}.cu") for k in FP32_RUNGS})
+    print("SASS_FFMA_READS =", {k: fp32_reads(f"validate/kernels/{k}.cu") for k in FP32_RUNGS})
     return 0
 
 

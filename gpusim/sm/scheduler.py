@@ -23,6 +23,8 @@ class SchedulerSpec:
     policy: str = choice_field(POLICIES, "issue-slot arbitration among ready warps")
     issue_quantum_instructions: int = spec_field(1, 4096, "instructions a warp's compute bundle issues before "
                                                  "it yields the issue slot to other ready warps")
+    register_reads_per_cycle: int = spec_field(1, 8, "source operands the register file delivers to one "
+                                               "scheduler's dispatch per cycle")
 
 
 class IssueSlots:
