@@ -610,8 +610,15 @@ class ChipModel:
         p_start, _ = wp.pipes[op.pipe].book(ledger, t, n)
         if p_start > t:
             # the MUFU reach their pipe through the MIO queue: ncu names a warp held back from a busy one mio_throttle
-            # (its PC samples: validate/measurements/h100/stallsamples-2026-11-25.json, fa2's MUFU.EX2)
-            stats[MIO_THROTTLE if op.pipe == "sfu" else MATH_PIPE_THROTTLE] += p_start - t
+            # (its PC samples: validate/measurements/h100/stallsamples-2026-11-25.json, fa2's MUFU.EX2). A pipe that
+            # takes an instruction every cycle (FP32) is busy only with what another warp issued in the cycles before:
+            # that warp was selected, this one not (ncu: math_pipe_throttle 0.0-0.04 per issue on the FP32 rungs)
+            if op.pipe == "sfu":
+                stats[MIO_THROTTLE] += p_start - t
+            elif self.p.pipe_rate[op.pipe] >= self.p.issue_per_cycle:
+                stats[NOT_SELECTED] += p_start - t
+            else:
+                stats[MATH_PIPE_THROTTLE] += p_start - t
         issue = n  # cycles of the issue slot: one an instruction, unless the register file is slower
         rpc = self.p.register_reads_per_cycle
         if rpc and op.register_reads > rpc:

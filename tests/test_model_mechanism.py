@@ -568,3 +568,20 @@ def test_three_register_sources_hold_the_dispatch_half_a_cycle_longer():
                  Loop(1, (dataclasses.replace(ffma, register_reads=-1),)), (), (Tensor("t", 4),), 0, "")
     with pytest.raises(KernelError, match="register_reads"):
         _check_async(bad)
+
+
+def test_warps_sharing_the_fp32_pipe_wait_as_not_selected():
+    """The FP32 pipe takes a warp instruction every cycle, as fast as the scheduler issues, so two warps of a
+    sub-partition running FFMA take turns at the issue slot: each waits one cycle per instruction as not_selected
+    (ncu: math_pipe_throttle 0.00-0.04 per issue on the FP32 rungs), and none as math_pipe_throttle."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, Launch, Loop, Tensor
+    from gpusim.metrics import report
+
+    k = Kernel("pair", "user", (1,), {}, Launch((1, 1, 1), (256, 1, 1), 32, 0), (),
+               Loop(16, (Compute("f", "fp32", 1024, ilp=8),)), (), (Tensor("t", 4),), 0, "")
+    m = report(simulate(k, load_config()))
+    ratio = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    assert m[ratio.format("math_pipe_throttle")] == 0
+    assert m[ratio.format("not_selected")] == pytest.approx(1.0, abs=0.1)
