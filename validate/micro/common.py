@@ -253,6 +253,21 @@ def cupy_header(cp: Any, schema: Any) -> dict[str, Any]:
                          "python": platform.python_version()}}
 
 
+def micro_start(doc: str | None = None) -> tuple[Any, Any, Any, dict[str, Any], int]:
+    """The start of a one-kernel micro-benchmark script: its parsed ``--out``, CuPy and NumPy, the measurement file's
+    head (:func:`cupy_header`, schema micro-1, an empty ``results``) and the GPU's SM count."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+
+    res = cupy_header(cp, "micro-1") | {"results": {}}
+    return a, cp, np, res, res["gpu"]["sm_count"]
+
+
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")

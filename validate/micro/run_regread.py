@@ -11,7 +11,6 @@ the FP32 pipe's rate). ncu's PC samples put dispatch_stall on the FFMA with thre
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -24,14 +23,7 @@ BODY = 1024
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    import cupy as cp
-    import numpy as np
-
-    res = common.cupy_header(cp, "micro-1") | {"results": {}}
-    sms = res["gpu"]["sm_count"]
+    a, cp, np, res, sms = common.micro_start(__doc__.splitlines()[0])
     src = (HERE / "regread.cu").read_text()
     sink = cp.zeros(4, dtype=cp.float32)
     rows = []

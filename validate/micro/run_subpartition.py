@@ -11,7 +11,6 @@ CTAs of 4. Each warp also records %warpid (the warp's slot on the SM) and %smid.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -51,14 +50,7 @@ extern "C" __global__ void sp_body(int iters, float seed, float* sink, long long
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    import cupy as cp
-    import numpy as np
-
-    res = common.cupy_header(cp, "micro-1") | {"results": {}}
-    sms = res["gpu"]["sm_count"]
+    a, cp, np, res, sms = common.micro_start(__doc__.splitlines()[0])
     k = cp.RawKernel(SRC, "sp_body", options=("-std=c++17",))
     sink = cp.zeros(4, dtype=cp.float32)
     iters = 4096
