@@ -527,13 +527,13 @@ class ChipModel:
                 wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
                                      + tm.latency_hit_cycles)
             return math.ceil(issue_end)
-        if op.operand_reuse and n_instr > op.operand_reuse and not op.async_copy:
+        if op.operand_reuse and n_instr > op.operand_reuse:  # never an async store (the IR's check)
             start, issue_end, l1_start, l1_end = self._reused_operands(wp, op.operand_reuse, t, n_instr, l1cyc)
         else:
+            start = issue_end = t
             if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
                 # as the data lands (when its global loads are done, maybe before the warp waits), not when the
                 # warp comes to wait
-                start = issue_end = t
                 landed = [wp.ready[d] for d in op.after if d in wp.ready]
                 if landed:
                     start = min(t, max(landed))

@@ -42,7 +42,7 @@ class SassError(ValueError):
     """A toolkit that is missing or a source that does not compile (one line)."""
 
 
-_REG_READ = re.compile(r"^-?\|?R(\d+|Z)\b")  # a general register operand, maybe negated or absolute
+_REG_READ = re.compile(r"^-?\|?R\d+\b")  # a general register operand other than RZ, maybe negated or absolute
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,7 @@ class Inst:
         (served by the operand reuse cache). The first operand is the destination for the arithmetic
         instructions this is asked of."""
         srcs = [o.strip() for o in self.operands.split(",")[1:]]
-        return sum(1 for o in srcs if _REG_READ.match(o) and not o.lstrip("-|").startswith("RZ")
-                   and ".reuse" not in o)
+        return sum(1 for o in srcs if _REG_READ.match(o) and ".reuse" not in o)
 
 
 @dataclass

@@ -395,11 +395,13 @@ def test_a_bundle_takes_at_least_its_control_code_stalls_to_issue():
             _check_async(bad)
 
 
-def _one_warp_loop(body, trips: int, code_instructions: int, name: str = "fetch"):
-    """One warp running ``body`` ``trips`` times, its loop's SASS ``code_instructions`` long."""
+def _one_warp_loop(body, trips: int, code_instructions: int = 0, name: str = "fetch", threads: int = 32,
+                   smem: int = 0):
+    """One CTA (one warp unless ``threads`` says more) running ``body`` ``trips`` times, its loop's SASS
+    ``code_instructions`` long (0: as many as the body issues)."""
     from gpusim.ir import Kernel, Launch, Loop, Tensor
 
-    return Kernel(name, "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 0), (), Loop(trips, body), (),
+    return Kernel(name, "user", (1,), {}, Launch((1, 1, 1), (threads, 1, 1), 16, smem), (), Loop(trips, body), (),
                   (Tensor("t", 1 << 20),), 0, "", loop_sass_instructions=code_instructions)
 
 
@@ -519,10 +521,7 @@ def test_a_memory_instruction_takes_at_least_its_control_code_stalls_to_issue():
     ld = Mem("lds", "shared", "ld", 4, lambda c: c.lane * 4 + c.r * 128, repeat=16)
 
     def kernel(stalls: int):
-        from gpusim.ir import Kernel, Launch, Loop, Tensor
-
-        return Kernel("memstall", "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 16, 4096), (),
-                      Loop(32, (dataclasses.replace(ld, stall_cycles=stalls),)), (), (Tensor("t", 4),), 0, "")
+        return _one_warp_loop((dataclasses.replace(ld, stall_cycles=stalls),), 32, name="memstall", smem=4096)
 
     free, held = report(simulate(kernel(0), cfg)), report(simulate(kernel(64), cfg))
     cycles = "gpc__cycles_elapsed.max"
@@ -544,7 +543,7 @@ def test_three_register_sources_hold_the_dispatch_half_a_cycle_longer():
 
     from gpusim.chip import simulate
     from gpusim.config import load_config
-    from gpusim.ir import Compute, Kernel, KernelError, Launch, Loop, Tensor, _check_async
+    from gpusim.ir import Compute, KernelError, _check_async
     from gpusim.metrics import report
 
     cfg = load_config()
@@ -552,9 +551,8 @@ def test_three_register_sources_hold_the_dispatch_half_a_cycle_longer():
     ffma = Compute("f", "fp32", 1024, ilp=8)
 
     def run(reads: float, warps_per_smsp: int) -> dict:
-        k = Kernel("reads", "user", (1,), {}, Launch((1, 1, 1), (128 * warps_per_smsp, 1, 1), 32, 0), (),
-                   Loop(16, (dataclasses.replace(ffma, register_reads=reads),)), (), (Tensor("t", 4),), 0, "")
-        return report(simulate(k, cfg))
+        body = (dataclasses.replace(ffma, register_reads=reads),)
+        return report(simulate(_one_warp_loop(body, 16, name="reads", threads=128 * warps_per_smsp), cfg))
 
     per = lambda m, w: m["gpc__cycles_elapsed.max"] / (16 * 1024 * w)
     for w in (1, 4):
@@ -564,10 +562,8 @@ def test_three_register_sources_hold_the_dispatch_half_a_cycle_longer():
         assert two["smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"] == 0
         assert three["smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio"] == \
             pytest.approx(0.5, abs=0.02)
-    bad = Kernel("reads", "user", (1,), {}, Launch((1, 1, 1), (32, 1, 1), 32, 0), (),
-                 Loop(1, (dataclasses.replace(ffma, register_reads=-1),)), (), (Tensor("t", 4),), 0, "")
     with pytest.raises(KernelError, match="register_reads"):
-        _check_async(bad)
+        _check_async(_one_warp_loop((dataclasses.replace(ffma, register_reads=-1),), 1, name="reads"))
 
 
 def test_warps_sharing_the_fp32_pipe_wait_as_not_selected():
@@ -576,11 +572,10 @@ def test_warps_sharing_the_fp32_pipe_wait_as_not_selected():
     (ncu: math_pipe_throttle 0.00-0.04 per issue on the FP32 rungs), and none as math_pipe_throttle."""
     from gpusim.chip import simulate
     from gpusim.config import load_config
-    from gpusim.ir import Compute, Kernel, Launch, Loop, Tensor
+    from gpusim.ir import Compute
     from gpusim.metrics import report
 
-    k = Kernel("pair", "user", (1,), {}, Launch((1, 1, 1), (256, 1, 1), 32, 0), (),
-               Loop(16, (Compute("f", "fp32", 1024, ilp=8),)), (), (Tensor("t", 4),), 0, "")
+    k = _one_warp_loop((Compute("f", "fp32", 1024, ilp=8),), 16, name="pair", threads=256)
     m = report(simulate(k, load_config()))
     ratio = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
     assert m[ratio.format("math_pipe_throttle")] == 0

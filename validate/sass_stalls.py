@@ -28,10 +28,14 @@ TIMED = ("HMMA", "HGMMA", "LDSM", "LDGSTS", "LDS", "STS", "LDG", "STG", "BAR", "
          "SHFL", "DEPBAR")  # timed by the pipe, memory or synchronisation unit the IR gives them
 
 
-def loop_means(cu: str, defines: tuple[str, ...]) -> tuple[float, float, float]:
+def main_loop(cu: str, defines: tuple[str, ...] = ()) -> list:
+    """The path `gpusim sass` reckons through the twin's biggest loop (local nvcc, sm_90a)."""
     funcs = sass.compile_and_dump(REPO / cu, "sm_90a", defines)
-    body = max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts))
-    m = sass.stall_means(body.taken_path(), CLASSES, TIMED)
+    return max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts)).taken_path()
+
+
+def loop_means(cu: str, defines: tuple[str, ...]) -> tuple[float, float, float]:
+    m = sass.stall_means(main_loop(cu, defines), CLASSES, TIMED)
     return tuple(round(m[c][1], 2) for c in ("fp32", "sfu", "other"))
 
 
@@ -42,20 +46,16 @@ FP32_RUNGS = ("sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking", "sgemm_1d
               "sgemm_double_buffered", "sgemm_memcpy_async")
 
 
-def fp32_means(cu: str) -> tuple[float, float, float]:
-    """The FP32 rung's main loop: mean control-code stalls of its memory instructions (the IR's Mem operations),
+def fp32_means(path: list) -> tuple[float, float, float]:
+    """An FP32 rung's main loop: mean control-code stalls of its memory instructions (the IR's Mem operations),
     its FP32 arithmetic and the rest (integer and address work, the IR's int32 bundles)."""
-    funcs = sass.compile_and_dump(REPO / cu, "sm_90a", ())
-    body = max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts))
-    m = sass.stall_means(body.taken_path(), FP32_CLASSES, FP32_SKIP)
+    m = sass.stall_means(path, FP32_CLASSES, FP32_SKIP)
     return tuple(round(m[c][1], 2) for c in ("mem", "fp32", "other"))
 
 
-def fp32_reads(cu: str) -> float:
-    """The FP32 rung's main loop: the mean register-file reads of its FFMA (sources not from the reuse cache)."""
-    funcs = sass.compile_and_dump(REPO / cu, "sm_90a", ())
-    body = max((lb for f in funcs for lb in sass.loops(f)), key=lambda lb: len(lb.insts))
-    ffma = [x for x in body.taken_path() if x.mnemonic == "FFMA"]
+def ffma_reads(path: list) -> float:
+    """An FP32 rung's main loop: the mean register-file reads of its FFMA (sources not from the reuse cache)."""
+    ffma = [x for x in path if x.mnemonic == "FFMA"]
     return round(sum(x.register_reads for x in ffma) / max(len(ffma), 1), 2)
 
 
@@ -67,8 +67,9 @@ def main() -> int:
            for c in (0, 1) for d in (64, 128) for bc in (64, 128, 176)}
     print("SASS_FA2_STALLS =", fa2)
     print("SASS_FA3_STALLS =", fa3)
-    print("SASS_FP32_STALLS =", {k: fp32_means(f"validate/kernels/{k}.cu") for k in FP32_RUNGS})
-    print("SASS_FFMA_READS =", {k: fp32_reads(f"validate/kernels/{k}.cu") for k in FP32_RUNGS})
+    rungs = {k: main_loop(f"validate/kernels/{k}.cu") for k in FP32_RUNGS}
+    print("SASS_FP32_STALLS =", {k: fp32_means(path) for k, path in rungs.items()})
+    print("SASS_FFMA_READS =", {k: ffma_reads(path) for k, path in rungs.items()})
     return 0
 
 
