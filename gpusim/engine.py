@@ -175,7 +175,7 @@ class CtaWork:
 class ChipResult:
     cycles: float  # kernel time, launch to the last write drained
     warp_cycles: float  # sum over real warps of resident cycles
-    sm_active_cycles: float  # sum over real SMs of cycles with a CTA resident
+    sm_active_cycles: float  # sum over real SMs of cycles with a CTA resident (each SM with work counted once)
     stalls: dict[str, float]  # reason -> warp-cycles over all real warps
     issue_cycles: float  # warp instructions issued, all real warps
     busy: dict[str, float]  # unit -> busy cycles (all instances of the unit on the chip)
@@ -214,9 +214,18 @@ class SmUnit:
         self.mio = [LsuQueue("MIO", "mio_throttle", p.mio_queue_requests, self.l1tex) for _ in range(p.subpartitions)]
         self.port = L2Port(index, p.port_bytes_per_cycle)
         self.tma = TmaEngine(index, p.tma) if p.tma else None
-        self.active_since: float | None = None
-        self.resident = 0
-        self.active_cycles = 0.0
+        # the real SMs this one stands for while CTAs are resident: its CTAs' weights (real CTAs each), at most the
+        # SMs it stands for (a full wave's CTAs share them; a small grid's or a tail's CTAs, one per SM, do not)
+        self.resident_weight = 0.0
+        self.active_since = 0.0
+        self.active_cycles = 0.0  # real-SM cycles with a CTA resident
+
+    def occupy(self, now: float, weight: float, cap: float) -> None:
+        """A CTA standing for ``weight`` real CTAs arrives (negative: leaves) at ``now``; ``cap``: the real SMs this
+        one stands for."""
+        self.active_cycles += (now - self.active_since) * min(self.resident_weight, cap)
+        self.active_since = now
+        self.resident_weight = max(self.resident_weight + weight, 0.0)
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [*self.issue.reported(), *self.pipes.reported(), *self.l1tex.reported(), *self.port.reported(),
@@ -923,13 +932,9 @@ class ChipModel:
             self.next_launch = launch + self.p.cta_dispatch_interval_cycles * work.weight
             if launch > env.now:
                 yield env.timeout(math.ceil(launch - env.now))
-            if sm.resident == 0:
-                sm.active_since = env.now
-            sm.resident += 1
+            sm.occupy(env.now, work.weight, self.sm_weight)
             yield from self._run_cta(work, sm, slot)
-            sm.resident -= 1
-            if sm.resident == 0:
-                sm.active_cycles += env.now - sm.active_since
+            sm.occupy(env.now, -work.weight, self.sm_weight)
 
     def _grid_fast_forward(self) -> None:
         """Once CTAs last equally long, skip the middle of the queue (keep the tail's last rounds). Every slot is
@@ -980,7 +985,7 @@ class ChipModel:
         end = max([env.now, *(s.last_end for _, s, _ in self.mem.reported())])
         stalls = self.stalls + self.skip_stats
         totals = {s: float(stalls[i]) for i, s in enumerate(STALLS)}
-        sm_active = sum(sm.active_cycles for sm in self.sms) * self.sm_weight
+        sm_active = sum(sm.active_cycles for sm in self.sms)
         if self.skip_time:  # every SM busy during the skipped stretch
             sm_active += self.skip_time * len(self.sms) * self.sm_weight
         return ChipResult(cycles=end + self.skip_time, warp_cycles=self.warp_cycles + self.skip_warp_cycles,
