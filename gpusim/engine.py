@@ -355,7 +355,11 @@ class ChipModel:
         self.first_period = 0.0
         # the grid fast-forward
         self.queue = deque(works)
-        self.done_durations: list[float] = []
+        # per completed CTA, its slot's period: from the end of the slot's previous CTA (or the start) to its own end,
+        # the wait for its dispatch and its launch included (a grid whose CTAs come slower than the slots free runs
+        # at the dispatch rate, not at its CTAs' durations)
+        self.done_periods: list[float] = []
+        self.slot_end: dict[tuple[int, int], float] = {}
         self.done_weight: list[float] = []
         self.done_shape: list[tuple] = []  # per completed CTA: its trips and tile count (what makes CTAs alike)
         self.done_stats: list[tuple[np.ndarray, float]] = []
@@ -895,7 +899,6 @@ class ChipModel:
         serial = self.serial
         self.serial += 1
         cta = _Cta(serial, work, sm, slot, self.wpc)
-        cta_start = env.now
         # the timeline shows SM 0's first CTA in each slot (the CTAs resident together at the start)
         cta.traced = self.tracing and sm.index == 0 and slot not in self.traced_slots
         if cta.traced:
@@ -914,7 +917,8 @@ class ChipModel:
         self.stalls += stats * work.weight
         self.warp_cycles += float((cta.end - cta.start).sum()) * work.weight
         self.loop_steady &= cta.steady
-        self.done_durations.append(env.now - cta_start)
+        self.done_periods.append(env.now - self.slot_end.get((sm.index, slot), 0.0))
+        self.slot_end[sm.index, slot] = env.now
         self.done_weight.append(work.weight)
         self.done_shape.append((work.trips, len(work.tiles)))
         self.done_stats.append((stats, float((cta.end - cta.start).sum())))
@@ -937,16 +941,17 @@ class ChipModel:
             sm.occupy(env.now, -work.weight, self.sm_weight)
 
     def _grid_fast_forward(self) -> None:
-        """Once CTAs last equally long, skip the middle of the queue (keep the tail's last rounds). Every slot is
-        busy until the tail, so CTAs complete at slots / mean duration per cycle."""
+        """Once the slots' periods (a CTA's dispatch, launch and run) are steady, skip the middle of the queue (keep
+        the tail's last rounds). Every slot is busy until the tail, so CTAs complete at slots / mean period per
+        cycle."""
         slots = len(self.sms) * self.ctas_per_sm
         window = (GRID_WINDOW_ROUNDS if self.k.loop is not None else GRID_WINDOW_ROUNDS_NO_LOOP) * slots
         keep = GRID_TAIL_ROUNDS * slots
-        durations = self.done_durations
-        if len(self.queue) <= keep or len(durations) < 3 * window:
+        periods = self.done_periods
+        if len(self.queue) <= keep or len(periods) < 3 * window:
             return
-        d1 = sum(durations[-2 * window:-window]) / window
-        d2 = sum(durations[-window:]) / window
+        d1 = sum(periods[-2 * window:-window]) / window
+        d2 = sum(periods[-window:]) / window
         if abs(d2 - d1) > STEADY_TOLERANCE * d2:
             return
         skip = len(self.queue) - keep
