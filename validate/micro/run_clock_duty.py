@@ -86,14 +86,14 @@ def wgmma_duty(out: Path) -> int:
     res = common.cupy_header(cp, "micro-1") | {"results": {"clock_duty_wgmma": {"rows": []}}}
     mod = cp.RawModule(code=(HERE / "clock_duty_wgmma.cu").read_text(),
                        options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
-    f = mod.get_function("clk_duty_wgmma")
     sink = cp.zeros(16, dtype=cp.float32)
     smem = 2048 + 256 * 32
     for wgs, fill, kind in WGMMA_CASES:
         rec = cp.zeros(sms * 5, dtype=cp.int64)
         smi0 = common.nvidia_smi()
-        f((sms,), (128,), (np.int64(RUN_NS), np.int32(wgs), np.int32(fill), np.int32(kind), np.uint32(12345), sink,
-                           rec), shared_mem=smem)
+        f = mod.get_function(f"clk_duty_wgmma_{wgs}")
+        f((sms,), (128,), (np.int64(RUN_NS), np.int32(fill), np.int32(kind), np.uint32(12345), sink, rec),
+          shared_mem=smem)
         cp.cuda.runtime.deviceSynchronize()
         smi1 = common.nvidia_smi()
         r = rec.get().reshape(-1, 5).astype(np.float64)
