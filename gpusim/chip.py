@@ -202,11 +202,27 @@ def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, fitting: float | N
                     l2.tile_miss[n] *= size / total
 
 
-def _data_keys(kernel, pats, geo):
-    """Per global op, a function from linear CTA indices to the first sector each CTA's tile starts at."""
+def _shares_sectors_with_neighbours(kernel, op, geo) -> bool:
+    """Whether neighbouring CTAs address different bytes of the same sectors (a CTA's data is smaller than a sector,
+    as a reduction's one partial sum per CTA): keyed by CTA coordinates, each would hold a sector of its own."""
+    gx, gy, gz = kernel.launch.grid
+    base = patterns.eval_addresses(kernel, op, (0, 0, 0), 0, 0, geo.lanes)
+    base = base[base >= 0]
+    for probe in [(1, 0, 0)] * (gx > 1) + [(0, 1, 0)] * (gy > 1) + [(0, 0, 1)] * (gz > 1):
+        other = patterns.eval_addresses(kernel, op, probe, 0, 0, geo.lanes)
+        other = other[other >= 0]
+        if base.size and other.size and not np.array_equal(base, other) and \
+                np.array_equal(np.unique(base // geo.sector_bytes), np.unique(other // geo.sector_bytes)):
+            return True
+    return False
+
+
+def _data_keys(kernel, pats, geo, names=None):
+    """Per global op (of ``names``, or all), a function from linear CTA indices to the first sector each CTA's tile
+    starts at."""
     out = {}
     for name, p in pats.items():
-        if p.op.space != "global":
+        if p.op.space != "global" or (names is not None and name not in names):
             continue
 
         def key(lin, op=p.op):
@@ -462,7 +478,14 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
-    keys_of = _data_keys(kernel, pats, geo) if kernel.cluster > 1 else None
+    # tiles named by their data where CTAs share them without sharing grid coordinates: cluster members' multicast
+    # tiles, and data smaller than a sector per CTA (neighbours write or read the same sectors)
+    if kernel.cluster > 1:
+        keys_of = _data_keys(kernel, pats, geo)
+    else:
+        shared = {n for n, p in pats.items() if p.op.space == "global" and _shares_sectors_with_neighbours(kernel, p.op,
+                                                                                                            geo)}
+        keys_of = _data_keys(kernel, pats, geo, shared) if shared else None
     share = None
     if kernel.trips_of is not None and trips:  # CTAs of unequal trips: each runs its share of the loop's chunks
 
