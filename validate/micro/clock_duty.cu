@@ -9,6 +9,7 @@ static __device__ __forceinline__ long long gtimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+#include "clock_duty_common.cuh"
 
 extern "C" __global__ void clk_duty(long long ns, int mmas, int fill, int kind, unsigned int seed, float* sink,
                                     long long* rec) {
@@ -37,25 +38,10 @@ extern "C" __global__ void clk_duty(long long ns, int mmas, int fill, int kind, 
       }
     }
     issued += 4LL * mmas;
-    for (int i = 0; i < fill; ++i) {
-      if (kind == 0) {
-#pragma unroll
-        for (int c = 0; c < 8; ++c) x[c] = fmaf(x[c], 0.999f, 0.001f);
-      } else {
-        __nanosleep(32);
-      }
-    }
+    duty_filler(x, fill, kind);
     g = gtimer();
   }
-  const long long c1 = clock64();
-  if (threadIdx.x == 0) {
-    long long* r = rec + 5 * blockIdx.x;
-    r[0] = c0;
-    r[1] = c1;
-    r[2] = g0;
-    r[3] = g;
-    r[4] = issued;
-  }
+  duty_record(rec, c0, clock64(), g0, g, issued);
   float s = 0.0f;
 #pragma unroll
   for (int c = 0; c < 4; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];

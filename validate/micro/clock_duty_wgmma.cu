@@ -5,6 +5,7 @@
 // (clock64 start, end, globaltimer start, end, wgmmas issued): the SM clock is d(clock64) / d(globaltimer), the
 // tensor activity the wgmma FLOPs per SM per cycle over the dense peak.
 #include "hopper.cu"
+#include "clock_duty_common.cuh"
 
 #define WG_ROUND(N)                                                  \
   do {                                                               \
@@ -32,24 +33,10 @@
     long long g = g0, issued = 0;                                                                             \
     while (g - g0 < ns) {                                                                                     \
       WG_ROUND(N);                                                                                            \
-      for (int i = 0; i < fill; ++i) {                                                                        \
-        if (kind == 0) {                                                                                      \
-          _Pragma("unroll") for (int c = 0; c < 8; ++c) x[c] = fmaf(x[c], 0.999f, 0.001f);                    \
-        } else {                                                                                              \
-          __nanosleep(32);                                                                                    \
-        }                                                                                                     \
-      }                                                                                                       \
+      duty_filler(x, fill, kind);                                                                             \
       g = gtimer();                                                                                           \
     }                                                                                                         \
-    const long long c1 = clock64();                                                                           \
-    if (threadIdx.x == 0) {                                                                                   \
-      long long* r = rec + 5 * blockIdx.x;                                                                    \
-      r[0] = c0;                                                                                              \
-      r[1] = c1;                                                                                              \
-      r[2] = g0;                                                                                              \
-      r[3] = g;                                                                                               \
-      r[4] = issued;                                                                                          \
-    }                                                                                                         \
+    duty_record(rec, c0, clock64(), g0, g, issued);                                                           \
     float s = 0.0f;                                                                                           \
     _Pragma("unroll") for (int i = 0; i < 128; ++i) s += d[i];                                                \
     _Pragma("unroll") for (int c = 0; c < 8; ++c) s += x[c];                                                  \
@@ -71,25 +58,10 @@ extern "C" __global__ void __launch_bounds__(128) clk_duty_wgmma_0(long long ns,
   const long long g0 = gtimer(), c0 = clock64();
   long long g = g0;
   while (g - g0 < ns) {
-    for (int i = 0; i < fill; ++i) {
-      if (kind == 0) {
-#pragma unroll
-        for (int c = 0; c < 8; ++c) x[c] = fmaf(x[c], 0.999f, 0.001f);
-      } else {
-        __nanosleep(32);
-      }
-    }
+    duty_filler(x, fill, kind);
     g = gtimer();
   }
-  const long long c1 = clock64();
-  if (threadIdx.x == 0) {
-    long long* r = rec + 5 * blockIdx.x;
-    r[0] = c0;
-    r[1] = c1;
-    r[2] = g0;
-    r[3] = g;
-    r[4] = 0;
-  }
+  duty_record(rec, c0, clock64(), g0, g, 0);
   float s = 0.0f;
 #pragma unroll
   for (int c = 0; c < 8; ++c) s += x[c];

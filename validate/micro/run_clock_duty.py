@@ -37,79 +37,73 @@ WGMMA_CASES = [(0, 64, 0), (64, 0, 0), (16, 0, 0), (4, 0, 0), (1, 0, 0), (8, 16,
                (1, 64, 1), (1, 256, 1), (8, 64, 0), (2, 64, 0)]  # (1, 256, 0) faulted (illegal instruction)
 
 
+def run_cases(out: Path, key: str, cases, records: int, launch, flop_per_clk, count: str, flop_key: str) -> int:
+    """Each case for RUN_NS: ``launch(case, rec)`` runs it with ``records`` records of (clock64 start, end,
+    globaltimer start, end, tensor instructions issued); ``flop_per_clk(r, cycles)`` gives its tensor FLOPs per SM per
+    cycle. Rows go to ``out`` under ``results[key]`` as each case ends."""
+    import cupy as cp
+    import numpy as np
+
+    res = common.cupy_header(cp, "micro-1") | {"results": {key: {"rows": []}}}
+    for case in cases:
+        n, fill, kind = case
+        rec = cp.zeros(records * 5, dtype=cp.int64)
+        smi0 = common.nvidia_smi()
+        launch(case, rec)
+        cp.cuda.runtime.deviceSynchronize()
+        smi1 = common.nvidia_smi()
+        r = rec.get().reshape(-1, 5).astype(np.float64)
+        cycles = r[:, 1] - r[:, 0]
+        mhz = cycles / (r[:, 3] - r[:, 2]) * 1e3
+        flops = float(np.median(flop_per_clk(r, cycles)))
+        row = {count: n, "fill": fill, "filler": "ffma" if kind == 0 else "nanosleep",
+               "clock_mhz_median": float(np.median(mhz)), "clock_mhz_min": float(mhz.min()),
+               "clock_mhz_max": float(mhz.max()), flop_key: flops,
+               "tensor_activity": flops / WGMMA_PEAK_FLOP_PER_CLK_PER_SM,
+               "power_w_after": smi1.get("power.draw"), "clocks_sm_before": smi0.get("clocks.sm")}
+        res["results"][key]["rows"].append(row)
+        common.log(f"{count} {n:3d} fill {fill:3d} {row['filler']:9s}: {row['clock_mhz_median']:.0f} MHz, "
+                   f"activity {row['tensor_activity']:.3f}, {row['power_w_after']}")
+        common.write_json(out, res)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--wgmma", action="store_true", help="wgmma rounds instead of mma.sync (clock_duty_wgmma.cu)")
     a = ap.parse_args()
-    if a.wgmma:
-        return wgmma_duty(Path(a.out))
     import cupy as cp
     import numpy as np
 
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    res = common.cupy_header(cp, "micro-1") | {"results": {"clock_duty": {"rows": []}}}
-    mod = cp.RawModule(code=(HERE / "clock_duty.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
-    f = mod.get_function("clk_duty")
     sink = cp.zeros(16, dtype=cp.float32)
+    if a.wgmma:
+        mod = cp.RawModule(code=(HERE / "clock_duty_wgmma.cu").read_text(),
+                           options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
+
+        def launch_wgmma(case, rec):
+            wgs, fill, kind = case
+            mod.get_function(f"clk_duty_wgmma_{wgs}")(
+                (sms,), (128,), (np.int64(RUN_NS), np.int32(fill), np.int32(kind), np.uint32(12345), sink, rec),
+                shared_mem=2048 + 256 * 32)
+
+        return run_cases(Path(a.out), "clock_duty_wgmma", WGMMA_CASES, sms, launch_wgmma,
+                         lambda r, cycles: r[:, 4] * FLOP_PER_WGMMA / cycles, "wgmmas", "wgmma_flop_per_clk_per_sm")
+    mod = cp.RawModule(code=(HERE / "clock_duty.cu").read_text(), options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
+    f = mod.get_function("clk_duty")
     blocks = sms * BLOCKS_PER_SM
     warps_per_block = THREADS // 32
-    for mmas, fill, kind in CASES:
-        rec = cp.zeros(blocks * 5, dtype=cp.int64)
-        smi0 = common.nvidia_smi()
+
+    def launch(case, rec):
+        mmas, fill, kind = case
         f((blocks,), (THREADS,), (np.int64(RUN_NS), np.int32(mmas), np.int32(fill), np.int32(kind), np.uint32(12345),
                                   sink, rec))
-        cp.cuda.runtime.deviceSynchronize()
-        smi1 = common.nvidia_smi()
-        r = rec.get().reshape(-1, 5).astype(np.float64)
-        cycles = r[:, 1] - r[:, 0]
-        mhz = cycles / (r[:, 3] - r[:, 2]) * 1e3
-        # every warp of a block issues what its thread 0's warp issued
-        flop_per_clk_per_sm = float(np.median(r[:, 4] * warps_per_block * FLOP_PER_MMA * BLOCKS_PER_SM / cycles))
-        row = {"mmas": mmas, "fill": fill, "filler": "ffma" if kind == 0 else "nanosleep",
-               "clock_mhz_median": float(np.median(mhz)), "clock_mhz_min": float(mhz.min()),
-               "clock_mhz_max": float(mhz.max()), "mma_flop_per_clk_per_sm": flop_per_clk_per_sm,
-               "tensor_activity": flop_per_clk_per_sm / WGMMA_PEAK_FLOP_PER_CLK_PER_SM,
-               "power_w_after": smi1.get("power.draw"), "clocks_sm_before": smi0.get("clocks.sm")}
-        res["results"]["clock_duty"]["rows"].append(row)
-        common.log(f"mmas {mmas:3d} fill {fill:3d} {row['filler']:9s}: {row['clock_mhz_median']:.0f} MHz, "
-                    f"activity {row['tensor_activity']:.3f}, {row['power_w_after']}")
-        common.write_json(Path(a.out), res)
-    return 0
 
-
-def wgmma_duty(out: Path) -> int:
-    import cupy as cp
-    import numpy as np
-
-    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    res = common.cupy_header(cp, "micro-1") | {"results": {"clock_duty_wgmma": {"rows": []}}}
-    mod = cp.RawModule(code=(HERE / "clock_duty_wgmma.cu").read_text(),
-                       options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
-    sink = cp.zeros(16, dtype=cp.float32)
-    smem = 2048 + 256 * 32
-    for wgs, fill, kind in WGMMA_CASES:
-        rec = cp.zeros(sms * 5, dtype=cp.int64)
-        smi0 = common.nvidia_smi()
-        f = mod.get_function(f"clk_duty_wgmma_{wgs}")
-        f((sms,), (128,), (np.int64(RUN_NS), np.int32(fill), np.int32(kind), np.uint32(12345), sink, rec),
-          shared_mem=smem)
-        cp.cuda.runtime.deviceSynchronize()
-        smi1 = common.nvidia_smi()
-        r = rec.get().reshape(-1, 5).astype(np.float64)
-        cycles = r[:, 1] - r[:, 0]
-        mhz = cycles / (r[:, 3] - r[:, 2]) * 1e3
-        flop_per_clk_per_sm = float(np.median(r[:, 4] * FLOP_PER_WGMMA / cycles))
-        row = {"wgmmas": wgs, "fill": fill, "filler": "ffma" if kind == 0 else "nanosleep",
-               "clock_mhz_median": float(np.median(mhz)), "clock_mhz_min": float(mhz.min()),
-               "clock_mhz_max": float(mhz.max()), "wgmma_flop_per_clk_per_sm": flop_per_clk_per_sm,
-               "tensor_activity": flop_per_clk_per_sm / WGMMA_PEAK_FLOP_PER_CLK_PER_SM,
-               "power_w_after": smi1.get("power.draw"), "clocks_sm_before": smi0.get("clocks.sm")}
-        res["results"]["clock_duty_wgmma"]["rows"].append(row)
-        common.log(f"wgmmas {wgs:3d} fill {fill:3d} {row['filler']:9s}: {row['clock_mhz_median']:.0f} MHz, "
-                   f"activity {row['tensor_activity']:.3f}, {row['power_w_after']}")
-        common.write_json(out, res)
-    return 0
+    # every warp of a block issues what its thread 0's warp issued
+    return run_cases(Path(a.out), "clock_duty", CASES, blocks, launch,
+                     lambda r, cycles: r[:, 4] * warps_per_block * FLOP_PER_MMA * BLOCKS_PER_SM / cycles, "mmas",
+                     "mma_flop_per_clk_per_sm")
 
 
 if __name__ == "__main__":
