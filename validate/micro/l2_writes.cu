@@ -26,3 +26,26 @@ extern "C" __global__ void l2w_mix(float* __restrict__ out, const float* __restr
   for (int j = 0; j < ratio; ++j) s += in[(base + 32LL * j) % in_n];
   if (s == -1.0f) sink[0] = s;
 }
+
+// l2w_partial (validate/micro/run_l2_writeback.py --partial): a reduction's pattern. Each CTA of 256 threads reads
+// `per` floats per thread of `in` (coalesced, its own slice: a stream of ctas x 256 x per floats), sums them over
+// the CTA, and thread 0 stores `width` floats at out[blockIdx.x * pitch]: width 1, pitch 1 is one 4-byte partial sum
+// per CTA, eight CTAs to a sector; pitch 8 gives each CTA a sector of its own (4 bytes of it written); width 8 a whole
+// sector. What reaches DRAM of the partial sums says how often a partly written sector leaves the L2.
+extern "C" __global__ void l2w_partial(const float* __restrict__ in, float* __restrict__ out, int per, int width,
+                                       int pitch) {
+  __shared__ float part[8];
+  const long long base = (long long)blockIdx.x * 256 * per;
+  float s = 0.0f;
+  for (int j = 0; j < per; ++j) s += in[base + (long long)j * 256 + threadIdx.x];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+  __syncthreads();
+  if (threadIdx.x < width) {
+    float t = 0.0f;
+#pragma unroll
+    for (int w = 0; w < 8; ++w) t += part[w];
+    out[(long long)blockIdx.x * pitch + threadIdx.x] = t + threadIdx.x;
+  }
+}
