@@ -957,7 +957,7 @@ class ChipModel:
         skip = (len(self.queue) - keep) // slots * slots  # whole rounds: every slot skips as many CTAs
         if skip <= 0:
             return
-        # the skipped CTAs are charged the window's mean duration and work: only when they are alike on average
+        # the skipped CTAs are charged the window's mean period and work: only when they are alike on average
         # (as many trips and tiles per CTA within the steady tolerance); causal attention's CTAs may lengthen as
         # the queue goes on, however alike two neighbours are
         mean_w = np.mean([t * max(n, 1) for t, n in self.done_shape[-window:]])
