@@ -31,7 +31,8 @@ extern "C" __global__ void l2w_mix(float* __restrict__ out, const float* __restr
 // `per` floats per thread of `in` (coalesced, its own slice: a stream of ctas x 256 x per floats), sums them over
 // the CTA, and thread 0 stores `width` floats at out[blockIdx.x * pitch]: width 1, pitch 1 is one 4-byte partial sum
 // per CTA, eight CTAs to a sector; pitch 8 gives each CTA a sector of its own (4 bytes of it written); width 8 a whole
-// sector. What reaches DRAM of the partial sums says how often a partly written sector leaves the L2.
+// sector; width 0 stores nothing (the stream alone). What reaches DRAM says how often a partly written sector leaves
+// the L2.
 extern "C" __global__ void l2w_partial(const float* __restrict__ in, float* __restrict__ out, int per, int width,
                                        int pitch) {
   __shared__ float part[8];

@@ -13,8 +13,8 @@ write sectors, the L2 hit rate. What reaches DRAM during the kernel, against wha
 store, is what the model's write-back follows (``[l2] writeback_*``, ``dirty_max_size_ratio``).
 
 ``--partial``: ``l2w_partial``, a reduction's pattern (each CTA reads its slice of a stream and stores a partial
-sum): partial sums of 4 bytes, eight CTAs to a sector or one per sector, or whole sectors, with streams of 0 to
-256 MiB; what reaches DRAM of the partial sums.
+sum): partial sums of 4 bytes, eight CTAs to a sector or one per sector, whole sectors or none, with streams of 0
+to 256 MiB, some after an unprofiled 64 MiB fill or 256 MiB read; what reaches DRAM.
 """
 
 from __future__ import annotations
@@ -34,9 +34,12 @@ MIX_MIB = 48  # l2w_mix: stores of 48 MiB, each warp's line followed by `ratio` 
 MIX = ((1, 0), (2, 0), (4, 0), (1, 4), (4, 4))  # (ratio, region: 0 = all new lines, else its MiB: re-read, hits)
 PLAN = ([("l2w_store", mib, 0, 0) for mib in STORE_MIB] + [("l2w_copy", mib, 0, 0) for mib in COPY_MIB]
         + [("l2w_mix", MIX_MIB, r, reg) for r, reg in MIX])
-# --partial: (CTAs, floats read per thread, floats stored per CTA, pitch in floats between CTAs' stores)
-PARTIAL = ((262144, 0, 1, 1), (262144, 1, 1, 1), (65536, 1, 1, 1), (65536, 4, 1, 1), (16384, 16, 1, 1),
-           (262144, 1, 1, 8), (262144, 1, 8, 8), (32768, 1, 1, 1))
+# --partial: (CTAs, floats read per thread, floats stored per CTA, pitch in floats between CTAs' stores, what runs
+# before it unprofiled: "" nothing, "write64" a 64 MiB fill of a scratch buffer, "read256" a 256 MiB sum)
+PARTIAL = ((262144, 0, 1, 1, ""), (262144, 1, 1, 1, ""), (65536, 1, 1, 1, ""), (65536, 4, 1, 1, ""),
+           (16384, 16, 1, 1, ""), (262144, 1, 1, 8, ""), (262144, 1, 8, 8, ""), (32768, 1, 1, 1, ""),
+           (262144, 1, 0, 1, ""), (262144, 1, 0, 1, "write64"), (262144, 1, 0, 1, "read256"),
+           (262144, 1, 1, 1, "write64"), (262144, 1, 1, 1, "read256"))
 METRICS = ["dram__bytes_write.sum", "dram__bytes_read.sum", "lts__t_sectors_op_write.sum",
            "lts__t_sector_hit_rate.pct", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "gpu__time_duration.sum"]
 
@@ -46,9 +49,15 @@ def child_partial() -> None:
     import numpy as np
 
     f = cp.RawModule(code=(HERE / "l2_writes.cu").read_text(), options=("-std=c++17",)).get_function("l2w_partial")
-    src = cp.ones(max(c * 256 * max(per, 1) for c, per, _, _ in PARTIAL), dtype=cp.float32)
-    out = cp.zeros(max(c * pitch for c, _, _, pitch in PARTIAL), dtype=cp.float32)
-    for ctas, per, width, pitch in PARTIAL:
+    src = cp.ones(max(c * 256 * max(per, 1) for c, per, *_ in PARTIAL), dtype=cp.float32)
+    out = cp.zeros(max(c * pitch for c, _, _, pitch, _ in PARTIAL), dtype=cp.float32)
+    scratch = cp.zeros((64 << 20) // 4, dtype=cp.float32)
+    for ctas, per, width, pitch, before in PARTIAL:
+        if before == "write64":
+            scratch.fill(2.0)
+        elif before == "read256":
+            float(src[: (256 << 20) // 4].sum())
+        cp.cuda.runtime.deviceSynchronize()
         f((ctas,), (256,), (src, out, np.int32(per), np.int32(width), np.int32(pitch)))
         cp.cuda.runtime.deviceSynchronize()
 
@@ -61,17 +70,18 @@ def partial(out_path: Path) -> int:
                                               [*common.python_cmd(), __file__, "--child", "--partial"],
                                               out_path.parent / "l2partial", timeout=300)
     out = []
-    for (ctas, per, width, pitch), row in zip(PARTIAL, common.assign_rows(rows, ["l2w_partial"] * len(PARTIAL)),
-                                              strict=True):
+    for (ctas, per, width, pitch, before), row in zip(PARTIAL, common.assign_rows(rows, ["l2w_partial"] * len(PARTIAL)),
+                                                      strict=True):
         vals = common.metric_values(row, METRICS)
         stored = ctas * width * 4
-        sectors = -(-ctas * pitch * 4 // 32) if pitch * 4 < 32 else ctas * -(-width * 4 // 32)
+        sectors = 0 if not width else -(-ctas * pitch * 4 // 32) if pitch * 4 < 32 else ctas * -(-width * 4 // 32)
         wr = vals.get("dram__bytes_write.sum")
         out.append({"ctas": ctas, "floats_read_per_thread": per, "stream_bytes": ctas * 256 * per * 4,
-                    "floats_stored_per_cta": width, "pitch_floats": pitch, "stored_bytes": stored,
+                    "floats_stored_per_cta": width, "pitch_floats": pitch, "before": before, "stored_bytes": stored,
                     "sectors_stored": sectors, **vals,
-                    "written_per_sector": wr / (sectors * 32) if isinstance(wr, (int, float)) else None})
-        common.log(f"ctas {ctas:6d} per {per:2d} width {width} pitch {pitch}: stream {ctas * 256 * per * 4 >> 20} MiB, "
+                    "written_per_sector": wr / (sectors * 32) if isinstance(wr, (int, float)) and sectors else None})
+        common.log(f"ctas {ctas:6d} per {per:2d} width {width} pitch {pitch} before {before or '-'}: "
+                    f"stream {ctas * 256 * per * 4 >> 20} MiB, "
                    f"stored {stored} B in {sectors} sectors, DRAM write {wr} ({out[-1]['written_per_sector']} "
                    f"sector-bytes per sector)")
     res["results"]["l2_partial"] = {"rows": out, "ncu_missing": dropped}
