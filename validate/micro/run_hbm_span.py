@@ -3,7 +3,8 @@
     python3 validate/micro/run_hbm_span.py --out validate/measurements/h100/hbmspan-2026-11-26.json
 
 validate/micro/hbm_span.cu: every SM full of warps (8 CTAs of 256 threads), each warp reading positions of a 4 GiB
-buffer at random multiples of `span` bytes and `span` contiguous bytes at each (32 B to 64 KiB), about 1 GiB per case.
+buffer at random multiples of `span` bytes and `span` contiguous bytes at each (32 B to 64 KiB), about 1 GiB per case,
+16 independent line loads in flight per warp whatever the span.
 CUDA-event time, the median of 5 launches: bytes requested per second, and the bytes HBM fetches (64-B blocks:
 a 32-B span fetches 64, ``[hbm] fetch_granularity_bytes``). A stream reads every byte of a DRAM page it opens; a
 scattered gather reads one 64-B block per page: this says what that costs.
@@ -33,7 +34,7 @@ def main() -> int:
     warps = sms * CTAS_PER_SM * THREADS // 32
     rows = []
     for span in SPANS:
-        per_rep = max(span, 128)  # bytes a warp requests per position (or per group of positions)
+        per_rep = 16 * 128  # bytes a warp requests per round: 16 loads, 4 bytes a lane
         reps = max(1, CASE_BYTES // (warps * per_rep))
         requested = warps * reps * per_rep
         fetched = requested * max(1, 64 // span)
