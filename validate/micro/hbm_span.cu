@@ -2,13 +2,14 @@
 // Every warp issues `reps` rounds of 16 independent warp-wide loads (the same loads in flight whatever the span). A
 // load reads one 128-B line (lanes on consecutive floats) when span >= 128: the span's lines one after another, then a
 // new random position (a multiple of span bytes); when span is 64 or 32, each group of span/4 lanes reads its own
-// random position, so one load covers 128/span of them. Positions are fresh ones of a buffer far larger than the L2.
-static __device__ __forceinline__ unsigned long long mix64(unsigned long long x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
+// random position, so one load covers 128/span of them. Positions are fresh ones of a buffer far larger than the L2
+// (its size over span a power of two); a 32-bit hash picks them, cheap beside the loads.
+static __device__ __forceinline__ unsigned int mix32(unsigned int x) {  // cheap: the loads, not this, must bound
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return x;
 }
 
@@ -16,7 +17,7 @@ extern "C" __global__ void hbm_span(const float* __restrict__ buf, unsigned long
                                     unsigned long long seed, float* __restrict__ sink) {
   const unsigned int lane = threadIdx.x & 31;
   const unsigned long long warp = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
-  const unsigned long long positions = nbytes / (unsigned long long)span;
+  const unsigned int mask = (unsigned int)(nbytes / (unsigned long long)span) - 1u;  // positions: a power of two
   const int lines = span >= 128 ? span / 128 : 1;             // loads per position
   const int group = span >= 128 ? 0 : (int)(lane / (span / 4));  // which position of the load this lane reads
   const int within = span >= 128 ? (int)lane * 4 : (int)(lane % (span / 4)) * 4;
@@ -24,9 +25,9 @@ extern "C" __global__ void hbm_span(const float* __restrict__ buf, unsigned long
   for (int j = 0; j < reps; ++j) {
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
-      const unsigned long long load = (unsigned long long)j * 16 + k;  // the warp's load number
-      const unsigned long long p = load / lines, line = load % lines;
-      const unsigned long long pos = mix64(seed ^ (warp * 0x9E3779B97F4A7C15ULL + p * 64 + group)) % positions;
+      const unsigned int load = (unsigned int)j * 16u + k;  // the warp's load number
+      const unsigned int p = load / lines, line = load - p * lines;  // lines: a power of two
+      const unsigned long long pos = mix32((unsigned int)seed ^ ((unsigned int)warp * 0x9E3779B9u + p * 64u + group)) & mask;
       s += *reinterpret_cast<const float*>(reinterpret_cast<const char*>(buf) + pos * span + line * 128 + within);
     }
   }
