@@ -18,7 +18,8 @@ extern "C" __global__ void hbm_span(const float* __restrict__ buf, unsigned long
   const unsigned int lane = threadIdx.x & 31;
   const unsigned long long warp = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
   const unsigned int mask = (unsigned int)(nbytes / (unsigned long long)span) - 1u;  // positions: a power of two
-  const int lines = span >= 128 ? span / 128 : 1;             // loads per position
+  const int lines = span >= 128 ? span / 128 : 1;             // loads per position, a power of two
+  const int shift = __ffs(lines) - 1;
   const int group = span >= 128 ? 0 : (int)(lane / (span / 4));  // which position of the load this lane reads
   const int within = span >= 128 ? (int)lane * 4 : (int)(lane % (span / 4)) * 4;
   float s = 0.0f;
@@ -26,7 +27,7 @@ extern "C" __global__ void hbm_span(const float* __restrict__ buf, unsigned long
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
       const unsigned int load = (unsigned int)j * 16u + k;  // the warp's load number
-      const unsigned int p = load / lines, line = load - p * lines;  // lines: a power of two
+      const unsigned int p = load >> shift, line = load & (unsigned int)(lines - 1);
       const unsigned long long pos = mix32((unsigned int)seed ^ ((unsigned int)warp * 0x9E3779B9u + p * 64u + group)) & mask;
       s += *reinterpret_cast<const float*>(reinterpret_cast<const char*>(buf) + pos * span + line * 128 + within);
     }
