@@ -131,7 +131,18 @@ def _fetch_ratio(sectors: np.ndarray, sector_bytes: int, granularity_bytes: int)
     return len(np.unique(sectors // per)) * per / len(sectors)
 
 
-def _footprints(kernel, pats, structure, l1, trips, chunks, geo, fetch_granularity_bytes: int) -> list[L2Footprint]:
+def _isolated_share(sectors: np.ndarray, sector_bytes: int, granularity_bytes: int, near_bytes: int) -> float:
+    """Of the blocks (``granularity_bytes``) the sectors fall in, the share that no other of those blocks shares an
+    aligned ``near_bytes`` region with: HBM opens a row for each of them alone (measured: a scattered gather's 64-B
+    blocks, ``[hbm] isolated_block_cost_ratio``)."""
+    blocks = np.unique(sectors // max(granularity_bytes // sector_bytes, 1))
+    if not len(blocks):
+        return 0.0
+    _, counts = np.unique(blocks // max(near_bytes // granularity_bytes, 1), return_counts=True)
+    return float((counts == 1).sum()) / len(blocks)
+
+
+def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm) -> list[L2Footprint]:
     sector_bytes = geo.sector_bytes
     out = []
     per_chunk = max(trips // chunks, 1)
@@ -166,10 +177,14 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, fetch_granulari
             st = l1.get(op.name)
             req *= 1 - (st.sector_hits / st.sectors if st and st.sectors else 0.0)
         scale = 1.0 / chunks if not in_loop else 1.0
-        fetch = _fetch_ratio(base, sector_bytes, fetch_granularity_bytes) if op.kind in ("ld", "tma") else 1.0
+        loads = op.kind in ("ld", "tma")
+        fetch = _fetch_ratio(base, sector_bytes, hbm.fetch_granularity_bytes) if loads else 1.0
+        isolated = _isolated_share(base, sector_bytes, hbm.fetch_granularity_bytes, hbm.near_block_bytes) \
+            if loads else 0.0
         out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale,
-                               request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop))
+                               request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
+                               isolated_share=isolated))
     return out
 
 
@@ -235,7 +250,7 @@ def _data_keys(kernel, pats, geo, names=None):
     return out
 
 
-def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
+def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
     out = {}
     sb = cfg.l2.sector_bytes
     for name, p in pats.items():
@@ -267,7 +282,8 @@ def _timings(cfg, pats, l1, l2) -> dict[str, MemTiming]:
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes) * (1 - h1)
             out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * l2.dram_bytes_per_request_byte(name, sb),
                                   m1, l2.latency_miss_fraction(name, sb),
-                                  cfg.l1.hit_latency_cycles, l2_read_cost=cost)
+                                  cfg.l1.hit_latency_cycles, l2_read_cost=cost,
+                                  hbm_cost=(hbm_cost or {}).get(name, 1.0))
         else:
             l2b = p.sectors * sb * 1.0
             written = l2.dram_write_bytes.get(name, 0.0)
@@ -474,7 +490,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
                                  min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
     chunks = min(trips, L2_CHUNKS)
-    fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm.fetch_granularity_bytes)
+    fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm)
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)
@@ -498,7 +514,9 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, fitting)
-    timings = [_timings(cfg, c.pats, l1, l2) for c in classes]
+    # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
+    hbm_cost = {fp.name: 1.0 + (cfg.hbm.isolated_block_cost_ratio - 1.0) * fp.isolated_share for fp in fps}
+    timings = [_timings(cfg, c.pats, l1, l2, hbm_cost) for c in classes]
 
     def class_of(linear: int) -> int:
         return patterns.class_of(kernel, classes, linear)

@@ -105,13 +105,14 @@ class MemTiming:
     l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
     l2_read_cost: np.ndarray | None = None  # loads: bytes of the L2's read bandwidth per execution (lines cost more)
     last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
+    hbm_cost: float = 1.0  # HBM time per fetched byte over a stream's (blocks fetched alone in their DRAM rows)
 
 
 class _OpTiming:
     """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, a tuple of Python
     numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles, L2 read cost), and its scalars."""
 
-    __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction")
+    __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost")
 
     def __init__(self, tm: MemTiming) -> None:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
@@ -127,6 +128,7 @@ class _OpTiming:
         self.latency_hit_cycles = tm.latency_hit_cycles
         self.l1_miss_fraction = tm.l1_miss_fraction
         self.l2_miss_fraction = tm.l2_miss_fraction
+        self.hbm_cost = tm.hbm_cost
 
 
 @dataclass(frozen=True)
@@ -449,10 +451,11 @@ class ChipModel:
         return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
 
     def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float,
-                     write_cycles: float = 0.0, read_cost: float | None = None) -> tuple[float, float]:
+                     write_cycles: float = 0.0, read_cost: float | None = None,
+                     hbm_cost: float = 1.0) -> tuple[float, float]:
         """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times: read bandwidth for loads,
-        the write path's line and sector operations for stores) and, for misses or write-backs, HBM. Returns
-        (L2 done, HBM done)."""
+        the write path's line and sector operations for stores) and, for misses or write-backs, HBM (its time per
+        byte ``hbm_cost`` times a stream's). Returns (L2 done, HBM done)."""
         if l2b <= 0:
             return arrive, arrive
         w = wp.cta.work.weight
@@ -463,7 +466,7 @@ class ChipModel:
         else:
             l2_end = mem.l2.read(ledger, arrive, (l2b if read_cost is None else read_cost) * w)
         l2_end = max(l2_end, port_end)
-        hbm_end = mem.hbm.transfer(ledger, l2_end, hb * w) if hb > 0 else l2_end
+        hbm_end = mem.hbm.transfer(ledger, l2_end, hb * w * hbm_cost) if hb > 0 else l2_end
         if hb > 0 and not write_cycles:
             # what a miss brings from HBM is written into the L2's data array as it arrives, on the write path
             # stores take: when that path is full, the fill (and the load waiting for it) waits
@@ -561,7 +564,7 @@ class ChipModel:
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2b > 0:
-            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc, rc)
+            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc, rc, tm.hbm_cost)
             if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
                 done = l2_end + self.mem.l2.hit_latency(l1_end)
                 if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):

@@ -597,3 +597,27 @@ def test_partial_sums_of_neighbouring_ctas_are_stored_in_full(predicted):
     # model stored 32 bytes per wave (7 KB written back; ncu measures 3.3 MB).
     written = predicted("mem_reduce_sequential", (1 << 26,))["dram__bytes_write.sum"]
     assert written >= 0.8 * (1 << 26) // 256 * 4
+
+
+def test_a_block_fetched_alone_in_its_dram_row_is_charged_the_measured_cost(h100):
+    # [hbm] isolated_block_cost_ratio: random 64-B blocks move at 1.87 TB/s where random 128-B lines and streams move
+    # 2.62-2.71 (validate/measurements/h100/hbmspan-2026-11-26.json). A block counts as alone when no other fetched
+    # block shares its aligned near_block_bytes region (mem_strided stride 32, blocks 128 B apart, streams at 2.75).
+    import dataclasses
+
+    import numpy as np
+
+    from gpusim.api import predict
+    from gpusim.chip import _isolated_share
+
+    sectors = np.arange(64)  # a stream of 2 KiB: every block has neighbours
+    assert _isolated_share(sectors, 32, 64, 256) == 0.0
+    assert _isolated_share(np.arange(0, 256, 4), 32, 64, 256) == 0.0  # one block of every 128-B line
+    assert _isolated_share(np.arange(0, 4096, 64), 32, 64, 256) == 1.0  # one block every 2 KiB
+    flat = dataclasses.replace(h100, hbm=dataclasses.replace(h100.hbm, isolated_block_cost_ratio=1.0))
+    # mem_gather 16M: its x reads are scattered blocks and the kernel is HBM-bound, so its time grows with the cost
+    charged = predict("mem_gather", (1 << 24,), None, h100)[0][TIME]
+    uncharged = predict("mem_gather", (1 << 24,), None, flat)[0][TIME]
+    assert charged > 1.2 * uncharged
+    # a stream is not charged: mem_copy's time does not move
+    assert predict("mem_copy", (1 << 22,), None, h100)[0][TIME] == predict("mem_copy", (1 << 22,), None, flat)[0][TIME]

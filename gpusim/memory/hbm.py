@@ -26,6 +26,11 @@ class HbmSpec:
     loaded_added_cycles: tuple[int, ...] = spec_field(0, 20000, "miss latency added at those utilizations")
     fetch_granularity_bytes: int = spec_field(
         32, 256, "bytes the L2 reads from HBM for a missed sector: the aligned block around it")
+    isolated_block_cost_ratio: float = spec_field(
+        1, 10, "HBM time of a fetched block that no other fetched block is near (a DRAM row opened for it alone), "
+        "over the time its bytes take in a stream")
+    near_block_bytes: int = spec_field(
+        64, 65536, "fetched blocks in one aligned region of this many bytes share a DRAM row opening")
 
 
 class Hbm:

@@ -228,6 +228,7 @@ class L2Footprint:
     request_sectors_per_chunk: float  # sectors one CTA sends to L2 in one chunk (its L1 misses)
     fetch_ratio: float = 1.0  # bytes read from HBM per tile byte on a miss (the fetch granularity's neighbours)
     in_loop: bool = True  # in the outer loop: a CTA that runs fewer trips (causal attention) skips its last chunks
+    isolated_share: float = 0.0  # of the blocks a miss fetches, the share with no other fetched block near them
 
 
 ALLOCATED = ""  # the per-wave key of the bytes the L2 allocated (no operation is named "")
