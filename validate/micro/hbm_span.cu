@@ -34,3 +34,22 @@ extern "C" __global__ void hbm_span(const float* __restrict__ buf, unsigned long
   }
   if (s == -1.0f) sink[0] = s;
 }
+
+// hbm_gap (run_hbm_span.py --gaps): 64-B blocks `gap` bytes apart, in order. Each warp walks its own contiguous
+// region of the buffer; a load covers two blocks (each half-warp one, the second `gap` bytes after the first), 16
+// loads in flight per warp. Where the blocks share DRAM rows the reads run at the streaming rate; where each opens a
+// row of its own they run at the random-block rate.
+extern "C" __global__ void hbm_gap(const float* __restrict__ buf, unsigned long long nbytes, int gap, int reps,
+                                   float* __restrict__ sink) {
+  const unsigned int lane = threadIdx.x & 31;
+  const unsigned long long warp = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5;
+  const unsigned long long per_warp = (unsigned long long)reps * 16 * 2 * gap;  // bytes of buffer a warp walks
+  const unsigned long long start = (warp * per_warp) % (nbytes - per_warp);
+  const char* base = reinterpret_cast<const char*>(buf) + start + (lane >> 4) * (unsigned long long)gap + (lane & 15) * 4;
+  float s = 0.0f;
+  for (int j = 0; j < reps; ++j) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) s += *reinterpret_cast<const float*>(base + ((unsigned long long)j * 16 + k) * 2 * gap);
+  }
+  if (s == -1.0f) sink[0] = s;
+}
