@@ -450,14 +450,11 @@ def _check_async(kernel: Kernel) -> None:
                                         or (op.stall_cycles and op.group)):
             raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "
                               "on a bundle the warp issues itself (no group)")
-        if isinstance(op, Mem) and (not isinstance(op.stall_cycles, int) or op.stall_cycles < 0
-                                    or (op.stall_cycles and (op.async_copy or op.kind == "tma"))):
-            raise KernelError(f"{name}: '{op.name}' stall_cycles={op.stall_cycles!r} must be a whole number >= 0, "
-                              "on an instruction the warp issues itself (not a TMA copy or an async store)")
-        if isinstance(op, Mem) and (not isinstance(op.operand_reuse, int) or op.operand_reuse < 0
-                                    or (op.operand_reuse and (op.async_copy or op.kind == "tma"))):
-            raise KernelError(f"{name}: '{op.name}' operand_reuse={op.operand_reuse!r} must be a whole number >= 0, "
-                              "on an instruction the warp issues itself (not a TMA copy or an async store)")
+        for attr in ("stall_cycles", "operand_reuse") if isinstance(op, Mem) else ():
+            v = getattr(op, attr)
+            if not isinstance(v, int) or v < 0 or (v and (op.async_copy or op.kind == "tma")):
+                raise KernelError(f"{name}: '{op.name}' {attr}={v!r} must be a whole number >= 0, on an instruction "
+                                  "the warp issues itself (not a TMA copy or an async store)")
     for bar, count in kernel.mbarriers.items():
         if not isinstance(count, int) or count < 1:
             raise KernelError(f"{name}: mbarrier '{bar}' needs a positive arrival count, got {count!r}")
