@@ -268,6 +268,16 @@ def micro_start(doc: str | None = None) -> tuple[Any, Any, Any, dict[str, Any], 
     return a, cp, np, res, res["gpu"]["sm_count"]
 
 
+def sm_cycles(cp: Any, kernel: Any, sms: int, threads: int, *args: Any) -> Any:
+    """One launch of ``kernel``, one CTA of ``threads`` per SM, its arguments ``args`` and then a record array in which
+    thread 0 of each CTA puts its clock64 at start and end: each CTA's cycles (a NumPy array, one per SM)."""
+    rec = cp.zeros(sms * 2, dtype=cp.int64)
+    kernel((sms,), (threads,), (*args, rec))
+    cp.cuda.runtime.deviceSynchronize()
+    r = rec.get().reshape(-1, 2)
+    return r[:, 1] - r[:, 0]
+
+
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")

@@ -38,12 +38,8 @@ def measure(cp, np, sms: int, bodies, threads_list, ffma: bool = False, stall_ev
         usink = cp.zeros(4, dtype=cp.uint32)
         for threads in threads_list:
             iters = max((1 << 21) // body, 4)
-            rec = cp.zeros(sms * 2, dtype=cp.int64)
-            k((sms,), (threads,), (np.int32(2), np.uint32(7), usink, rec))  # warm-up
-            k((sms,), (threads,), (np.int32(iters), np.uint32(7), usink, rec))
-            cp.cuda.runtime.deviceSynchronize()
-            r = rec.get().reshape(-1, 2)
-            cyc = float(np.median(r[:, 1] - r[:, 0]))
+            common.sm_cycles(cp, k, sms, threads, np.int32(2), np.uint32(7), usink)  # warm-up
+            cyc = float(np.median(common.sm_cycles(cp, k, sms, threads, np.int32(iters), np.uint32(7), usink)))
             w = threads // 32 // 4
             cpi = cyc / (iters * body * w)
             rows.append({"body_instructions": body, "body_bytes": None if stall_every else body * 16,
@@ -60,12 +56,8 @@ COLD_BODIES = (64, 256, 1024, 2048)
 
 def _one_pass(cp, np, kernel, sms: int, threads: int, before, usink) -> tuple[float, float]:
     """``before()``, then one pass of ``kernel`` on every SM: (median, max) over the SMs of its loop's cycles."""
-    rec = cp.zeros(sms * 2, dtype=cp.int64)
     before()
-    kernel((sms,), (threads,), (np.int32(1), np.uint32(7), usink, rec))
-    cp.cuda.runtime.deviceSynchronize()
-    r = rec.get().reshape(-1, 2)
-    d = r[:, 1] - r[:, 0]
+    d = common.sm_cycles(cp, kernel, sms, threads, np.int32(1), np.uint32(7), usink)
     return float(np.median(d)), float(d.max())
 
 

@@ -32,12 +32,8 @@ def main() -> int:
             .get_function("rr_body")
         for threads in (128, 256, 512):
             iters = 2048
-            rec = cp.zeros(sms * 2, dtype=cp.int64)
-            k((sms,), (threads,), (np.int32(4), np.float32(1.0), sink, rec))  # warm-up
-            k((sms,), (threads,), (np.int32(iters), np.float32(1.0), sink, rec))
-            cp.cuda.runtime.deviceSynchronize()
-            r = rec.get().reshape(-1, 2)
-            cyc = float(np.median(r[:, 1] - r[:, 0]))
+            common.sm_cycles(cp, k, sms, threads, np.int32(4), np.float32(1.0), sink)  # warm-up
+            cyc = float(np.median(common.sm_cycles(cp, k, sms, threads, np.int32(iters), np.float32(1.0), sink)))
             w = threads // 128
             cpi = cyc / (iters * BODY * w)
             rows.append({"register_reads": reads, "warps_per_smsp": w, "cycles_per_ffma_per_smsp": cpi})
