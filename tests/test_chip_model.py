@@ -198,6 +198,22 @@ def test_the_clock_steps_down_with_any_tensor_work():
     assert fp32["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_hz)
 
 
+def test_the_memory_side_keeps_its_rates_per_second_when_the_sm_clock_falls():
+    # measured (validate/micro/run_l2_clock.py, l2clock-2026-11-26.json): ncu's L2 clock stays at 1.71 GHz and an
+    # L2 stream at 7.9 TB/s while mma.sync beside it takes the SM clock from 1995 to 1793 MHz; HBM at 3.10 TB/s
+    # from 1980 to 1583 MHz. The SM side keeps its cycles.
+    from gpusim.chip import at_sm_clock
+
+    cfg = load_config()
+    f0 = cfg.chip.sm_clock_hz
+    low = at_sm_clock(cfg, 0.9 * f0)
+    assert low.l2.bandwidth_bytes_per_cycle * 0.9 * f0 == pytest.approx(cfg.l2.bandwidth_bytes_per_cycle * f0)
+    assert low.l2.write_cycles_per_line / (0.9 * f0) == pytest.approx(cfg.l2.write_cycles_per_line / f0)
+    assert low.hbm.load_latency_cycles / (0.9 * f0) == pytest.approx(cfg.hbm.load_latency_cycles / f0, rel=2e-3)
+    assert low.hbm.achievable_bandwidth_bytes_per_second == cfg.hbm.achievable_bandwidth_bytes_per_second
+    assert low.l1 == cfg.l1 and low.pipes == cfg.pipes
+
+
 @pytest.mark.parametrize("name,shape", [("mem_reduce_interleaved", (1 << 22,)), ("mem_add", (1 << 24,)),
                                         ("sgemm_coalesced", (2048, 2048, 256)),
                                         ("mem_reduce_sequential", (1 << 24,))])

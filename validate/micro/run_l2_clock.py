@@ -1,0 +1,134 @@
+"""The L2's clock against the SM's: an L2 (or HBM) stream with and without tensor work beside it on every SM.
+
+    python3 validate/micro/run_l2_clock.py --out validate/measurements/h100/l2clock-2026-11-26.json [--skip-ncu]
+
+validate/micro/l2_clock.cu runs one CTA per SM: `loaders` warps stream a fixed number of float4 batches with
+ld.global.cg from a buffer read once before (16 MiB: L2-resident; 2 GiB: from HBM) while `mma` more warps run
+mma.sync until the stream is done. Tensor work lowers the SM clock (RESULTS.md: 1771-1796 MHz with mma.sync on every
+SM, 1980 MHz without) and leaves the memory system alone, so the question is answered by the stream's rate:
+- the same bytes per second at both SM clocks: the L2 (HBM) runs on a clock of its own, and its bandwidth per SM cycle
+  grows as the SM clock falls;
+- the same bytes per SM cycle: the bandwidth follows the SM clock.
+Per case: 3 warm-up launches, then 5 recorded; medians of the SM clock (clock64 / %globaltimer of thread 0 per CTA),
+the window (first start to last end of %globaltimer) and the stream's bytes over it (B/ns and B per SM cycle). With
+ncu (unless --skip-ncu): one child launch per case profiled with --clock-control none for each unit's clock
+(`<unit>__cycles_elapsed.avg.per_second`) and the L2's sector rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+MIB = 1 << 20
+THREADS = 1024
+SMEM = 120 * 1024  # dynamic shared memory: one CTA per SM
+BATCH_BYTES = 32 * 32 * 16  # one warp's batch: 32 loads of 16 B per lane
+# (buffer, loader warps, mma warps, batches per loader warp)
+CASES = [("l2", 8, 0, 20000), ("l2", 8, 8, 20000), ("l2", 8, 24, 20000), ("l2", 16, 0, 10000), ("l2", 16, 16, 10000),
+         ("hbm", 16, 0, 3000), ("hbm", 16, 16, 3000)]
+BUFFER_BYTES = {"l2": 16 * MIB, "hbm": 2048 * MIB}
+NCU_METRICS = ["gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second",
+               "lts__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.avg.per_second",
+               "lts__t_sectors_op_read.sum", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
+               "lts__t_sectors_op_read.sum.per_second", "dram__bytes_read.sum.per_second",
+               "lts__t_sectors.sum.peak_sustained", "lts__cycles_active.avg"]
+
+
+def setup(cp, np, buf: str):
+    mod = cp.RawModule(code=(HERE / "l2_clock.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    f = mod.get_function("l2_clock")
+    f.max_dynamic_shared_size_bytes = SMEM
+    stream = cp.ones(BUFFER_BYTES[buf] // 4, dtype=cp.float32)
+    sink = cp.zeros(1 << 20, dtype=cp.float32)
+    return f, stream, sink
+
+
+def launch(cp, np, f, stream, sink, sms: int, loaders: int, mma: int, batches: int):
+    rec = cp.zeros(sms * 4, dtype=cp.int64)
+    n_vec = stream.size // 4
+    f((sms,), ((loaders + mma) * 32,), (stream, np.uint32(n_vec), np.int32(loaders), np.int64(batches),
+                                        np.uint32(12345), rec, sink), shared_mem=SMEM)
+    cp.cuda.runtime.deviceSynchronize()
+    return rec.get().reshape(-1, 4)
+
+
+def child(case: int) -> None:
+    """One launch of a case (under ncu), after its buffer was read once."""
+    import cupy as cp
+    import numpy as np
+
+    buf, loaders, mma, batches = CASES[case]
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    f, stream, sink = setup(cp, np, buf)
+    float(stream.sum())
+    launch(cp, np, f, stream, sink, sms, loaders, mma, batches)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=False)
+    ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child is not None:
+        child(a.child)
+        return 0
+    if not a.out:
+        ap.error("--out is required")
+    import cupy as cp
+    import numpy as np
+
+    res = common.cupy_header(cp, "micro-1") | {"results": {"l2_clock": {"rows": []}}}
+    sms = res["gpu"]["sm_count"]
+    out = Path(a.out)
+    ncu = None if a.skip_ncu else common.find_ncu()
+    for ci, (buf, loaders, mma, batches) in enumerate(CASES):
+        f, stream, sink = setup(cp, np, buf)
+        float(stream.sum())  # the buffer read once (an L2-resident one stays there)
+        runs = []
+        for i in range(8):
+            r = launch(cp, np, f, stream, sink, sms, loaders, mma, batches)
+            if i < 3:
+                continue
+            cycles = r[:, 1] - r[:, 0]
+            ns = r[:, 3] - r[:, 2]
+            window = float(r[:, 3].max() - r[:, 2].min())
+            nbytes = float(sms * loaders * batches * BATCH_BYTES)
+            mhz = float(np.median(cycles / ns * 1e3))
+            runs.append({"sm_clock_mhz": mhz, "window_ns": window, "bytes": nbytes,
+                         "bytes_per_ns": nbytes / window, "bytes_per_sm_cycle": nbytes / window / (mhz / 1e3)})
+        row = {"buffer": buf, "buffer_bytes": BUFFER_BYTES[buf], "loader_warps": loaders, "mma_warps": mma,
+               "batches": batches, "runs": runs}
+        for k in ("sm_clock_mhz", "window_ns", "bytes_per_ns", "bytes_per_sm_cycle"):
+            row[k] = statistics.median(x[k] for x in runs)
+        del stream
+        cp.get_default_memory_pool().free_all_blocks()
+        if ncu:
+            rep = Path(tempfile.mkdtemp(prefix="l2clock_")) / f"case{ci}"
+            rows, _units, _text, dropped, logtxt = common.run_ncu(
+                ncu, NCU_METRICS, "^l2_clock$", [*common.python_cmd(), __file__, "--child", str(ci)], rep, 300)
+            row["ncu"] = common.metric_values(rows[0] if rows else None, NCU_METRICS)
+            row["ncu_dropped"] = dropped
+            if not rows:
+                row["ncu_log_tail"] = logtxt[-2000:]
+        res["results"]["l2_clock"]["rows"].append(row)
+        n = row.get("ncu", {})
+        clocks = " ".join(f"{u} {n.get(f'{u}__cycles_elapsed.avg.per_second')}" for u in ("lts", "sm", "dram"))
+        common.log(f"{buf} loaders {loaders} mma {mma}: SM {row['sm_clock_mhz']:.0f} MHz, "
+                   f"{row['bytes_per_ns']:.0f} B/ns, {row['bytes_per_sm_cycle']:.0f} B/SM-clk; ncu {clocks} "
+                   f"lts% {n.get('lts__t_sectors.avg.pct_of_peak_sustained_elapsed')}")
+        common.write_json(out, res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
