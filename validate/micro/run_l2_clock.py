@@ -104,11 +104,15 @@ def main() -> int:
             window = float(r[:, 3].max() - r[:, 2].min())
             nbytes = float(sms * loaders * batches * BATCH_BYTES)
             mhz = float(np.median(cycles / ns * 1e3))
+            per_sm = nbytes / sms / ns  # each SM's own rate over its own run (B/ns)
             runs.append({"sm_clock_mhz": mhz, "window_ns": window, "bytes": nbytes,
-                         "bytes_per_ns": nbytes / window, "bytes_per_sm_cycle": nbytes / window / (mhz / 1e3)})
+                         "bytes_per_ns": nbytes / window, "bytes_per_sm_cycle": nbytes / window / (mhz / 1e3),
+                         "sm_ns_min": float(ns.min()), "sm_ns_median": float(np.median(ns)),
+                         "sm_ns_max": float(ns.max()), "sum_of_sm_bytes_per_ns": float(per_sm.sum())})
         row = {"buffer": buf, "buffer_bytes": BUFFER_BYTES[buf], "loader_warps": loaders, "mma_warps": mma,
                "batches": batches, "runs": runs}
-        for k in ("sm_clock_mhz", "window_ns", "bytes_per_ns", "bytes_per_sm_cycle"):
+        for k in ("sm_clock_mhz", "window_ns", "bytes_per_ns", "bytes_per_sm_cycle", "sm_ns_min", "sm_ns_median",
+                  "sm_ns_max", "sum_of_sm_bytes_per_ns"):
             row[k] = statistics.median(x[k] for x in runs)
         del stream
         cp.get_default_memory_pool().free_all_blocks()
@@ -124,7 +128,9 @@ def main() -> int:
         n = row.get("ncu", {})
         clocks = " ".join(f"{u} {n.get(f'{u}__cycles_elapsed.avg.per_second')}" for u in ("lts", "sm", "dram"))
         common.log(f"{buf} loaders {loaders} mma {mma}: SM {row['sm_clock_mhz']:.0f} MHz, "
-                   f"{row['bytes_per_ns']:.0f} B/ns, {row['bytes_per_sm_cycle']:.0f} B/SM-clk; ncu {clocks} "
+                   f"{row['bytes_per_ns']:.0f} B/ns (SMs alone {row['sum_of_sm_bytes_per_ns']:.0f}; SM ns "
+                   f"{row['sm_ns_min']:.0f}-{row['sm_ns_max']:.0f}), {row['bytes_per_sm_cycle']:.0f} B/SM-clk; "
+                   f"ncu {clocks} "
                    f"lts% {n.get('lts__t_sectors.avg.pct_of_peak_sustained_elapsed')}")
         common.write_json(out, res)
     return 0
