@@ -1,0 +1,127 @@
+"""SMs that copy the same bytes from L2 at the same time: L2 sector lookups and the rate, against different bytes.
+
+    python3 validate/micro/run_l2_merge.py --out validate/measurements/h100/l2merge-2026-11-26.json [--skip-ncu]
+
+validate/micro/l2_merge.cu: one CTA per SM keeps `stages` 1D bulk copies (TMA, cp.async.bulk) of `copy` bytes in
+flight, `rounds` copies in all, from a 16 MiB L2-resident buffer. CTAs form groups whose members copy the same chunk
+at about the same time (neighbours in launch order, or members spread over the grid); different groups copy
+different chunks. Group 1 is every SM on its own bytes. Per case: 2 warm-up launches and 3 recorded (medians of the
+window rate, bytes copied over first start to last end of %globaltimer, and of the SM clock); with ncu one child
+launch per case for the L2's sector lookups (`lts__t_sectors_op_read.sum`) against the bytes the copies moved.
+The Hopper GEMMs' twins show fewer L2 sector lookups than their TMA bytes (0.79-0.97 of them) where gpusim books
+one per sector; this says when.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+MIB = 1 << 20
+REGION = 16 * MIB
+# (group, spread, stages, copy bytes, rounds)
+CASES = [(1, 0, 4, 16384, 20000), (2, 0, 4, 16384, 20000), (2, 1, 4, 16384, 20000), (4, 0, 4, 16384, 20000),
+         (4, 1, 4, 16384, 20000), (12, 0, 4, 16384, 20000), (12, 1, 4, 16384, 20000), (132, 0, 4, 16384, 20000),
+         (1, 0, 2, 16384, 20000), (2, 0, 2, 16384, 20000), (2, 1, 2, 16384, 20000)]
+NCU_METRICS = ["gpu__time_duration.sum", "lts__t_sectors_op_read.sum", "lts__t_requests_op_read.sum",
+               "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sector_op_read_hit_rate.pct",
+               "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum", "l1tex__m_xbar2l1tex_read_bytes.sum",
+               "lts__t_sectors_srcunit_ltcfabric_op_read.sum", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
+               "dram__bytes_read.sum", "sm__cycles_elapsed.avg.per_second"]
+
+
+def setup(cp):
+    mod = cp.RawModule(code=(HERE / "l2_merge.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    f = mod.get_function("l2_merge")
+    f.max_dynamic_shared_size_bytes = 8 * 16384
+    src = cp.ones(REGION // 4, dtype=cp.float32)
+    return f, src
+
+
+def launch(cp, np, f, src, sms: int, case):
+    group, spread, stages, copy, rounds = case
+    rec = cp.zeros(sms * 4, dtype=cp.int64)
+    f((sms,), (32,), (src, np.uint64(REGION), np.int32(group), np.int32(spread), np.int32(stages), np.uint32(copy),
+                      np.int64(rounds), rec), shared_mem=stages * copy)
+    cp.cuda.runtime.deviceSynchronize()
+    return rec.get().reshape(-1, 4)
+
+
+def child(case: int) -> None:
+    import cupy as cp
+    import numpy as np
+
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    f, src = setup(cp)
+    float(src.sum())
+    launch(cp, np, f, src, sms, CASES[case])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=False)
+    ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child is not None:
+        child(a.child)
+        return 0
+    if not a.out:
+        ap.error("--out is required")
+    import cupy as cp
+    import numpy as np
+
+    res = common.cupy_header(cp, "micro-1") | {"results": {"l2_merge": {"rows": []}}}
+    sms = res["gpu"]["sm_count"]
+    out = Path(a.out)
+    ncu = None if a.skip_ncu else common.find_ncu()
+    f, src = setup(cp)
+    float(src.sum())  # read once: L2-resident from here on
+    for ci, case in enumerate(CASES):
+        group, spread, stages, copy, rounds = case
+        if sms % group:
+            continue
+        runs = []
+        for i in range(5):
+            r = launch(cp, np, f, src, sms, case)
+            if i < 2:
+                continue
+            ns = r[:, 3] - r[:, 2]
+            window = float(r[:, 3].max() - r[:, 2].min())
+            nbytes = float(sms * rounds * copy)
+            mhz = float(np.median((r[:, 1] - r[:, 0]) / ns * 1e3))
+            runs.append({"window_ns": window, "bytes_per_ns": nbytes / window, "sm_clock_mhz": mhz,
+                         "sm_ns_min": float(ns.min()), "sm_ns_max": float(ns.max())})
+        row = {"group": group, "spread": spread, "stages": stages, "copy_bytes": copy, "rounds": rounds,
+               "bytes": sms * rounds * copy, "runs": runs}
+        for k in runs[0]:
+            row[k] = statistics.median(x[k] for x in runs)
+        if ncu:
+            rep = Path(tempfile.mkdtemp(prefix="l2merge_")) / f"case{ci}"
+            rows, _u, _t, dropped, logtxt = common.run_ncu(
+                ncu, NCU_METRICS, "^l2_merge$", [*common.python_cmd(), __file__, "--child", str(ci)], rep, 300)
+            row["ncu"] = common.metric_values(rows[0] if rows else None, NCU_METRICS)
+            row["ncu_dropped"] = dropped
+            if not rows:
+                row["ncu_log_tail"] = logtxt[-2000:]
+        n = row.get("ncu", {})
+        lookups = n.get("lts__t_sectors_op_read.sum")
+        row["lookups_per_sector_copied"] = lookups * 32 / row["bytes"] if lookups else None
+        res["results"]["l2_merge"]["rows"].append(row)
+        common.log(f"group {group} spread {spread} stages {stages}: {row['bytes_per_ns']:.0f} B/ns, SM "
+                   f"{row['sm_clock_mhz']:.0f} MHz, SM ns {row['sm_ns_min']:.0f}-{row['sm_ns_max']:.0f}; "
+                   f"lookups per sector copied {row['lookups_per_sector_copied']}")
+        common.write_json(out, res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
