@@ -8,7 +8,9 @@
 // lowers the SM clock (validate/micro/RESULTS.md, clock against tensor activity) without touching memory.
 // Thread 0 records (clock64, %globaltimer) when every warp has started and again when every loader has finished
 // (named barrier 1 over the loaders), then raises the stop flag for the mma warps. rec[4 * block + 0..3] = clock64
-// start, end, globaltimer start, end.
+// start, end, globaltimer start, end. With `group` > 1 (run_l2_merge.py --lsu) the CTAs form groups of `group` that
+// stream the same addresses at about the same pace: CTA b is in group b / group (`spread` = 0) or b % (grid / group)
+// (`spread` = 1), and the stream's grid stride counts groups, not CTAs.
 static __device__ __forceinline__ long long gtimer() {
   long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -25,7 +27,7 @@ static __device__ __forceinline__ float4 ld_cg_f4(const float4* p) {
 
 extern "C" __global__ void __launch_bounds__(1024, 1)
 l2_clock(const float4* __restrict__ stream, unsigned n_vec, int loaders, long long batches, unsigned seed,
-         long long* rec, float* sink) {
+         long long* rec, float* sink, int group, int spread) {
   __shared__ volatile int stop;
   const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (threadIdx.x == 0) stop = 0;
@@ -37,8 +39,10 @@ l2_clock(const float4* __restrict__ stream, unsigned n_vec, int loaders, long lo
   }
   float acc = 0.f;
   if (warp < (unsigned)loaders) {  // ---------------------------------------------------------------- the stream
-    const unsigned stride = gridDim.x * (unsigned)loaders * 32u;  // the host keeps stride <= n_vec
-    unsigned i = ((blockIdx.x * (unsigned)loaders + warp) * 32u + lane) % n_vec;
+    const unsigned groups = gridDim.x / (unsigned)group;
+    const unsigned g = spread ? blockIdx.x % groups : blockIdx.x / (unsigned)group;
+    const unsigned stride = groups * (unsigned)loaders * 32u;  // the host keeps stride <= n_vec
+    unsigned i = ((g * (unsigned)loaders + warp) * 32u + lane) % n_vec;
     for (long long b = 0; b < batches; ++b) {
 #pragma unroll
       for (int g = 0; g < BATCH_GROUPS; ++g) {

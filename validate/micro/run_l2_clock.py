@@ -52,11 +52,12 @@ def setup(cp, np, buf: str):
     return f, stream, sink
 
 
-def launch(cp, np, f, stream, sink, sms: int, loaders: int, mma: int, batches: int):
+def launch(cp, np, f, stream, sink, sms: int, loaders: int, mma: int, batches: int, group: int = 1, spread: int = 0):
     rec = cp.zeros(sms * 4, dtype=cp.int64)
     n_vec = stream.size // 4
     f((sms,), ((loaders + mma) * 32,), (stream, np.uint32(n_vec), np.int32(loaders), np.int64(batches),
-                                        np.uint32(12345), rec, sink), shared_mem=SMEM)
+                                        np.uint32(12345), rec, sink, np.int32(group), np.int32(spread)),
+      shared_mem=SMEM)
     cp.cuda.runtime.deviceSynchronize()
     return rec.get().reshape(-1, 4)
 

@@ -1,6 +1,7 @@
 """SMs that copy the same bytes from L2 at the same time: L2 sector lookups and the rate, against different bytes.
 
     python3 validate/micro/run_l2_merge.py --out validate/measurements/h100/l2merge-2026-11-26.json [--skip-ncu]
+    python3 validate/micro/run_l2_merge.py --lsu --out validate/measurements/h100/l2merge-lsu-2026-11-26.json
 
 validate/micro/l2_merge.cu: one CTA per SM keeps `stages` 1D bulk copies (TMA, cp.async.bulk) of `copy` bytes in
 flight, `rounds` copies in all, from a 16 MiB L2-resident buffer. CTAs form groups whose members copy the same chunk
@@ -8,8 +9,10 @@ at about the same time (neighbours in launch order, or members spread over the g
 different chunks. Group 1 is every SM on its own bytes. Per case: 2 warm-up launches and 3 recorded (medians of the
 window rate, bytes copied over first start to last end of %globaltimer, and of the SM clock); with ncu one child
 launch per case for the L2's sector lookups (`lts__t_sectors_op_read.sum`) against the bytes the copies moved.
-The Hopper GEMMs' twins show fewer L2 sector lookups than their TMA bytes (0.79-0.97 of them) where gpusim books
-one per sector; this says when.
+`--lsu`: the same groups with loads instead (validate/micro/l2_clock.cu: 16 warps per SM streaming float4 with
+ld.global.cg, a stream that the L2's bandwidth bounds), to say whether the lookups a group shares also save the
+L2's bandwidth. The Hopper GEMMs' twins show fewer L2 sector lookups than their TMA bytes (0.79-0.97 of them)
+where gpusim books one per sector; this says when.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ REGION = 16 * MIB
 CASES = [(1, 0, 4, 16384, 20000), (2, 0, 4, 16384, 20000), (2, 1, 4, 16384, 20000), (4, 0, 4, 16384, 20000),
          (4, 1, 4, 16384, 20000), (12, 0, 4, 16384, 20000), (12, 1, 4, 16384, 20000), (132, 0, 4, 16384, 20000),
          (1, 0, 2, 16384, 20000), (2, 0, 2, 16384, 20000), (2, 1, 2, 16384, 20000)]
+# --lsu: (group, spread); 16 loader warps, 10000 batches of 32 float4 loads per lane
+LSU_CASES = [(1, 0), (2, 0), (2, 1), (4, 0), (12, 0), (12, 1), (132, 0)]
+LSU_LOADERS, LSU_BATCHES = 16, 10000
 NCU_METRICS = ["gpu__time_duration.sum", "lts__t_sectors_op_read.sum", "lts__t_requests_op_read.sum",
                "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sector_op_read_hit_rate.pct",
                "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum", "l1tex__m_xbar2l1tex_read_bytes.sum",
@@ -55,24 +61,78 @@ def launch(cp, np, f, src, sms: int, case):
     return rec.get().reshape(-1, 4)
 
 
-def child(case: int) -> None:
+def child(case: int, lsu: bool) -> None:
     import cupy as cp
     import numpy as np
 
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    if lsu:
+        import run_l2_clock
+
+        f, stream, sink = run_l2_clock.setup(cp, np, "l2")
+        float(stream.sum())
+        group, spread = LSU_CASES[case]
+        run_l2_clock.launch(cp, np, f, stream, sink, sms, LSU_LOADERS, 0, LSU_BATCHES, group, spread)
+        return
     f, src = setup(cp)
     float(src.sum())
     launch(cp, np, f, src, sms, CASES[case])
+
+
+def run_lsu(cp, np, res, sms: int, out: Path, ncu) -> int:
+    import run_l2_clock
+
+    f, stream, sink = run_l2_clock.setup(cp, np, "l2")
+    float(stream.sum())
+    for ci, (group, spread) in enumerate(LSU_CASES):
+        runs = []
+        for i in range(5):
+            r = run_l2_clock.launch(cp, np, f, stream, sink, sms, LSU_LOADERS, 0, LSU_BATCHES, group, spread)
+            if i < 2:
+                continue
+            ns = r[:, 3] - r[:, 2]
+            window = float(r[:, 3].max() - r[:, 2].min())
+            nbytes = float(sms * LSU_LOADERS * LSU_BATCHES * run_l2_clock.BATCH_BYTES)
+            runs.append({"window_ns": window, "bytes_per_ns": nbytes / window,
+                         "sm_clock_mhz": float(np.median((r[:, 1] - r[:, 0]) / ns * 1e3)),
+                         "sm_ns_min": float(ns.min()), "sm_ns_max": float(ns.max())})
+        row = {"kind": "lsu", "group": group, "spread": spread, "loader_warps": LSU_LOADERS, "batches": LSU_BATCHES,
+               "bytes": sms * LSU_LOADERS * LSU_BATCHES * run_l2_clock.BATCH_BYTES, "runs": runs}
+        for k in runs[0]:
+            row[k] = statistics.median(x[k] for x in runs)
+        profile(ncu, row, ci, ["--lsu"])
+        res["results"]["l2_merge"]["rows"].append(row)
+        common.log(f"lsu group {group} spread {spread}: {row['bytes_per_ns']:.0f} B/ns, SM ns "
+                   f"{row['sm_ns_min']:.0f}-{row['sm_ns_max']:.0f}; lookups per sector read "
+                   f"{row['lookups_per_sector_copied']}")
+        common.write_json(out, res)
+    return 0
+
+
+def profile(ncu, row: dict, ci: int, extra: list[str]) -> None:
+    """ncu on one child launch of case ``ci``: the L2's lookups per sector the case moved."""
+    if ncu:
+        rep = Path(tempfile.mkdtemp(prefix="l2merge_")) / f"case{ci}"
+        rows, _u, _t, dropped, logtxt = common.run_ncu(
+            ncu, NCU_METRICS, "^l2_(merge|clock)$", [*common.python_cmd(), __file__, "--child", str(ci), *extra],
+            rep, 300)
+        row["ncu"] = common.metric_values(rows[0] if rows else None, NCU_METRICS)
+        row["ncu_dropped"] = dropped
+        if not rows:
+            row["ncu_log_tail"] = logtxt[-2000:]
+    lookups = row.get("ncu", {}).get("lts__t_sectors_op_read.sum")
+    row["lookups_per_sector_copied"] = lookups * 32 / row["bytes"] if lookups else None
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=False)
     ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--lsu", action="store_true", help="groups of ld.global.cg streams instead of TMA copies")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child is not None:
-        child(a.child)
+        child(a.child, a.lsu)
         return 0
     if not a.out:
         ap.error("--out is required")
@@ -83,6 +143,8 @@ def main() -> int:
     sms = res["gpu"]["sm_count"]
     out = Path(a.out)
     ncu = None if a.skip_ncu else common.find_ncu()
+    if a.lsu:
+        return run_lsu(cp, np, res, sms, out, ncu)
     f, src = setup(cp)
     float(src.sum())  # read once: L2-resident from here on
     for ci, case in enumerate(CASES):
@@ -104,17 +166,7 @@ def main() -> int:
                "bytes": sms * rounds * copy, "runs": runs}
         for k in runs[0]:
             row[k] = statistics.median(x[k] for x in runs)
-        if ncu:
-            rep = Path(tempfile.mkdtemp(prefix="l2merge_")) / f"case{ci}"
-            rows, _u, _t, dropped, logtxt = common.run_ncu(
-                ncu, NCU_METRICS, "^l2_merge$", [*common.python_cmd(), __file__, "--child", str(ci)], rep, 300)
-            row["ncu"] = common.metric_values(rows[0] if rows else None, NCU_METRICS)
-            row["ncu_dropped"] = dropped
-            if not rows:
-                row["ncu_log_tail"] = logtxt[-2000:]
-        n = row.get("ncu", {})
-        lookups = n.get("lts__t_sectors_op_read.sum")
-        row["lookups_per_sector_copied"] = lookups * 32 / row["bytes"] if lookups else None
+        profile(ncu, row, ci, [])
         res["results"]["l2_merge"]["rows"].append(row)
         common.log(f"group {group} spread {spread} stages {stages}: {row['bytes_per_ns']:.0f} B/ns, SM "
                    f"{row['sm_clock_mhz']:.0f} MHz, SM ns {row['sm_ns_min']:.0f}-{row['sm_ns_max']:.0f}; "
