@@ -18,7 +18,6 @@ where gpusim books one per sector; this says when.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -150,7 +149,6 @@ def main() -> int:
         return run_lsu(cp, np, res, sms, out, ncu)
     f, src = setup(cp)
     float(src.sum())  # read once: L2-resident from here on
-    done_ncu = set(range(int(os.environ.get("L2MERGE_NCU_FROM", "0"))))  # cases profiled in an earlier run
     for ci, case in enumerate(CASES):
         group, spread, stages, copy, rounds = case
         if sms % group:
@@ -170,7 +168,7 @@ def main() -> int:
                "bytes": sms * rounds * copy, "runs": runs}
         for k in runs[0]:
             row[k] = statistics.median(x[k] for x in runs)
-        profile(ncu if ci not in done_ncu else None, row, ci, [])
+        profile(ncu, row, ci, [])
         res["results"]["l2_merge"]["rows"].append(row)
         common.log(f"group {group} spread {spread} stages {stages}: {row['bytes_per_ns']:.0f} B/ns, SM "
                    f"{row['sm_clock_mhz']:.0f} MHz, SM ns {row['sm_ns_min']:.0f}-{row['sm_ns_max']:.0f}; "
