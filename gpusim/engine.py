@@ -45,7 +45,7 @@ from gpusim.memory.hbm import Hbm
 from gpusim.memory.l2 import L2Slices, L2WritePath
 from gpusim.memory.l2_port import L2Port
 from gpusim.memory.lsu import L1TexPipe, LsuQueue
-from gpusim.memory.tma import CopiesInFlight, TmaEngine
+from gpusim.memory.tma import TmaEngine
 from gpusim.patterns import pattern_row
 from gpusim.resources import LoadedLatency, RateServer
 from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
@@ -197,7 +197,6 @@ class ChipMemory:
         self.l2 = L2Slices(p.l2_bytes_per_cycle, p.l2_partitions, p.l2_latency, LoadedLatency(*p.l2_loaded))
         self.l2_write = L2WritePath(p.l2_fill_cycles_per_byte)
         self.hbm = Hbm(p.hbm_bytes_per_cycle, p.hbm_latency, LoadedLatency(*p.hbm_loaded))
-        self.copies = CopiesInFlight()  # TMA copies sharing the L2
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported()]
@@ -505,13 +504,7 @@ class ChipModel:
         l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb, read_cost=read_cost)
         from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
         queued = self.mem.hbm.queued(l2_end) if from_hbm else self.mem.l2.queued(eng_start)  # measured, under load
-        # the L2 shares its bandwidth among the chip's copies in flight: this one moves no faster than its share
-        w, cost, l2 = cta.work.weight, (l2b if read_cost is None else read_cost), self.mem.l2
-        shared = (self.mem.copies.ahead(eng_start, self.env.now, cost) + w * cost) / (l2.partition.rate * l2.partitions)
-        beyond = max(shared - l2b / tma.spec.bytes_per_cycle, 0.0)
-        done = max(eng_start + tma.latency_cycles(l2b, from_hbm) + beyond + queued, l2_end, hbm_end)
-        # its bytes move through the L2 until its L2 latency and share have passed (a miss then waits on HBM)
-        self.mem.copies.add(eng_start, eng_start + tma.latency_cycles(l2b, False) + beyond, cost, w)
+        done = max(eng_start + tma.latency_cycles(l2b, from_hbm) + queued, l2_end, hbm_end)
         if wp.tracing:
             self._span(wp, op.name, "tma", start, done)
         self.mbarriers.arrive(cta.serial, op.arrive, seq, done)

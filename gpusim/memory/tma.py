@@ -6,9 +6,7 @@ any global load, bypassing L1, and it completes ``latency + bytes / bytes_per_cy
 arriving on an mbarrier. All numbers are from ``validate/micro/hopper.cu`` (bulk copies).
 
 At run time (:class:`TmaEngine`) the copy engine is a server of one copy per ``copy_interval_cycles``; the engine's
-warps book the copy's bytes on the SM's L2 port, the L2 and HBM themselves, from the copy's start. The L2 shares its
-read bandwidth among the copies in flight on the whole chip (:class:`CopiesInFlight`): a copy moves at its own rate
-(``bytes_per_cycle``) only while fewer than the L2's bandwidth over that rate are in flight.
+warps book the copy's bytes on the SM's L2 port, the L2 and HBM themselves, from the copy's start.
 """
 
 from __future__ import annotations
@@ -55,30 +53,3 @@ class TmaEngine:
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [("TMA", self.server, 1.0)]
-
-
-class CopiesInFlight:
-    """The TMA copies in flight on the whole chip, for the L2's share of each: the L2's slices interleave the rows of
-    every copy in flight (processor sharing), so while ``n`` copies are in flight each gets ``1/n`` of the L2's read
-    bandwidth, and a copy of ``s`` bytes that starts among others is done once the L2 has moved its own bytes and, of
-    each other copy, as much as is left of it up to ``s`` (the others' remainders as their bytes left at an even rate
-    since their starts). Measured (validate/micro/run_tma_box.py, tmabox-2026-11-24.json): one SM alone pulls a 128-B
-    row per 1.0 cycle, every SM pulling 16 KiB stages one per 4.3 cycles each (the L2's bandwidth over 132). A
-    representative's copy counts for the real copies of the CTAs it stands for."""
-
-    def __init__(self) -> None:
-        self._live: list[tuple[float, float, float, float]] = []  # (start, done, cost of one copy, real copies)
-
-    def ahead(self, t: float, now: float, cost: float) -> float:
-        """What the L2 moves of the other copies in flight at ``t`` (no earlier than ``now``, the simulation's time:
-        copies done by then are forgotten) before a copy of ``cost`` starting at ``t`` is done, in its units."""
-        self._live = live = [c for c in self._live if c[1] > now]
-        total = 0.0
-        for s, d, c, w in live:
-            if s <= t < d:
-                total += w * min(c * (d - t) / (d - s), cost)
-        return total
-
-    def add(self, start: float, done: float, cost: float, copies: float) -> None:
-        if done > start:
-            self._live.append((start, done, cost, copies))
