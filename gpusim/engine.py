@@ -284,7 +284,7 @@ class _Warp:
     """Run-time state of one warp."""
 
     __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done",
-                 "fetch_free", "marks", "work", "tracing", "t")
+                 "fetch_free", "marks", "work", "tracing", "t", "tile")
 
     def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
@@ -297,6 +297,7 @@ class _Warp:
         self.exec_count: dict[str, int] = {}
         self.groups = AsyncGroups()
         self.stores_done = 0.0
+        self.tile = 0  # which of its CTA's tiles it works on (a persistent CTA runs several)
         self.fetch_free = 0.0  # when the instruction fetch has delivered what the warp asked for so far
         self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
         self.work: dict[RateServer, float] = {}  # work booked on each server so far (its ledger)
@@ -344,6 +345,7 @@ class ChipModel:
                          if isinstance(op, Compute) and op.pipe == "shfl"}
         self.barriers = CtaBarriers(self.env, params.barrier_latency)
         self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
+        self.phases_per_tile = _phases_per_tile(kernel)
         self.waiting: dict = {}  # (cta serial, warp) -> what it waits on
         self.unfinished: set = set()
         self.serial = 0
@@ -518,7 +520,7 @@ class ChipModel:
         if n_instr == 0:
             return None
         if op.kind == "tma":
-            return self._tma(wp, op, tm, l2b, hb, op.seq(it, j), rc)
+            return self._tma(wp, op, tm, l2b, hb, self._seq(wp, op, op.arrive, it, j), rc)
         if op.async_copy and op.group:
             self._async_store(wp, op, l1cyc)
             return None
@@ -682,7 +684,7 @@ class ChipModel:
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
         env, cta, mb = self.env, wp.cta, self.mbarriers
-        seq = op.seq(it, j)
+        seq = self._seq(wp, op, op.bar, it, j)
         if mb.settled(cta.serial, op.bar, seq):  # never, or completed in skipped iterations
             return
         now = env.now
@@ -711,7 +713,7 @@ class ChipModel:
         elif isinstance(op, WaitGroup):
             yield from self._wait_group(wp, op)
         elif isinstance(op, Arrive):
-            self.mbarriers.arrive(wp.cta.serial, op.bar, op.seq(it, j), env.now)
+            self.mbarriers.arrive(wp.cta.serial, op.bar, self._seq(wp, op, op.bar, it, j), env.now)
         elif isinstance(op, MbarWait):
             yield from self._mbar_wait(wp, op, it, j)
 
@@ -823,28 +825,38 @@ class ChipModel:
                 self.max_iterations = max(self.max_iterations, it)
                 if self.ragged_last and trips == k.loop.trips and trips - it > 1:
                     # skip to the last iteration and run it: its pattern differs (a ragged last tile)
-                    self._mbar_floors(cta, trips - 2)
+                    self._mbar_skipped(cta, it, trips - 2, tile)
                     yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, self.body, it)
                     wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
                     break
+                # the skipped iterations' phases are settled for what waits on them later (the next tile's ring)
+                self._mbar_skipped(cta, it, trips - 1, tile)
                 yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                 break
         self.max_iterations = max(self.max_iterations, min(it, trips))
 
-    def _mbar_floors(self, cta: _Cta, last_skipped: int) -> None:
-        """The mbarrier phases the loop's arrivals complete up to iteration ``last_skipped``: waits on them after a
-        fast-forward are satisfied (their arrivals were skipped with the iterations)."""
+    def _mbar_skipped(self, cta: _Cta, first: int, last: int, tile: int) -> None:
+        """The mbarrier phases whose arrivals iterations ``first`` to ``last`` of ``tile`` would have made: the
+        fast-forward skips them, so waits on them (later in the loop, or the next tile's ring) return at once."""
         def visit(ops, inner):
             for op in ops:
                 if isinstance(op, Loop):
                     visit(op.body, op.trips)
                 elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
                     bar = op.bar if isinstance(op, Arrive) else op.arrive
-                    seq = max(op.seq(last_skipped, j) for j in range(inner))
-                    self.mbarriers.complete_through(cta.serial, bar, seq)
+                    base = tile * self.phases_per_tile.get(bar, 0)
+                    lo = min(op.seq(first, j) for j in range(inner)) + base
+                    hi = max(op.seq(last, j) for j in range(inner)) + base
+                    self.mbarriers.complete_skipped(cta.serial, bar, lo, hi)
         visit(self.k.loop.body, 1)
+
+    def _seq(self, wp: _Warp, op, bar: str, it: int, j: int) -> int:
+        """The mbarrier phase of ``op`` in iteration (``it``, ``j``) of the warp's tile. A persistent CTA's tiles
+        go on counting phases where the last tile stopped, as the kernel's phase bits do: without that, a later
+        tile's waits would find its phases completed by the first tile."""
+        return op.seq(it, j) + wp.tile * self.phases_per_tile.get(bar, 0)
 
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
@@ -860,6 +872,7 @@ class ChipModel:
         ts = cta.loop(-1, env)
         for tile in range(0 if self.tile_idle[lw] else tiles):
             ts.started = max(ts.started, tile)
+            wp.tile = tile
             if tile:  # the next tile: fresh per-tile state, same warp
                 wp.ready.clear()
                 wp.marks.clear()
@@ -1057,6 +1070,24 @@ def _unrolled(ops, p: SmParams, j: int = 0) -> tuple:
         else:
             out.append((_MEM if isinstance(op, Mem) else _SYNC, op, j, ()))
     return tuple(out)
+
+
+def _phases_per_tile(kernel: Kernel) -> dict[str, int]:
+    """Per mbarrier, the phases one tile's outer loop completes (its arrivals' highest sequence number, plus one)."""
+    out: dict[str, int] = {}
+    if kernel.loop is None or not kernel.persistent_ctas:
+        return out
+    last = kernel.loop.trips - 1
+
+    def visit(ops, inner):
+        for op in ops:
+            if isinstance(op, Loop):
+                visit(op.body, op.trips)
+            elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
+                bar = op.bar if isinstance(op, Arrive) else op.arrive
+                out[bar] = max(out.get(bar, 0), max(op.seq(last, j) for j in range(inner)) + 1)
+    visit(kernel.loop.body, 1)
+    return out
 
 
 def _has_work(ops, timings: dict[str, MemTiming], lw: int) -> bool:

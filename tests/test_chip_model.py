@@ -242,3 +242,15 @@ def test_the_grid_fast_forward_waits_until_the_slots_have_settled(monkeypatch):
     monkeypatch.setattr(engine.ChipModel, "_grid_fast_forward", lambda self: None)
     whole, _ = predict("sgemm_2d_blocktiling", (4096, 4096, 4096), knobs)
     assert fast[TIME] == pytest.approx(whole[TIME], rel=0.02)
+
+
+def test_a_persistent_ctas_later_tiles_keep_to_the_ring():
+    # the mbarrier phases of a persistent CTA's later tiles go on from where its first tile stopped: the producer
+    # never has more copies in flight than the ring has stages (it did: tile 2 found its phases completed by tile 1)
+    m, sim = predict("hgemm_persistent", (2048, 4096, 512), {"stages": 2}, trace=True)
+    spans = sorted((t0, t1) for _, name, cat, t0, t1 in sim.result.trace if name == "tmaB0" and cat == "tma")
+    tiles = 256 // 132 + 1
+    assert len(spans) >= 8 * (tiles - 1)  # the trace holds a CTA's second tile
+    for t0, _ in spans:
+        in_flight = sum(1 for a, b in spans if a <= t0 < b)
+        assert in_flight <= 2, (t0, in_flight)

@@ -59,7 +59,7 @@ class Mbarriers:
         self.env = env
         self.expected = expected
         self._phases: dict = {}  # (cta, bar, seq) -> [arrivals, latest arrival time, completion event]
-        self._floor: dict = {}  # (cta, bar) -> the last phase completed in skipped iterations
+        self._skipped: dict = {}  # (cta, bar) -> [(first, last)]: phases whose arrivals a fast-forward skipped
 
     def _phase(self, cta: int, bar: str, seq: int) -> list:
         key = (cta, bar, seq)
@@ -76,14 +76,17 @@ class Mbarriers:
         if st[0] == self.expected[bar]:
             self.env.process(release(self.env, st[2], max(math.ceil(st[1]) - self.env.now, 0)))
 
-    def complete_through(self, cta: int, bar: str, seq: int) -> None:
-        """Phases up to ``seq`` completed in iterations a fast-forward skipped."""
-        self._floor[(cta, bar)] = max(self._floor.get((cta, bar), -1), seq)
+    def complete_skipped(self, cta: int, bar: str, first: int, last: int) -> None:
+        """Phases ``first`` to ``last`` belong to iterations a fast-forward skipped: their arrivals never come, and a
+        wait on them returns at once. The phases before ``first`` still complete by their own arrivals."""
+        ranges = self._skipped.setdefault((cta, bar), [])
+        if last >= first and (first, last) not in ranges:  # every warp of the CTA reports the same skip
+            ranges.append((first, last))
 
     def settled(self, cta: int, bar: str, seq: int) -> bool:
-        """Whether a wait on phase ``seq`` returns at once: a phase before the first, or one that completed in
-        skipped iterations."""
-        return seq < 0 or seq <= self._floor.get((cta, bar), -1)
+        """Whether a wait on phase ``seq`` returns at once: a phase before the first, or one of skipped
+        iterations."""
+        return seq < 0 or any(a <= seq <= b for a, b in self._skipped.get((cta, bar), ()))
 
     def completion(self, cta: int, bar: str, seq: int) -> simpy.Event:
         """The event that triggers when phase ``seq`` completes."""
@@ -93,8 +96,8 @@ class Mbarriers:
         """CTA ``cta`` has finished: drop its phases."""
         for key in [key for key in self._phases if key[0] == cta]:
             del self._phases[key]
-        for key in [key for key in self._floor if key[0] == cta]:
-            del self._floor[key]
+        for key in [key for key in self._skipped if key[0] == cta]:
+            del self._skipped[key]
 
     def describe(self, cta: int, bar: str, seq: int) -> str:
         return f"mbarrier '{bar}' phase {seq} ({self._phases[(cta, bar, seq)][0]} of {self.expected[bar]} arrivals)"
