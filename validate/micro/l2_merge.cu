@@ -7,7 +7,8 @@
 // `group`: CTA b is in group b / group (`spread` = 0: neighbours in launch order) or b % (grid / group) (`spread` =
 // 1: members far apart in launch order). Copy r of a group reads chunk (r * groups + g) mod (region / copy_bytes) of
 // `src`, so the members of a group read the same chunk at about the same time and different groups different
-// chunks. rec[4 * b + 0..3] = clock64 start, end, globaltimer start, end (thread 0).
+// chunks. CTAs with an odd index first wait `delay_ns` of %globaltimer, so that partners start that far apart.
+// rec[4 * b + 0..3] = clock64 start, end, globaltimer start, end (thread 0).
 static __device__ __forceinline__ long long gtimer() {
   long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -39,7 +40,8 @@ static __device__ __forceinline__ void bulk_g2s(unsigned dst, const void* src, u
 #define MAX_STAGES 8
 
 extern "C" __global__ void l2_merge(const char* __restrict__ src, unsigned long long region_bytes, int group,
-                                    int spread, int stages, unsigned copy_bytes, long long rounds, long long* rec) {
+                                    int spread, int stages, unsigned copy_bytes, long long rounds, long long* rec,
+                                    long long delay_ns) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bars[MAX_STAGES];
   if (threadIdx.x != 0) return;
@@ -50,6 +52,11 @@ extern "C" __global__ void l2_merge(const char* __restrict__ src, unsigned long 
   const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars);
   for (int s = 0; s < stages; ++s) mbar_init(bar0 + 8 * s, 1);
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  if (blockIdx.x & 1) {
+    const long long w0 = gtimer();
+    while (gtimer() - w0 < delay_ns) {
+    }
+  }
   const long long g0 = gtimer(), c0 = clock64();
   for (long long r = 0; r < rounds + stages; ++r) {
     const int s = (int)(r % stages);

@@ -2,6 +2,7 @@
 
     python3 validate/micro/run_l2_merge.py --out validate/measurements/h100/l2merge-2026-11-26.json [--skip-ncu]
     python3 validate/micro/run_l2_merge.py --lsu --out validate/measurements/h100/l2merge-lsu-2026-11-26.json
+    python3 validate/micro/run_l2_merge.py --offsets --out validate/measurements/h100/l2merge-offset-2026-11-26.json
 
 validate/micro/l2_merge.cu: one CTA per SM keeps `stages` 1D bulk copies (TMA, cp.async.bulk) of `copy` bytes in
 flight, `rounds` copies in all, from a 16 MiB L2-resident buffer. CTAs form groups whose members copy the same chunk
@@ -9,6 +10,8 @@ at about the same time (neighbours in launch order, or members spread over the g
 different chunks. Group 1 is every SM on its own bytes. Per case: 2 warm-up launches and 3 recorded (medians of the
 window rate, bytes copied over first start to last end of %globaltimer, and of the SM clock); with ncu one child
 launch per case for the L2's sector lookups (`lts__t_sectors_op_read.sum`) against the bytes the copies moved.
+`--offsets`: neighbour pairs of 64-KiB copies whose odd member starts 0 to 20 us late, to say how close in time two
+requests must come to be coalesced.
 `--lsu`: the same groups with loads instead (validate/micro/l2_clock.cu: 16 warps per SM streaming float4 with
 ld.global.cg, a stream that the L2's bandwidth bounds), to say whether the lookups a group shares also save the
 L2's bandwidth. The Hopper GEMMs' twins show fewer L2 sector lookups than their TMA bytes (0.79-0.97 of them)
@@ -30,12 +33,13 @@ import common  # noqa: E402
 
 MIB = 1 << 20
 REGION = 16 * MIB
-# (group, spread, stages, copy bytes, rounds)
+# (group, spread, stages, copy bytes, rounds[, odd CTAs' start delay in ns])
 CASES = [(1, 0, 4, 16384, 20000), (2, 0, 4, 16384, 20000), (2, 1, 4, 16384, 20000), (4, 0, 4, 16384, 20000),
          (4, 1, 4, 16384, 20000), (12, 0, 4, 16384, 20000), (12, 1, 4, 16384, 20000), (132, 0, 4, 16384, 20000),
          (1, 0, 2, 16384, 20000), (2, 0, 2, 16384, 20000), (2, 1, 2, 16384, 20000),
          # more bytes in flight per SM: is the copies' rate the SM's or the L2's?
          (1, 0, 8, 16384, 20000), (2, 0, 8, 16384, 20000), (1, 0, 2, 65536, 5000), (2, 0, 2, 65536, 5000)]
+OFFSET_CASES = [(2, 0, 2, 65536, 5000, d) for d in (0, 50, 100, 200, 400, 800, 1600, 5000, 20000)]
 # --lsu: (group, spread); 16 loader warps, 10000 batches of 32 float4 loads per lane
 LSU_CASES = [(1, 0), (2, 0), (2, 1), (4, 0), (12, 0), (12, 1), (132, 0)]
 LSU_LOADERS, LSU_BATCHES = 16, 10000
@@ -55,15 +59,16 @@ def setup(cp):
 
 
 def launch(cp, np, f, src, sms: int, case):
-    group, spread, stages, copy, rounds = case
+    group, spread, stages, copy, rounds, *rest = case
+    delay = rest[0] if rest else 0
     rec = cp.zeros(sms * 4, dtype=cp.int64)
     f((sms,), (32,), (src, np.uint64(REGION), np.int32(group), np.int32(spread), np.int32(stages), np.uint32(copy),
-                      np.int64(rounds), rec), shared_mem=stages * copy)
+                      np.int64(rounds), rec, np.int64(delay)), shared_mem=stages * copy)
     cp.cuda.runtime.deviceSynchronize()
     return rec.get().reshape(-1, 4)
 
 
-def child(case: int, lsu: bool) -> None:
+def child(case: int, lsu: bool, offsets: bool = False) -> None:
     import cupy as cp
     import numpy as np
 
@@ -78,7 +83,7 @@ def child(case: int, lsu: bool) -> None:
         return
     f, src = setup(cp)
     float(src.sum())
-    launch(cp, np, f, src, sms, CASES[case])
+    launch(cp, np, f, src, sms, (OFFSET_CASES if offsets else CASES)[case])
 
 
 def run_lsu(cp, np, res, sms: int, out: Path, ncu) -> int:
@@ -131,10 +136,11 @@ def main() -> int:
     ap.add_argument("--out", required=False)
     ap.add_argument("--skip-ncu", action="store_true")
     ap.add_argument("--lsu", action="store_true", help="groups of ld.global.cg streams instead of TMA copies")
+    ap.add_argument("--offsets", action="store_true", help="pairs whose odd member starts late")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child is not None:
-        child(a.child, a.lsu)
+        child(a.child, a.lsu, a.offsets)
         return 0
     if not a.out:
         ap.error("--out is required")
@@ -149,8 +155,9 @@ def main() -> int:
         return run_lsu(cp, np, res, sms, out, ncu)
     f, src = setup(cp)
     float(src.sum())  # read once: L2-resident from here on
-    for ci, case in enumerate(CASES):
-        group, spread, stages, copy, rounds = case
+    cases = OFFSET_CASES if a.offsets else CASES
+    for ci, case in enumerate(cases):
+        group, spread, stages, copy, rounds, *rest = case
         if sms % group:
             continue
         runs = []
@@ -165,12 +172,13 @@ def main() -> int:
             runs.append({"window_ns": window, "bytes_per_ns": nbytes / window, "sm_clock_mhz": mhz,
                          "sm_ns_min": float(ns.min()), "sm_ns_max": float(ns.max())})
         row = {"group": group, "spread": spread, "stages": stages, "copy_bytes": copy, "rounds": rounds,
-               "bytes": sms * rounds * copy, "runs": runs}
+               "delay_ns": rest[0] if rest else 0, "bytes": sms * rounds * copy, "runs": runs}
         for k in runs[0]:
             row[k] = statistics.median(x[k] for x in runs)
-        profile(ncu, row, ci, [])
+        profile(ncu, row, ci, ["--offsets"] if a.offsets else [])
         res["results"]["l2_merge"]["rows"].append(row)
-        common.log(f"group {group} spread {spread} stages {stages}: {row['bytes_per_ns']:.0f} B/ns, SM "
+        common.log(f"group {group} spread {spread} stages {stages} delay {row['delay_ns']}: "
+                   f"{row['bytes_per_ns']:.0f} B/ns, SM "
                    f"{row['sm_clock_mhz']:.0f} MHz, SM ns {row['sm_ns_min']:.0f}-{row['sm_ns_max']:.0f}; "
                    f"lookups per sector copied {row['lookups_per_sector_copied']}")
         common.write_json(out, res)
