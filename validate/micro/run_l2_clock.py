@@ -1,6 +1,7 @@
 """The L2's clock against the SM's: an L2 (or HBM) stream with and without tensor work beside it on every SM.
 
     python3 validate/micro/run_l2_clock.py --out validate/measurements/h100/l2clock-2026-11-26.json [--skip-ncu]
+    python3 validate/micro/run_l2_clock.py --hbm-sweep --out validate/measurements/h100/clockhbm-2026-11-26.json
 
 validate/micro/l2_clock.cu runs one CTA per SM: `loaders` warps stream a fixed number of float4 batches with
 ld.global.cg from a buffer read once before (16 MiB: L2-resident; 2 GiB: from HBM) while `mma` more warps run
@@ -9,6 +10,8 @@ SM, 1980 MHz without) and leaves the memory system alone, so the question is ans
 - the same bytes per second at both SM clocks: the L2 (HBM) runs on a clock of its own, and its bandwidth per SM cycle
   grows as the SM clock falls;
 - the same bytes per SM cycle: the bandwidth follows the SM clock.
+`--hbm-sweep`: how far the SM clock falls with HBM traffic beside mma.sync: 1 to 16 warps per SM streaming from
+HBM, with 16 mma.sync warps and without, each case run twice (the clock under a power limit drifts); no ncu.
 Per case: 3 warm-up launches, then 5 recorded; medians of the SM clock (clock64 / %globaltimer of thread 0 per CTA),
 the window (first start to last end of %globaltimer) and the stream's bytes over it (B/ns and B per SM cycle). With
 ncu (unless --skip-ncu): one child launch per case profiled with --clock-control none for each unit's clock
@@ -36,6 +39,9 @@ BATCH_BYTES = 32 * 32 * 16  # one warp's batch: 32 loads of 16 B per lane
 CASES = [("l2", 8, 0, 20000), ("l2", 8, 8, 20000), ("l2", 8, 24, 20000), ("l2", 16, 0, 10000), ("l2", 16, 16, 10000),
          ("hbm", 16, 0, 3000), ("hbm", 16, 16, 3000)]
 BUFFER_BYTES = {"l2": 16 * MIB, "hbm": 2048 * MIB}
+# (about 100 ms a launch: the power limit acts over milliseconds)
+HBM_SWEEP = [("hbm", n, m, b) for n, b in ((1, 50000), (2, 45000), (4, 30000), (8, 18000), (16, 9000))
+             for m in (16, 0)] * 2
 NCU_METRICS = ["gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second",
                "lts__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.avg.per_second",
                "lts__t_sectors_op_read.sum", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed",
@@ -78,6 +84,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=False)
     ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--hbm-sweep", action="store_true", help="HBM streams of 1-16 warps per SM beside mma.sync")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child is not None:
@@ -91,8 +98,8 @@ def main() -> int:
     res = common.cupy_header(cp, "micro-1") | {"results": {"l2_clock": {"rows": []}}}
     sms = res["gpu"]["sm_count"]
     out = Path(a.out)
-    ncu = None if a.skip_ncu else common.find_ncu()
-    for ci, (buf, loaders, mma, batches) in enumerate(CASES):
+    ncu = None if a.skip_ncu or a.hbm_sweep else common.find_ncu()
+    for ci, (buf, loaders, mma, batches) in enumerate(HBM_SWEEP if a.hbm_sweep else CASES):
         f, stream, sink = setup(cp, np, buf)
         float(stream.sum())  # the buffer read once (an L2-resident one stays there)
         runs = []
