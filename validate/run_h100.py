@@ -46,6 +46,10 @@ DIVISORS = {
     "sgemm_warptiling": (128, 128, 16), "sgemm_double_buffered": (128, 256, 16), "sgemm_memcpy_async": (128, 128, 16),
 }
 LADDER_METRICS = [
+    # the GPC-side L2 request coalescer (validate/micro/run_l2_merge.py): read sectors sent on to the L2, those that
+    # coalesced, and the average coalescing rate
+    "lrc__lrc2xbar_sectors_op_read.sum", "lrc__lrc2xbar_sectors_op_read_coalescing_achieved.sum",
+    "lrc__average_xbar2gpc_sectors_op_read.ratio",
     "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct",
     "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "l1tex__t_sector_hit_rate.pct",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",

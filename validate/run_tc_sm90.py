@@ -97,11 +97,8 @@ TC_METRICS = [
     "sm__pipe_tensor_op_gmma_cycles_active.avg", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__inst_executed_pipe_tensor.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    # the GPC-side L2 request coalescer (validate/micro/run_l2_merge.py): read sectors sent to the L2 after
-    # coalescing, those that coalesced, and the average coalescing rate
-    "lrc__lrc2xbar_sectors_op_read.sum", "lrc__lrc2xbar_sectors_op_read_coalescing_achieved.sum",
-    "lrc__lrc2xbar_sectors_op_read_coalescing_none.sum", "lrc__average_xbar2gpc_sectors_op_read.ratio",
-    "lts__t_sectors_op_read.sum",
+    # beside the coalescer's metrics in run_h100.LADDER_METRICS: the sectors that did not coalesce
+    "lrc__lrc2xbar_sectors_op_read_coalescing_none.sum",
 ]
 
 
