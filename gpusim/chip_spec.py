@@ -17,8 +17,6 @@ class ChipSpec:
         1e8, 5e9, "SM clock with every SM's tensor pipe saturated by mma.sync (the power-limited clock)")
     sm_clock_wgmma_saturated_hz: float = spec_field(
         1e8, 5e9, "SM clock with every SM's tensor cores saturated by wgmma (the dense tensor peak)")
-    sm_clock_drop_hz_per_hbm_bytes_per_second: float = spec_field(
-        0, 1e-3, "how far the tensor-limited SM clock falls per byte per second of HBM traffic (power)")
     kernel_overhead_ns: float = spec_field(0, 1e6, "fixed launch-to-completion time of an empty kernel")
     tensor_map_param_launch_ns: float = spec_field(
         0, 1e6, "more launch time of a kernel that takes TMA tensor maps by value (__grid_constant__ parameters)")

@@ -189,22 +189,16 @@ def sm_clock_hz_for(sim: Simulation) -> float:
     """The SM clock the kernel runs at: the H100 holds its clock under FP32 and memory work and lowers it as soon as
     the tensor cores work (measured: the same clock from 0.6% to 86% of mma.sync's peak,
     validate/micro/run_clock_duty.py), to ``chip.sm_clock_mma_sync_saturated_hz``; past mma.sync's share of the dense
-    peak (wgmma) it falls linearly to ``chip.sm_clock_wgmma_saturated_hz`` at the dense peak. With the tensor cores
-    working, HBM traffic lowers it further, ``chip.sm_clock_drop_hz_per_hbm_bytes_per_second`` for each byte per second
-    the kernel moves to and from HBM (measured: validate/micro/run_l2_clock.py --hbm-sweep; without tensor work the
-    same traffic leaves the clock alone)."""
+    peak (wgmma) it falls linearly to ``chip.sm_clock_wgmma_saturated_hz`` at the dense peak."""
     chip, p = sim.config.chip, sim.config.pipes
     at_mma = p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm  # activity of the mma.sync point
     a = min(tensor_activity(sim), 1.0)
     f0, f_mma, f_wg = chip.sm_clock_hz, chip.sm_clock_mma_sync_saturated_hz, chip.sm_clock_wgmma_saturated_hz
     if a <= 0:
         return f0
-    f = f_mma if a <= at_mma else f_mma - (f_mma - f_wg) * (a - at_mma) / (1.0 - at_mma)
-    seconds = sim.total_cycles / (sim.clock_hz or f0)
-    if seconds > 0:
-        hbm = (sum(sim.l2.dram_read_bytes.values()) + sum(sim.l2.dram_write_bytes.values())) / seconds
-        f -= chip.sm_clock_drop_hz_per_hbm_bytes_per_second * hbm
-    return f
+    if a <= at_mma:
+        return f_mma
+    return f_mma - (f_mma - f_wg) * (a - at_mma) / (1.0 - at_mma)
 
 
 def utilization(sim: Simulation) -> dict[str, float]:

@@ -3,8 +3,6 @@ depend on how many SMs are simulated in detail."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from gpusim.api import predict
@@ -190,36 +188,14 @@ def test_the_l2_keeps_no_more_dirty_data_than_measured():
     assert abs(kept - (96 << 20) + _writeback_micro()[("l2w_store", 96)]) < 0.05 * (96 << 20)
 
 
-def _hbm_bytes_per_second(m: dict) -> float:
-    return (m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / (m["gpu__time_duration.sum"] * 1e-9)
-
-
 def test_the_clock_steps_down_with_any_tensor_work():
     # measured (validate/micro/run_clock_duty.py): the same clock from 0.6% to 86% of mma.sync's peak, FP32 alone
-    # holds the top clock; a tensor kernel far from saturation runs at the mma.sync clock (less what its little HBM
-    # traffic takes), not near the top
+    # holds the top clock; a tensor kernel far from saturation runs at the mma.sync clock, not near the top
     cfg = load_config()
     lightly, _ = predict("hgemm_mma", (512, 512, 512))
     fp32, _ = predict("sgemm_vectorized", (512, 512, 512))
-    drop = cfg.chip.sm_clock_drop_hz_per_hbm_bytes_per_second * _hbm_bytes_per_second(lightly)
-    assert 0 < drop < 0.01 * cfg.chip.sm_clock_hz
-    assert lightly["sm__cycles_elapsed.avg.per_second"] == pytest.approx(
-        cfg.chip.sm_clock_mma_sync_saturated_hz - drop, rel=0.002)
+    assert lightly["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_mma_sync_saturated_hz)
     assert fp32["sm__cycles_elapsed.avg.per_second"] == pytest.approx(cfg.chip.sm_clock_hz)
-
-
-def test_hbm_traffic_lowers_the_clock_of_a_tensor_kernel_only():
-    # measured (validate/micro/run_l2_clock.py --hbm-sweep): beside mma.sync the clock falls 57 MHz per TB/s of HBM
-    # traffic; the same traffic without tensor work leaves it at the top
-    cfg = load_config()
-    quiet = dataclasses.replace(cfg, chip=dataclasses.replace(cfg.chip, sm_clock_drop_hz_per_hbm_bytes_per_second=0.0))
-    m, _ = predict("hgemm_mma", (2048, 2048, 2048), None, cfg)
-    q, _ = predict("hgemm_mma", (2048, 2048, 2048), None, quiet)
-    # (the model takes the traffic's rate from its cheaper first run, at the top clock: within 15% of the final one)
-    assert q["sm__cycles_elapsed.avg.per_second"] - m["sm__cycles_elapsed.avg.per_second"] == pytest.approx(
-        cfg.chip.sm_clock_drop_hz_per_hbm_bytes_per_second * _hbm_bytes_per_second(q), rel=0.15)
-    copy, _ = predict("mem_copy", (1 << 24,), None, cfg)
-    assert _hbm_bytes_per_second(copy) > 1e12 and copy["sm__cycles_elapsed.avg.per_second"] == cfg.chip.sm_clock_hz
 
 
 def test_the_memory_side_keeps_its_rates_per_second_when_the_sm_clock_falls():
