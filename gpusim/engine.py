@@ -840,17 +840,11 @@ class ChipModel:
     def _mbar_skipped(self, cta: _Cta, first: int, last: int, tile: int) -> None:
         """The mbarrier phases whose arrivals iterations ``first`` to ``last`` of ``tile`` would have made: the
         fast-forward skips them, so waits on them (later in the loop, or the next tile's ring) return at once."""
-        def visit(ops, inner):
-            for op in ops:
-                if isinstance(op, Loop):
-                    visit(op.body, op.trips)
-                elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
-                    bar = op.bar if isinstance(op, Arrive) else op.arrive
-                    base = tile * self.phases_per_tile.get(bar, 0)
-                    lo = min(op.seq(first, j) for j in range(inner)) + base
-                    hi = max(op.seq(last, j) for j in range(inner)) + base
-                    self.mbarriers.complete_skipped(cta.serial, bar, lo, hi)
-        visit(self.k.loop.body, 1)
+        for op, bar, inner in _loop_arrivals(self.k):
+            base = tile * self.phases_per_tile.get(bar, 0)
+            lo = min(op.seq(first, j) for j in range(inner)) + base
+            hi = max(op.seq(last, j) for j in range(inner)) + base
+            self.mbarriers.complete_skipped(cta.serial, bar, lo, hi)
 
     def _seq(self, wp: _Warp, op, bar: str, it: int, j: int) -> int:
         """The mbarrier phase of ``op`` in iteration (``it``, ``j``) of the warp's tile. A persistent CTA's tiles
@@ -1072,21 +1066,26 @@ def _unrolled(ops, p: SmParams, j: int = 0) -> tuple:
     return tuple(out)
 
 
+def _loop_arrivals(kernel: Kernel):
+    """The outer loop's mbarrier arrivals: (operation, its mbarrier, the trips of the inner loop it sits in)."""
+    def visit(ops, inner):
+        for op in ops:
+            if isinstance(op, Loop):
+                yield from visit(op.body, op.trips)
+            elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
+                yield op, (op.bar if isinstance(op, Arrive) else op.arrive), inner
+    if kernel.loop is not None:
+        yield from visit(kernel.loop.body, 1)
+
+
 def _phases_per_tile(kernel: Kernel) -> dict[str, int]:
     """Per mbarrier, the phases one tile's outer loop completes (its arrivals' highest sequence number, plus one)."""
     out: dict[str, int] = {}
     if kernel.loop is None or not kernel.persistent_ctas:
         return out
     last = kernel.loop.trips - 1
-
-    def visit(ops, inner):
-        for op in ops:
-            if isinstance(op, Loop):
-                visit(op.body, op.trips)
-            elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
-                bar = op.bar if isinstance(op, Arrive) else op.arrive
-                out[bar] = max(out.get(bar, 0), max(op.seq(last, j) for j in range(inner)) + 1)
-    visit(kernel.loop.body, 1)
+    for op, bar, inner in _loop_arrivals(kernel):
+        out[bar] = max(out.get(bar, 0), max(op.seq(last, j) for j in range(inner)) + 1)
     return out
 
 

@@ -253,7 +253,8 @@ def gpu_info(cp: Any, torch: Any, ncu: str | None) -> dict[str, Any]:
 
 
 def measured_clock(cp: Any, np: Any) -> dict[str, Any]:
-    mod = cp.RawModule(code=(REPO / "validate" / "micro" / "micro.cu").read_text(), options=("-std=c++17",))
+    micro = REPO / "validate" / "micro"
+    mod = cp.RawModule(code=(micro / "micro.cu").read_text(), options=("-std=c++17", f"-I{micro}"))
     out = cp.zeros(4, dtype=cp.int64)
     mod.get_function("micro_clock")((1,), (1,), (np.int64(200_000_000), out))
     cp.cuda.runtime.deviceSynchronize()

@@ -27,16 +27,7 @@ extern "C" __global__ void clk_duty(long long ns, int mmas, int fill, int kind, 
   const long long g0 = gtimer(), c0 = clock64();
   long long g = g0, issued = 0;
   while (g - g0 < ns) {
-    for (int i = 0; i < mmas; ++i) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-      }
-    }
+    for (int i = 0; i < mmas; ++i) mma_sync_x4(d, a0, a1, a2, a3, b0, b1);
     issued += 4LL * mmas;
     duty_filler(x, fill, kind);
     g = gtimer();

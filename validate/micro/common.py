@@ -156,6 +156,23 @@ def run_ncu(ncu: str, metrics: Sequence[str], kernel_regex: str, child_argv: Seq
     return rows, units, text, dropped, full_log
 
 
+def profile_child(ncu: str | None, metrics: Sequence[str], kernel_regex: str, script: str, case: int,
+                  extra: Sequence[str], row: dict[str, Any]) -> None:
+    """ncu on one child launch (``script --child case *extra``) of a micro-benchmark's case: its metric values into
+    ``row["ncu"]`` (with the names ncu dropped, and the log's tail when no row came back). No ncu: nothing."""
+    if not ncu:
+        return
+    import tempfile
+
+    rep = Path(tempfile.mkdtemp(prefix="ncu_case_")) / f"case{case}"
+    rows, _units, _text, dropped, logtxt = run_ncu(
+        ncu, metrics, kernel_regex, [*python_cmd(), script, "--child", str(case), *extra], rep, 300)
+    row["ncu"] = metric_values(rows[0] if rows else None, metrics)
+    row["ncu_dropped"] = dropped
+    if not rows:
+        row["ncu_log_tail"] = logtxt[-2000:]
+
+
 def assign_rows(rows: list[dict[str, Any]], plan: Sequence[str]) -> list[dict[str, Any] | None]:
     """Match ncu rows to the plan (kernel names in launch order): the i-th row of kernel k is its i-th launch."""
     by_kernel: dict[str, list[dict[str, Any]]] = {}
@@ -268,6 +285,16 @@ def micro_start(doc: str | None = None) -> tuple[Any, Any, Any, dict[str, Any], 
     return a, cp, np, res, res["gpu"]["sm_count"]
 
 
+def micro_results(name: str) -> tuple[Any, Any, dict[str, Any], int]:
+    """CuPy, NumPy, a measurement file's head (:func:`cupy_header`, schema micro-1) with an empty ``results[name]``
+    row list, and the GPU's SM count: for scripts that parse their own arguments (see :func:`micro_start`)."""
+    import cupy as cp
+    import numpy as np
+
+    res = cupy_header(cp, "micro-1") | {"results": {name: {"rows": []}}}
+    return cp, np, res, res["gpu"]["sm_count"]
+
+
 def sm_cycles(cp: Any, kernel: Any, sms: int, threads: int, *args: Any) -> Any:
     """One launch of ``kernel``, one CTA of ``threads`` per SM, its arguments ``args`` and then a record array in which
     thread 0 of each CTA puts its clock64 at start and end: each CTA's cycles (a NumPy array, one per SM)."""
@@ -276,6 +303,29 @@ def sm_cycles(cp: Any, kernel: Any, sms: int, threads: int, *args: Any) -> Any:
     cp.cuda.runtime.deviceSynchronize()
     r = rec.get().reshape(-1, 2)
     return r[:, 1] - r[:, 0]
+
+
+def windowed_runs(launch: Callable[[], Any], nbytes: float, warm: int, runs: int) -> dict[str, Any]:
+    """``warm`` + ``runs`` launches of a one-CTA-per-SM kernel whose thread 0 records (clock64 start, end,
+    %globaltimer start, end) per CTA (``launch()`` returns that (CTAs, 4) array), moving ``nbytes`` in all: per
+    recorded launch the SM clock (median over CTAs), the window (first start to last end), the rate over it (B/ns
+    and B per SM cycle), each SM's own duration (min, median, max) and the sum of the SMs' own rates; and the
+    medians of those over the launches, with the launches under ``runs``."""
+    import numpy as np
+
+    out = []
+    for i in range(warm + runs):
+        r = launch()
+        if i < warm:
+            continue
+        ns = r[:, 3] - r[:, 2]
+        window = float(r[:, 3].max() - r[:, 2].min())
+        mhz = float(np.median((r[:, 1] - r[:, 0]) / ns * 1e3))
+        out.append({"sm_clock_mhz": mhz, "window_ns": window, "bytes_per_ns": nbytes / window,
+                    "bytes_per_sm_cycle": nbytes / window / (mhz / 1e3), "sm_ns_min": float(ns.min()),
+                    "sm_ns_median": float(np.median(ns)), "sm_ns_max": float(ns.max()),
+                    "sum_of_sm_bytes_per_ns": float((nbytes / len(ns) / ns).sum())})
+    return {k: statistics.median(x[k] for x in out) for k in out[0]} | {"runs": out}
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -11,19 +11,8 @@
 // start, end, globaltimer start, end. With `group` > 1 (run_l2_merge.py --lsu) the CTAs form groups of `group` that
 // stream the same addresses at about the same pace: CTA b is in group b / group (`spread` = 0) or b % (grid / group)
 // (`spread` = 1), and the stream's grid stride counts groups, not CTAs.
-static __device__ __forceinline__ long long gtimer() {
-  long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-static __device__ __forceinline__ float4 ld_cg_f4(const float4* p) {
-  float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
-
-#define BATCH_GROUPS 4
-#define GROUP_LOADS 8
+#include "stream_common.cuh"
+#include "clock_duty_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(1024, 1)
 l2_clock(const float4* __restrict__ stream, unsigned n_vec, int loaders, long long batches, unsigned seed,
@@ -43,20 +32,7 @@ l2_clock(const float4* __restrict__ stream, unsigned n_vec, int loaders, long lo
     const unsigned g = spread ? blockIdx.x % groups : blockIdx.x / (unsigned)group;
     const unsigned stride = groups * (unsigned)loaders * 32u;  // the host keeps stride <= n_vec
     unsigned i = ((g * (unsigned)loaders + warp) * 32u + lane) % n_vec;
-    for (long long b = 0; b < batches; ++b) {
-#pragma unroll
-      for (int g = 0; g < BATCH_GROUPS; ++g) {
-        float4 v[GROUP_LOADS];
-#pragma unroll
-        for (int k = 0; k < GROUP_LOADS; ++k) {
-          v[k] = ld_cg_f4(stream + i);
-          i += stride;
-          if (i >= n_vec) i -= n_vec;
-        }
-#pragma unroll
-        for (int k = 0; k < GROUP_LOADS; ++k) acc += (v[k].x + v[k].y) + (v[k].z + v[k].w);
-      }
-    }
+    for (long long b = 0; b < batches; ++b) stream_batch(stream, i, stride, n_vec, acc);
     asm volatile("bar.sync 1, %0;" ::"r"(loaders * 32) : "memory");
     if (threadIdx.x == 0) {
       const long long c1 = clock64(), g1 = gtimer();
@@ -77,16 +53,7 @@ l2_clock(const float4* __restrict__ stream, unsigned n_vec, int loaders, long lo
       for (int e = 0; e < 4; ++e) d[c][e] = 0.f;
     while (!stop) {
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-              "{%0, %1, %2, %3};"
-              : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
-              : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-        }
-      }
+      for (int r = 0; r < 4; ++r) mma_sync_x4(d, a0, a1, a2, a3, b0, b1);
     }
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc += d[c][0] + d[c][1] + d[c][2] + d[c][3];

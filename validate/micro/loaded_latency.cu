@@ -17,26 +17,13 @@
 // to ctrl[1]. At the end lane 0 adds the warp's counted bytes to *bytes; every lane writes its sum to sink.
 // Other warps return at once.
 
-static __device__ __forceinline__ long long gtimer() {
-  long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+#include "stream_common.cuh"
+
 static __device__ __forceinline__ unsigned ld_cg_u32(const unsigned* p) {
   unsigned v;
   asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
-static __device__ __forceinline__ float4 ld_cg_f4(const float4* p) {
-  float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
-
-#define BATCH_GROUPS 4
-#define GROUP_LOADS 8  // independent 16-B loads in flight per lane
-#define BATCH_BYTES (32ull * BATCH_GROUPS * GROUP_LOADS * 16ull)
-
 extern "C" __global__ void __launch_bounds__(1024, 1)
 loaded_latency(const unsigned* __restrict__ chase, unsigned start, int warm_hops, int hops, int record,
                unsigned* samples, const float4* __restrict__ stream, unsigned n_vec, int loaders, int cta0_streams,
@@ -107,18 +94,7 @@ loaded_latency(const unsigned* __restrict__ chase, unsigned start, int warm_hops
       ph = *phase;
       now = gtimer();
     }
-#pragma unroll
-    for (int g = 0; g < BATCH_GROUPS; ++g) {
-      float4 v[GROUP_LOADS];
-#pragma unroll
-      for (int k = 0; k < GROUP_LOADS; ++k) {
-        v[k] = ld_cg_f4(stream + i);
-        i += stride;
-        if (i >= n_vec) i -= n_vec;
-      }
-#pragma unroll
-      for (int k = 0; k < GROUP_LOADS; ++k) acc += (v[k].x + v[k].y) + (v[k].z + v[k].w);
-    }
+    stream_batch(stream, i, stride, n_vec, acc);
     ph = __shfl_sync(0xffffffffu, ph, 0);
     unsigned st = ph;
     if (lane == 0 && ph < 2 && (b + 1 >= max_batches || now - gstart > guard_ns)) st = 3;

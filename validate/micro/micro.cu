@@ -11,6 +11,7 @@ static __device__ __forceinline__ long long gtimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+#include "clock_duty_common.cuh"  // mma_sync_x4
 static __device__ __forceinline__ unsigned int smid() {
   unsigned int s;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
@@ -398,16 +399,7 @@ extern "C" __global__ void micro_mma_bf16_tp(unsigned int seed, int iters, float
   const long long t0 = clock64();
   for (int it = 0; it < iters; ++it) {
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-      }
-    }
+    for (int u = 0; u < 4; ++u) mma_sync_x4(d, a0, a1, a2, a3, b0, b1);
   }
   __syncthreads();
   const long long t1 = clock64();

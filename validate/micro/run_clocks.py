@@ -47,7 +47,7 @@ def main() -> int:
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
     res = common.cupy_header(cp, "micro-1") | {"results": {}}
-    mod = cp.RawModule(code=(HERE / "clocks.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    mod = cp.RawModule(code=(HERE / "clocks.cu").read_text(), options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
     fn = {k: mod.get_function(k) for k in ("clk_ffma", "clk_hmma", "clk_mem", "clk_idle", "st_empty", "st_cluster2",
                                            "st_cluster4", "st_mbar", "st_stamp")}
     sink = cp.zeros(16, dtype=cp.float32)

@@ -21,9 +21,8 @@ ncu (unless --skip-ncu): one child launch per case profiled with --clock-control
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import tempfile
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -50,7 +49,7 @@ NCU_METRICS = ["gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "g
 
 
 def setup(cp, np, buf: str):
-    mod = cp.RawModule(code=(HERE / "l2_clock.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    mod = cp.RawModule(code=(HERE / "l2_clock.cu").read_text(), options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
     f = mod.get_function("l2_clock")
     f.max_dynamic_shared_size_bytes = SMEM
     stream = cp.ones(BUFFER_BYTES[buf] // 4, dtype=cp.float32)
@@ -92,46 +91,19 @@ def main() -> int:
         return 0
     if not a.out:
         ap.error("--out is required")
-    import cupy as cp
-    import numpy as np
-
-    res = common.cupy_header(cp, "micro-1") | {"results": {"l2_clock": {"rows": []}}}
-    sms = res["gpu"]["sm_count"]
+    cp, np, res, sms = common.micro_results("l2_clock")
     out = Path(a.out)
     ncu = None if a.skip_ncu or a.hbm_sweep else common.find_ncu()
     for ci, (buf, loaders, mma, batches) in enumerate(HBM_SWEEP if a.hbm_sweep else CASES):
         f, stream, sink = setup(cp, np, buf)
         float(stream.sum())  # the buffer read once (an L2-resident one stays there)
-        runs = []
-        for i in range(8):
-            r = launch(cp, np, f, stream, sink, sms, loaders, mma, batches)
-            if i < 3:
-                continue
-            cycles = r[:, 1] - r[:, 0]
-            ns = r[:, 3] - r[:, 2]
-            window = float(r[:, 3].max() - r[:, 2].min())
-            nbytes = float(sms * loaders * batches * BATCH_BYTES)
-            mhz = float(np.median(cycles / ns * 1e3))
-            per_sm = nbytes / sms / ns  # each SM's own rate over its own run (B/ns)
-            runs.append({"sm_clock_mhz": mhz, "window_ns": window, "bytes": nbytes,
-                         "bytes_per_ns": nbytes / window, "bytes_per_sm_cycle": nbytes / window / (mhz / 1e3),
-                         "sm_ns_min": float(ns.min()), "sm_ns_median": float(np.median(ns)),
-                         "sm_ns_max": float(ns.max()), "sum_of_sm_bytes_per_ns": float(per_sm.sum())})
         row = {"buffer": buf, "buffer_bytes": BUFFER_BYTES[buf], "loader_warps": loaders, "mma_warps": mma,
-               "batches": batches, "runs": runs}
-        for k in ("sm_clock_mhz", "window_ns", "bytes_per_ns", "bytes_per_sm_cycle", "sm_ns_min", "sm_ns_median",
-                  "sm_ns_max", "sum_of_sm_bytes_per_ns"):
-            row[k] = statistics.median(x[k] for x in runs)
+               "batches": batches}
+        row |= common.windowed_runs(partial(launch, cp, np, f, stream, sink, sms, loaders, mma, batches),
+                                    float(sms * loaders * batches * BATCH_BYTES), 3, 5)
         del stream
         cp.get_default_memory_pool().free_all_blocks()
-        if ncu:
-            rep = Path(tempfile.mkdtemp(prefix="l2clock_")) / f"case{ci}"
-            rows, _units, _text, dropped, logtxt = common.run_ncu(
-                ncu, NCU_METRICS, "^l2_clock$", [*common.python_cmd(), __file__, "--child", str(ci)], rep, 300)
-            row["ncu"] = common.metric_values(rows[0] if rows else None, NCU_METRICS)
-            row["ncu_dropped"] = dropped
-            if not rows:
-                row["ncu_log_tail"] = logtxt[-2000:]
+        common.profile_child(ncu, NCU_METRICS, "^l2_clock$", __file__, ci, [], row)
         res["results"]["l2_clock"]["rows"].append(row)
         n = row.get("ncu", {})
         clocks = " ".join(f"{u} {n.get(f'{u}__cycles_elapsed.avg.per_second')}" for u in ("lts", "sm", "dram"))

@@ -21,9 +21,8 @@ where gpusim books one per sector; this says when.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import tempfile
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -92,21 +91,11 @@ def run_lsu(cp, np, res, sms: int, out: Path, ncu) -> int:
     f, stream, sink = run_l2_clock.setup(cp, np, "l2")
     float(stream.sum())
     for ci, (group, spread) in enumerate(LSU_CASES):
-        runs = []
-        for i in range(5):
-            r = run_l2_clock.launch(cp, np, f, stream, sink, sms, LSU_LOADERS, 0, LSU_BATCHES, group, spread)
-            if i < 2:
-                continue
-            ns = r[:, 3] - r[:, 2]
-            window = float(r[:, 3].max() - r[:, 2].min())
-            nbytes = float(sms * LSU_LOADERS * LSU_BATCHES * run_l2_clock.BATCH_BYTES)
-            runs.append({"window_ns": window, "bytes_per_ns": nbytes / window,
-                         "sm_clock_mhz": float(np.median((r[:, 1] - r[:, 0]) / ns * 1e3)),
-                         "sm_ns_min": float(ns.min()), "sm_ns_max": float(ns.max())})
+        nbytes = sms * LSU_LOADERS * LSU_BATCHES * run_l2_clock.BATCH_BYTES
         row = {"kind": "lsu", "group": group, "spread": spread, "loader_warps": LSU_LOADERS, "batches": LSU_BATCHES,
-               "bytes": sms * LSU_LOADERS * LSU_BATCHES * run_l2_clock.BATCH_BYTES, "runs": runs}
-        for k in runs[0]:
-            row[k] = statistics.median(x[k] for x in runs)
+               "bytes": nbytes}
+        row |= common.windowed_runs(partial(run_l2_clock.launch, cp, np, f, stream, sink, sms, LSU_LOADERS, 0,
+                                            LSU_BATCHES, group, spread), float(nbytes), 2, 3)
         profile(ncu, row, ci, ["--lsu"])
         res["results"]["l2_merge"]["rows"].append(row)
         common.log(f"lsu group {group} spread {spread}: {row['bytes_per_ns']:.0f} B/ns, SM ns "
@@ -118,15 +107,7 @@ def run_lsu(cp, np, res, sms: int, out: Path, ncu) -> int:
 
 def profile(ncu, row: dict, ci: int, extra: list[str]) -> None:
     """ncu on one child launch of case ``ci``: the L2's lookups per sector the case moved."""
-    if ncu:
-        rep = Path(tempfile.mkdtemp(prefix="l2merge_")) / f"case{ci}"
-        rows, _u, _t, dropped, logtxt = common.run_ncu(
-            ncu, NCU_METRICS, "^l2_(merge|clock)$", [*common.python_cmd(), __file__, "--child", str(ci), *extra],
-            rep, 300)
-        row["ncu"] = common.metric_values(rows[0] if rows else None, NCU_METRICS)
-        row["ncu_dropped"] = dropped
-        if not rows:
-            row["ncu_log_tail"] = logtxt[-2000:]
+    common.profile_child(ncu, NCU_METRICS, "^l2_(merge|clock)$", __file__, ci, extra, row)
     lookups = row.get("ncu", {}).get("lts__t_sectors_op_read.sum")
     row["lookups_per_sector_copied"] = lookups * 32 / row["bytes"] if lookups else None
 
@@ -144,11 +125,7 @@ def main() -> int:
         return 0
     if not a.out:
         ap.error("--out is required")
-    import cupy as cp
-    import numpy as np
-
-    res = common.cupy_header(cp, "micro-1") | {"results": {"l2_merge": {"rows": []}}}
-    sms = res["gpu"]["sm_count"]
+    cp, np, res, sms = common.micro_results("l2_merge")
     out = Path(a.out)
     ncu = None if a.skip_ncu else common.find_ncu()
     if a.lsu:
@@ -160,21 +137,9 @@ def main() -> int:
         group, spread, stages, copy, rounds, *rest = case
         if sms % group:
             continue
-        runs = []
-        for i in range(5):
-            r = launch(cp, np, f, src, sms, case)
-            if i < 2:
-                continue
-            ns = r[:, 3] - r[:, 2]
-            window = float(r[:, 3].max() - r[:, 2].min())
-            nbytes = float(sms * rounds * copy)
-            mhz = float(np.median((r[:, 1] - r[:, 0]) / ns * 1e3))
-            runs.append({"window_ns": window, "bytes_per_ns": nbytes / window, "sm_clock_mhz": mhz,
-                         "sm_ns_min": float(ns.min()), "sm_ns_max": float(ns.max())})
         row = {"group": group, "spread": spread, "stages": stages, "copy_bytes": copy, "rounds": rounds,
-               "delay_ns": rest[0] if rest else 0, "bytes": sms * rounds * copy, "runs": runs}
-        for k in runs[0]:
-            row[k] = statistics.median(x[k] for x in runs)
+               "delay_ns": rest[0] if rest else 0, "bytes": sms * rounds * copy}
+        row |= common.windowed_runs(partial(launch, cp, np, f, src, sms, case), float(sms * rounds * copy), 2, 3)
         profile(ncu, row, ci, ["--offsets"] if a.offsets else [])
         res["results"]["l2_merge"]["rows"].append(row)
         common.log(f"group {group} spread {spread} stages {stages} delay {row['delay_ns']}: "

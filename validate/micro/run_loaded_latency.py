@@ -140,7 +140,7 @@ def run(args) -> int:
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
     cases = plan(args.loaders, PAIRS if not args.no_l2hot else tuple(p for p in PAIRS if p[1] != "l2hot"))
-    k = cp.RawModule(code=(HERE / "loaded_latency.cu").read_text(), options=("-std=c++17",)).get_function(
+    k = cp.RawModule(code=(HERE / "loaded_latency.cu").read_text(), options=("-std=c++17", f"-I{HERE}")).get_function(
         "loaded_latency")
     k.max_dynamic_shared_size_bytes = SMEM
     res: dict = common.cupy_header(cp, "micro-1") | {

@@ -65,7 +65,7 @@ MICRO_METRICS = [
 
 
 def load_module(cp: Any) -> Any:
-    return cp.RawModule(code=(HERE / "micro.cu").read_text(), options=("-std=c++17",))
+    return cp.RawModule(code=(HERE / "micro.cu").read_text(), options=("-std=c++17", f"-I{HERE}"))
 
 
 def i32(x: int) -> Any:
