@@ -520,7 +520,7 @@ class ChipModel:
         if n_instr == 0:
             return None
         if op.kind == "tma":
-            return self._tma(wp, op, tm, l2b, hb, self._seq(wp, op, op.arrive, it, j), rc)
+            return self._tma(wp, op, tm, l2b, hb, self._seq(wp, op, it, j), rc)
         if op.async_copy and op.group:
             self._async_store(wp, op, l1cyc)
             return None
@@ -684,7 +684,7 @@ class ChipModel:
 
     def _mbar_wait(self, wp: _Warp, op: MbarWait, it: int, j: int):
         env, cta, mb = self.env, wp.cta, self.mbarriers
-        seq = self._seq(wp, op, op.bar, it, j)
+        seq = self._seq(wp, op, it, j)
         if mb.settled(cta.serial, op.bar, seq):  # never, or completed in skipped iterations
             return
         now = env.now
@@ -713,7 +713,7 @@ class ChipModel:
         elif isinstance(op, WaitGroup):
             yield from self._wait_group(wp, op)
         elif isinstance(op, Arrive):
-            self.mbarriers.arrive(wp.cta.serial, op.bar, self._seq(wp, op, op.bar, it, j), env.now)
+            self.mbarriers.arrive(wp.cta.serial, op.bar, self._seq(wp, op, it, j), env.now)
         elif isinstance(op, MbarWait):
             yield from self._mbar_wait(wp, op, it, j)
 
@@ -846,11 +846,11 @@ class ChipModel:
             hi = max(op.seq(last, j) for j in range(inner)) + base
             self.mbarriers.complete_skipped(cta.serial, bar, lo, hi)
 
-    def _seq(self, wp: _Warp, op, bar: str, it: int, j: int) -> int:
+    def _seq(self, wp: _Warp, op, it: int, j: int) -> int:
         """The mbarrier phase of ``op`` in iteration (``it``, ``j``) of the warp's tile. A persistent CTA's tiles
         go on counting phases where the last tile stopped, as the kernel's phase bits do: without that, a later
         tile's waits would find its phases completed by the first tile."""
-        return op.seq(it, j) + wp.tile * self.phases_per_tile.get(bar, 0)
+        return op.seq(it, j) + wp.tile * self.phases_per_tile.get(_mbarrier_of(op), 0)
 
     def _warp(self, cta: _Cta, lw: int, tiles: int, done: simpy.Event, left: list):
         env, k = self.env, self.k
@@ -1066,6 +1066,11 @@ def _unrolled(ops, p: SmParams, j: int = 0) -> tuple:
     return tuple(out)
 
 
+def _mbarrier_of(op) -> str:
+    """The mbarrier an Arrive or MbarWait names, or that a TMA copy arrives on."""
+    return op.arrive if isinstance(op, Mem) else op.bar
+
+
 def _loop_arrivals(kernel: Kernel):
     """The outer loop's mbarrier arrivals: (operation, its mbarrier, the trips of the inner loop it sits in)."""
     def visit(ops, inner):
@@ -1073,7 +1078,7 @@ def _loop_arrivals(kernel: Kernel):
             if isinstance(op, Loop):
                 yield from visit(op.body, op.trips)
             elif isinstance(op, Arrive) or (isinstance(op, Mem) and op.arrive):
-                yield op, (op.bar if isinstance(op, Arrive) else op.arrive), inner
+                yield op, _mbarrier_of(op), inner
     if kernel.loop is not None:
         yield from visit(kernel.loop.body, 1)
 
