@@ -1,0 +1,66 @@
+// How ldmatrix and mma.sync share one SM sub-partition when a warp interleaves them as hgemm_mma_pipelined's inner
+// loop does (validate/micro/run_ldsm_mma.py). One CTA of `warps` warps per SM, no global memory traffic. Per k16 step
+// a warp loads its fragments with 4 ldmatrix.x4 of A and 2 of B (conflict-free: each 8x8 matrix is 128 contiguous
+// bytes) and runs 16 mma.sync m16n8k16 bf16 (a 64x32 warp tile, fp32 accumulators), 4 steps per iteration, unrolled
+// so that ptxas schedules them as in the twin. Kernels: ldsm_mma_3 (both; each step's mma use that step's
+// fragments) and ldsm_mma_1 (the mma alone, on fragments loaded once; ldmatrix alone: run_ldsm_cpasync.py's readers,
+// 0.98 wavefronts per cycle). Lane 0 of every warp records clock64 at start and end in rec[(block * 32 + warp) * 2 + {0, 1}].
+
+__device__ __forceinline__ void ldsm4(unsigned addr, unsigned (&r)[4]) {
+  asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <int mode>  // bit 0: mma.sync, bit 1: ldmatrix (only with mma: ptxas drops loads nothing uses)
+__device__ __forceinline__ void body(int iters, float* sink, long long* rec) {
+  __shared__ __align__(128) unsigned char smem[64 * 512];
+  for (int i = threadIdx.x; i < 64 * 512 / 4; i += blockDim.x) reinterpret_cast<unsigned*>(smem)[i] = 0x3c003c00u ^ i;
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const unsigned base = (unsigned)__cvta_generic_to_shared(smem) + lane * 16;
+  float acc[16][4];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+  unsigned a[4][4], b[2][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) ldsm4(base + i * 512, a[i]);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) ldsm4(base + (4 + j) * 512, b[j]);
+  long long t0 = clock64();
+#pragma unroll 1
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      if constexpr (mode & 2) {
+        const int step = (it * 4 + s) * 6;  // 6 matrices of 512 B a step, round a 32 KiB region
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ldsm4(base + (unsigned)(((step + i) & 63) * 512), a[i]);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) ldsm4(base + (unsigned)(((step + 4 + j) & 63) * 512), b[j]);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) mma(acc[i * 4 + j], a[i], b[j / 2][2 * (j % 2)], b[j / 2][2 * (j % 2) + 1]);
+    }
+  }
+  long long t1 = clock64();
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) s += acc[i][0] + acc[i][1] + acc[i][2] + acc[i][3];
+  if (s == 1234.5f) sink[threadIdx.x] = s;
+  if (lane == 0) {
+    rec[(blockIdx.x * 32 + warp) * 2] = t0;
+    rec[(blockIdx.x * 32 + warp) * 2 + 1] = t1;
+  }
+}
+
+extern "C" __global__ void ldsm_mma_1(int iters, float* sink, long long* rec) { body<1>(iters, sink, rec); }
+extern "C" __global__ void ldsm_mma_3(int iters, float* sink, long long* rec) { body<3>(iters, sink, rec); }

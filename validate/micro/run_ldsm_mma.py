@@ -1,0 +1,100 @@
+"""ldmatrix and mma.sync interleaved in one warp as hgemm_mma_pipelined's inner loop has them, without memory traffic:
+does the pair run at the slower of the two units, or slower still? (validate/DEVIATIONS.md, hgemm_mma_pipelined)
+
+    python3 validate/micro/run_ldsm_mma.py --out validate/measurements/h100/ldsmmma-2026-11-26.json [--skip-ncu]
+
+validate/micro/ldsm_mma.cu: one CTA of 8 or 16 warps per SM on every SM; per warp and k16 step 6 ldmatrix.x4
+(24 conflict-free wavefronts) and 16 mma.sync m16n8k16 bf16, 4 steps per iteration. Kernels: mma alone and both
+(ldmatrix alone: run_ldsm_cpasync.py's readers, 0.98 wavefronts per SM cycle). Per case the median over 5 launches
+(after 2) of each SM's window (first warp start to last warp end, clock64; median over SMs): SM cycles per
+iteration of all its warps, mma.sync FLOP per SM cycle and ldmatrix wavefronts per SM cycle. With ncu (unless
+--skip-ncu): the stall reasons and pipe activity of each "both" case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+ITERS = 2000
+CASES = [(w, m) for w in (8, 16) for m in (1, 3)]  # (warps per SM, kernel: 1 mma alone, 3 both)
+NAMES = {1: "mma", 3: "both"}
+NCU_METRICS = [
+    "sm__cycles_elapsed.avg",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
+    "smsp__inst_executed.sum",
+    *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in (
+        "short_scoreboard", "mio_throttle", "wait", "math_pipe_throttle", "dispatch_stall", "not_selected",
+        "selected", "long_scoreboard", "no_instruction", "barrier")),
+]
+
+
+def setup(cp):
+    mod = cp.RawModule(code=(HERE / "ldsm_mma.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    return {m: mod.get_function(f"ldsm_mma_{m}") for m in NAMES}
+
+
+def launch(cp, np, kernels, sms: int, warps: int, mode: int):
+    rec = cp.zeros(sms * 32 * 2, dtype=cp.int64)
+    sink = cp.zeros(1024, dtype=cp.float32)
+    kernels[mode]((sms,), (32 * warps,), (np.int32(ITERS), sink, rec))
+    cp.cuda.runtime.deviceSynchronize()
+    r = rec.get().reshape(sms, 32, 2)[:, :warps, :]
+    return r[:, :, 1].max(axis=1) - r[:, :, 0].min(axis=1)
+
+
+def child(case: int) -> None:
+    import cupy as cp
+    import numpy as np
+
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    warps, mode = CASES[case]
+    launch(cp, np, setup(cp), sms, warps, mode)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out")
+    ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child is not None:
+        child(a.child)
+        return 0
+    if not a.out:
+        ap.error("--out is required")
+    cp, np, res, sms = common.micro_results("ldsm_mma")
+    ncu = None if a.skip_ncu else common.find_ncu()
+    kernels = setup(cp)
+    for ci, (warps, mode) in enumerate(CASES):
+        cyc = []
+        for i in range(7):
+            w = launch(cp, np, kernels, sms, warps, mode)
+            if i >= 2:
+                cyc.append(float(np.median(w)))
+        c = statistics.median(cyc)
+        per_it = c / ITERS
+        row = {"warps": warps, "kernel": NAMES[mode], "iterations": ITERS, "sm_cycles": c, "runs_sm_cycles": cyc,
+               "sm_cycles_per_iteration": per_it,
+               "mma_flop_per_sm_cycle": warps * 64 * 4096 / per_it if mode & 1 else 0.0,
+               "ldsm_wavefronts_per_sm_cycle": warps * 96 / per_it if mode & 2 else 0.0}
+        if mode == 3:
+            common.profile_child(ncu, NCU_METRICS, "^ldsm_mma_3$", __file__, ci, [], row)
+        res["results"]["ldsm_mma"]["rows"].append(row)
+        common.log(f"{warps} warps, {NAMES[mode]}: {per_it:.1f} SM cycles per iteration, "
+                   f"{row['mma_flop_per_sm_cycle']:.0f} FLOP/clk, {row['ldsm_wavefronts_per_sm_cycle']:.3f} wf/clk; "
+                   f"ncu {row.get('ncu', {})}")
+        common.write_json(Path(a.out), res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
