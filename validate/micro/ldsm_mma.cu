@@ -1,10 +1,12 @@
 // How ldmatrix and mma.sync share one SM sub-partition when a warp interleaves them as hgemm_mma_pipelined's inner
 // loop does (validate/micro/run_ldsm_mma.py). One CTA of `warps` warps per SM, no global memory traffic. Per k16 step
 // a warp loads its fragments with 4 ldmatrix.x4 of A and 2 of B (conflict-free: each 8x8 matrix is 128 contiguous
-// bytes) and runs 16 mma.sync m16n8k16 bf16 (a 64x32 warp tile, fp32 accumulators), 4 steps per iteration, unrolled
-// so that ptxas schedules them as in the twin. Kernels: ldsm_mma_3 (both; each step's mma use that step's
-// fragments) and ldsm_mma_1 (the mma alone, on fragments loaded once; ldmatrix alone: run_ldsm_cpasync.py's readers,
-// 0.98 wavefronts per cycle). Lane 0 of every warp records clock64 at start and end in rec[(block * 32 + warp) * 2 + {0, 1}].
+// bytes) and runs `mmas` mma.sync m16n8k16 bf16 (16: a 64x32 warp tile, fp32 accumulators; 8: every A fragment
+// with half the B ones; 32: the 16 twice on the same accumulators), 4 steps per iteration, unrolled so that ptxas
+// schedules them as in the twin. Kernels ldsm_mma_<mode>_<mmas>: mode 3 (both; each step's mma use that step's
+// fragments) and mode 1 (the mma alone, on fragments loaded once; ldmatrix alone: run_ldsm_cpasync.py's readers,
+// 0.98 wavefronts per cycle). Lane 0 of every warp records clock64 at start and end in
+// rec[(block * 32 + warp) * 2 + {0, 1}].
 
 __device__ __forceinline__ void ldsm4(unsigned addr, unsigned (&r)[4]) {
   asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -18,7 +20,9 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsig
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-template <int mode>  // bit 0: mma.sync, bit 1: ldmatrix (only with mma: ptxas drops loads nothing uses)
+// mode bit 0: mma.sync, bit 1: ldmatrix (only with mma: ptxas drops loads nothing uses); `mmas` mma.sync per k16 step
+// (16: the 64x32 warp tile; 8: its first half; 32: the 16 twice, the second on the same accumulators)
+template <int mode, int mmas>
 __device__ __forceinline__ void body(int iters, float* sink, long long* rec) {
   __shared__ __align__(128) unsigned char smem[64 * 512];
   for (int i = threadIdx.x; i < 64 * 512 / 4; i += blockDim.x) reinterpret_cast<unsigned*>(smem)[i] = 0x3c003c00u ^ i;
@@ -46,9 +50,10 @@ __device__ __forceinline__ void body(int iters, float* sink, long long* rec) {
         for (int j = 0; j < 2; ++j) ldsm4(base + (unsigned)(((step + 4 + j) & 63) * 512), b[j]);
       }
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) mma(acc[i * 4 + j], a[i], b[j / 2][2 * (j % 2)], b[j / 2][2 * (j % 2) + 1]);
+      for (int k = 0; k < mmas; ++k) {
+        const int i = mmas == 8 ? k / 2 : (k % 16) / 4, j = mmas == 8 ? (k % 2) * 2 : k % 4;  // every fragment used
+        mma(acc[k % 16], a[i], b[j / 2][2 * (j % 2)], b[j / 2][2 * (j % 2) + 1]);
+      }
     }
   }
   long long t1 = clock64();
@@ -62,5 +67,13 @@ __device__ __forceinline__ void body(int iters, float* sink, long long* rec) {
   }
 }
 
-extern "C" __global__ void ldsm_mma_1(int iters, float* sink, long long* rec) { body<1>(iters, sink, rec); }
-extern "C" __global__ void ldsm_mma_3(int iters, float* sink, long long* rec) { body<3>(iters, sink, rec); }
+#define LDSM_MMA(MODE, MMAS)                                                                 \
+  extern "C" __global__ void ldsm_mma_##MODE##_##MMAS(int iters, float* sink, long long* rec) { \
+    body<MODE, MMAS>(iters, sink, rec);                                                      \
+  }
+LDSM_MMA(1, 8)
+LDSM_MMA(3, 8)
+LDSM_MMA(1, 16)
+LDSM_MMA(3, 16)
+LDSM_MMA(1, 32)
+LDSM_MMA(3, 32)

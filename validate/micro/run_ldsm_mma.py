@@ -4,7 +4,7 @@ does the pair run at the slower of the two units, or slower still? (validate/DEV
     python3 validate/micro/run_ldsm_mma.py --out validate/measurements/h100/ldsmmma-2026-11-26.json [--skip-ncu]
 
 validate/micro/ldsm_mma.cu: one CTA of 8 or 16 warps per SM on every SM; per warp and k16 step 6 ldmatrix.x4
-(24 conflict-free wavefronts) and 16 mma.sync m16n8k16 bf16, 4 steps per iteration. Kernels: mma alone and both
+(24 conflict-free wavefronts) and 8, 16 or 32 mma.sync m16n8k16 bf16, 4 steps per iteration. Kernels: mma alone and both
 (ldmatrix alone: run_ldsm_cpasync.py's readers, 0.98 wavefronts per SM cycle). Per case the median over 5 launches
 (after 2) of each SM's window (first warp start to last warp end, clock64; median over SMs): SM cycles per
 iteration of all its warps, mma.sync FLOP per SM cycle and ldmatrix wavefronts per SM cycle. With ncu (unless
@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE))
 import common  # noqa: E402
 
 ITERS = 2000
-CASES = [(w, m) for w in (8, 16) for m in (1, 3)]  # (warps per SM, kernel: 1 mma alone, 3 both)
+CASES = [(w, m, n) for w in (8, 16) for n in (8, 16, 32) for m in (1, 3)]  # (warps per SM, 1 mma alone / 3 both, mmas)
 NAMES = {1: "mma", 3: "both"}
 NCU_METRICS = [
     "sm__cycles_elapsed.avg",
@@ -39,13 +39,13 @@ NCU_METRICS = [
 
 def setup(cp):
     mod = cp.RawModule(code=(HERE / "ldsm_mma.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
-    return {m: mod.get_function(f"ldsm_mma_{m}") for m in NAMES}
+    return {(m, n): mod.get_function(f"ldsm_mma_{m}_{n}") for _w, m, n in CASES}
 
 
-def launch(cp, np, kernels, sms: int, warps: int, mode: int):
+def launch(cp, np, kernels, sms: int, warps: int, mode: int, mmas: int):
     rec = cp.zeros(sms * 32 * 2, dtype=cp.int64)
     sink = cp.zeros(1024, dtype=cp.float32)
-    kernels[mode]((sms,), (32 * warps,), (np.int32(ITERS), sink, rec))
+    kernels[mode, mmas]((sms,), (32 * warps,), (np.int32(ITERS), sink, rec))
     cp.cuda.runtime.deviceSynchronize()
     r = rec.get().reshape(sms, 32, 2)[:, :warps, :]
     return r[:, :, 1].max(axis=1) - r[:, :, 0].min(axis=1)
@@ -56,8 +56,7 @@ def child(case: int) -> None:
     import numpy as np
 
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    warps, mode = CASES[case]
-    launch(cp, np, setup(cp), sms, warps, mode)
+    launch(cp, np, setup(cp), sms, *CASES[case])
 
 
 def main() -> int:
@@ -74,22 +73,23 @@ def main() -> int:
     cp, np, res, sms = common.micro_results("ldsm_mma")
     ncu = None if a.skip_ncu else common.find_ncu()
     kernels = setup(cp)
-    for ci, (warps, mode) in enumerate(CASES):
+    for ci, (warps, mode, mmas) in enumerate(CASES):
         cyc = []
         for i in range(7):
-            w = launch(cp, np, kernels, sms, warps, mode)
+            w = launch(cp, np, kernels, sms, warps, mode, mmas)
             if i >= 2:
                 cyc.append(float(np.median(w)))
         c = statistics.median(cyc)
         per_it = c / ITERS
-        row = {"warps": warps, "kernel": NAMES[mode], "iterations": ITERS, "sm_cycles": c, "runs_sm_cycles": cyc,
+        row = {"warps": warps, "kernel": NAMES[mode], "mma_per_step": mmas, "iterations": ITERS, "sm_cycles": c,
+               "runs_sm_cycles": cyc,
                "sm_cycles_per_iteration": per_it,
-               "mma_flop_per_sm_cycle": warps * 64 * 4096 / per_it if mode & 1 else 0.0,
+               "mma_flop_per_sm_cycle": warps * 4 * mmas * 4096 / per_it,
                "ldsm_wavefronts_per_sm_cycle": warps * 96 / per_it if mode & 2 else 0.0}
         if mode == 3:
-            common.profile_child(ncu, NCU_METRICS, "^ldsm_mma_3$", __file__, ci, [], row)
+            common.profile_child(ncu, NCU_METRICS, "^ldsm_mma_3_", __file__, ci, [], row)
         res["results"]["ldsm_mma"]["rows"].append(row)
-        common.log(f"{warps} warps, {NAMES[mode]}: {per_it:.1f} SM cycles per iteration, "
+        common.log(f"{warps} warps, {NAMES[mode]}, {mmas} mma per step: {per_it:.1f} SM cycles per iteration, "
                    f"{row['mma_flop_per_sm_cycle']:.0f} FLOP/clk, {row['ldsm_wavefronts_per_sm_cycle']:.3f} wf/clk; "
                    f"ncu {row.get('ncu', {})}")
         common.write_json(Path(a.out), res)
