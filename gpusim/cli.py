@@ -309,6 +309,9 @@ def cmd_validate(a) -> int:
     print("\ngoals:")
     for line in v.goal_lines(summary, knobs, v.load_tolerances()):
         print(f"  {line}")
+    print("\nwhat misses a goal (why: validate/misses.toml, the report's \"What misses a goal, and why\"):")
+    for line in v.misses_lines(v.explain(v.goal_misses(rows, summary, knobs), v.load_explanations())):
+        print(f"  {line}")
     if a.report or a.figure:
         print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))
     if a.check:

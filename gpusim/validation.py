@@ -21,6 +21,8 @@ from gpusim.inputs import quote, read_text
 REPO = Path(__file__).resolve().parent.parent
 MEASUREMENTS = REPO / "validate" / "measurements"
 TOLERANCES = REPO / "validate" / "tolerances.toml"
+MISSES = REPO / "validate" / "misses.toml"  # why rows miss a goal: each entry points into DEVIATIONS
+DEVIATIONS = REPO / "validate" / "DEVIATIONS.md"
 TIME = "gpu__time_duration.sum"
 INSTRUCTIONS = "smsp__inst_executed.sum"
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
@@ -541,6 +543,129 @@ def goal_lines(summary: dict, knobs: list[KnobChange], tol: dict | None = None) 
     return lines
 
 
+# Goals that rows, ladders or knob sweeps miss one by one (issues "memory system at chip scale" and "the SM side":
+# "or the closing note shows, row by row, what still misses and why"): key -> what the goal asks of each
+MISS_GOALS = {
+    "top2_in_top3": "the measured top two stall reasons among the predicted top three",
+    "dram_read": "DRAM read bytes within 15%",
+    "dram_write": "DRAM write bytes within 15%",
+    "l2_hit": "L2 hit rate within 5 points",
+    "rank": "each ladder's Spearman rank correlation at least 0.95",
+    "knob": "each knob sweep's predicted change within 5 points of the measured one, in the same direction",
+}
+_MISS_METRICS = (("dram_read", "dram__bytes_read.sum", 15.0, "%"), ("dram_write", "dram__bytes_write.sum", 15.0, "%"),
+                 ("l2_hit", "lts__t_sector_hit_rate.pct", 5.0, " pts"))
+_EXPLAIN_KEYS = {"goal", "rows", "section", "why"}
+
+
+def goal_misses(rows: list[Row], summary: dict, knobs: list[KnobChange]) -> dict[str, list[tuple[str, str]]]:
+    """Per goal of :data:`MISS_GOALS`, everything that misses it: (name, figure). A row is named as reports name it
+    (``Row.where``), a ladder as ``family shape``, a knob sweep as ``kernel shape knobs``."""
+    out: dict[str, list[tuple[str, str]]] = {g: [] for g in MISS_GOALS}
+    for r in rows:
+        meas, pred = r.stalls_ranked[1], r.stalls_ranked[0]
+        if r.top_stall[1] and not set(meas[:2]) <= set(pred[:3]):
+            out["top2_in_top3"].append((r.where, f"ncu {' > '.join(meas[:2])}; predicted {' > '.join(pred[:3])}"))
+        for goal, metric, limit, unit in _MISS_METRICS:
+            e = r.errors.get(metric)
+            if e is not None and not abs(e) <= limit:
+                out[goal].append((r.where, f"{e:+.1f}{unit}"))
+    for ladder, rho in summary["spearman"].items():
+        if rho < 0.95:
+            out["rank"].append((ladder, f"{rho:.3f}"))
+    for k in knobs:
+        if abs(k.gap_pts) > 5.0 or not k.same_direction:
+            out["knob"].append((f"{k.kernel} {','.join(map(str, k.shape))} {k.knobs}",
+                                f"predicted {k.predicted_pct:+.1f}%, measured {k.measured_pct:+.1f}%"))
+    return out
+
+
+def deviation_sections(path: Path = DEVIATIONS) -> set[str]:
+    """The section headings of validate/DEVIATIONS.md (``## `` lines, without the marks)."""
+    text = read_text(path, "deviations file", ValidationError)
+    return {ln[3:].strip() for ln in text.splitlines() if ln.startswith("## ")}
+
+
+def load_explanations(path: Path = MISSES, deviations: Path = DEVIATIONS) -> list[dict]:
+    """validate/misses.toml: ``[[explain]]`` entries, each a goal of :data:`MISS_GOALS`, the rows it covers
+    (patterns with ``*`` and ``?`` on the names :func:`goal_misses` gives), the validate/DEVIATIONS.md section that
+    explains them and a one-line why. Anything else (an unknown key or goal, a section DEVIATIONS.md lacks) raises
+    ValidationError naming the file and the entry."""
+    text = read_text(path, "explanation file", ValidationError)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(f"{quote(path)}: not valid TOML: {e}") from None
+    if set(data) - {"explain"} or not isinstance(data.get("explain", []), list):
+        raise ValidationError(f"{quote(path)}: only [[explain]] entries are allowed, found {sorted(data)}")
+    sections = deviation_sections(deviations)
+    entries = data.get("explain", [])
+    for i, e in enumerate(entries, 1):
+        where = f"{quote(path)}: [[explain]] entry {i}"
+        if not isinstance(e, dict) or set(e) != _EXPLAIN_KEYS:
+            got = sorted(e) if isinstance(e, dict) else type(e).__name__
+            raise ValidationError(f"{where}: needs exactly the keys {sorted(_EXPLAIN_KEYS)}, has {got}")
+        if e["goal"] not in MISS_GOALS:
+            raise ValidationError(f"{where}: goal {e['goal']!r} is not one of {sorted(MISS_GOALS)}")
+        if not (isinstance(e["rows"], list) and e["rows"] and all(isinstance(x, str) and x for x in e["rows"])):
+            raise ValidationError(f"{where}: rows must be a non-empty list of name patterns")
+        if not (isinstance(e["why"], str) and e["why"].strip()):
+            raise ValidationError(f"{where}: why must be a sentence")
+        if e["section"] not in sections:
+            raise ValidationError(f"{where}: section {e['section']!r} is not a heading of {quote(deviations)}")
+    return entries
+
+
+def explain(misses: dict[str, list[tuple[str, str]]], entries: list[dict]) -> dict[str, list[tuple[str, str,
+                                                                                                   dict | None]]]:
+    """Each miss with the first entry of its goal whose patterns match its name (None: not explained)."""
+    out = {}
+    for goal, items in misses.items():
+        mine = [e for e in entries if e["goal"] == goal]
+        out[goal] = [(name, fig, next((e for e in mine if any(_matches(name, p) for p in e["rows"])), None))
+                     for name, fig in items]
+    return out
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """Shell-style ``*`` and ``?`` only: the brackets of a row's knobs (``hgemm_ws[stages=4]``) match themselves."""
+    import re
+
+    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(rx, name) is not None
+
+
+def misses_lines(explained: dict[str, list[tuple[str, str, dict | None]]]) -> list[str]:
+    """One line per goal: how many miss it and how many of those validate/misses.toml explains; then every miss
+    it does not explain."""
+    lines = []
+    for goal, items in explained.items():
+        if not items:
+            continue
+        lost = [name for name, _fig, e in items if e is None]
+        lines.append(f"{MISS_GOALS[goal]}: {len(items)} miss, {len(items) - len(lost)} explained"
+                     + (f"; not explained: {', '.join(lost)}" if lost else ""))
+    return lines
+
+
+def misses_markdown(explained: dict[str, list[tuple[str, str, dict | None]]]) -> list[str]:
+    """The report's section: per goal, every row, ladder or knob sweep that misses it, why, and where
+    validate/DEVIATIONS.md says more."""
+    out = ["## What misses a goal, and why", "",
+           "Every row, ladder and knob sweep that misses a goal, with the reason (`validate/misses.toml`) and the "
+           "section of `validate/DEVIATIONS.md` that gives the measurements behind it.", ""]
+    for goal, items in explained.items():
+        if not items:
+            continue
+        out += [f"### {MISS_GOALS[goal]}: {len(items)}", "", "| what | figure | why | DEVIATIONS.md |",
+                "|---|---|---|---|"]
+        for name, fig, e in items:
+            why, sec = (e["why"], e["section"]) if e else ("**not explained yet**", "")
+            out.append(f"| {name} | {fig} | {why} | {sec} |")
+        out.append("")
+    return out[:-1]
+
+
 def load_tolerances(path: Path = TOLERANCES) -> dict:
     """The tolerance file; unreadable or invalid TOML raises ValidationError naming the file and the line."""
     text = read_text(path, "tolerance file", ValidationError)
@@ -618,6 +743,7 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
         out.append(f"| `{metric}` | {s['mean']:.1f} {s['unit']} | {s['max']:.1f} {s['unit']} | {s['n']} |")
     knobs = knob_sensitivity(rows)
     out += ["", "## Goals", ""] + [f"- {line}" for line in goal_lines(summary, knobs, load_tolerances())]
+    out += [""] + misses_markdown(explain(goal_misses(rows, summary, knobs), load_explanations()))
     if knobs:
         out += ["", "## Knob sensitivity", "", "Each measured knob setting against the kernel's defaults at the same "
                 "shape: the relative change of the time, predicted and measured.", "",

@@ -3,6 +3,8 @@ named in validate/tolerances.toml instead of hidden under a 100% tolerance."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpusim import validation as v
 
 WRITE = "dram__bytes_write.sum"
@@ -53,3 +55,84 @@ def test_time_error_is_summarised_per_kernel_family():
                        row("mem_copy", 5.0)])["families"]
     assert fam["sgemm"] == {"mape": 20.0, "n": 2, "worst": 30.0, "worst_row": "sgemm_coalesced[x=1] 64,64,64"}
     assert fam["membound"]["mape"] == 5.0 and fam["membound"]["n"] == 1
+
+
+def _row(kernel, shape, errors, ranked=(("", ""), ("", ""))):
+    r = v.Row(kernel, shape, {}, {}, errors=dict(errors))
+    r.stalls_ranked = ranked
+    r.top_stall = (ranked[0][0], ranked[1][0]) if ranked[0] else ("", "")
+    return r
+
+
+def test_goal_misses_lists_rows_ladders_and_knob_sweeps_that_miss():
+    rows = [_row("mem_copy", (1024,), {"dram__bytes_read.sum": 20.0, "lts__t_sector_hit_rate.pct": 4.0},
+                 (("long_scoreboard", "drain", "wait"), ("long_scoreboard", "mio_throttle", "drain"))),
+            _row("mem_scale", (1024,), {"dram__bytes_write.sum": -15.0, "lts__t_sector_hit_rate.pct": -6.0},
+                 (("long_scoreboard", "wait", "drain"), ("wait", "long_scoreboard", "barrier")))]
+    knobs = [v.KnobChange("hgemm_ws", (64, 64, 64), "stages=2", 1.0, 13.0),
+             v.KnobChange("hgemm_ws", (64, 64, 64), "stages=4", 2.0, 0.5)]  # within 5 points; 0.5 counts as flat
+    got = v.goal_misses(rows, {"spearman": {"membound 1024": 0.8, "sgemm 1,1,1": 0.95}}, knobs)
+    assert got["top2_in_top3"] == [("mem_copy 1024", "ncu long_scoreboard > mio_throttle; predicted "
+                                    "long_scoreboard > drain > wait")]
+    assert got["dram_read"] == [("mem_copy 1024", "+20.0%")]
+    assert got["dram_write"] == []  # 15% is within the goal
+    assert got["l2_hit"] == [("mem_scale 1024", "-6.0 pts")]
+    assert got["rank"] == [("membound 1024", "0.800")]
+    assert got["knob"] == [("hgemm_ws 64,64,64 stages=2", "predicted +1.0%, measured +13.0%")]
+
+
+def _explanations(tmp_path, body: str):
+    dev = tmp_path / "DEVIATIONS.md"
+    dev.write_text("# Deviations\n\n## The drain\n- text\n\n## Knobs\n")
+    misses = tmp_path / "misses.toml"
+    misses.write_text(body)
+    return v.load_explanations(misses, dev)
+
+
+def test_a_miss_takes_the_first_entry_of_its_goal_that_matches_and_brackets_match_themselves(tmp_path):
+    entries = _explanations(tmp_path, """
+[[explain]]
+goal = "knob"
+rows = ["hgemm_ws * stages=2"]
+section = "Knobs"
+why = "the L2 serves copies in booking order"
+
+[[explain]]
+goal = "top2_in_top3"
+rows = ["mem_strided[stride=1] *"]
+section = "The drain"
+why = "the first"
+
+[[explain]]
+goal = "top2_in_top3"
+rows = ["mem_*"]
+section = "The drain"
+why = "the rest"
+""")
+    misses = {"knob": [("hgemm_ws 4096,4096,4096 stages=2", "x"), ("hgemm_ws 4096,4096,4096 stages=4", "y")],
+              "top2_in_top3": [("mem_strided[stride=1] 4194304", "a"), ("mem_strided[stride=4] 4194304", "b"),
+                               ("fa2 1,1,1,1", "c")]}
+    got = v.explain(misses, entries)
+    assert [e["why"] if e else None for _n, _f, e in got["knob"]] == ["the L2 serves copies in booking order", None]
+    assert [e["why"] if e else None for _n, _f, e in got["top2_in_top3"]] == ["the first", "the rest", None]
+    lines = v.misses_lines(got)
+    assert lines[0].endswith("2 miss, 1 explained; not explained: hgemm_ws 4096,4096,4096 stages=4")
+    text = "\n".join(v.misses_markdown(got))
+    assert "| fa2 1,1,1,1 | c | **not explained yet** |  |" in text and "| The drain |" in text
+
+
+@pytest.mark.parametrize("body, words", [
+    ('[[explain]]\ngoal = "speed"\nrows = ["x"]\nsection = "Knobs"\nwhy = "w"\n', ["entry 1", "speed"]),
+    ('[[explain]]\ngoal = "knob"\nrows = ["x"]\nsection = "Nowhere"\nwhy = "w"\n', ["entry 1", "Nowhere",
+                                                                                      "DEVIATIONS.md"]),
+    ('[[explain]]\ngoal = "knob"\nrows = []\nsection = "Knobs"\nwhy = "w"\n', ["entry 1", "rows"]),
+    ('[[explain]]\ngoal = "knob"\nrows = ["x"]\nsection = "Knobs"\n', ["entry 1", "why"]),
+    ('[[explain]]\ngoal = "knob"\nrows = ["x"]\nsection = "Knobs"\nwhy = "w"\nextra = 1\n', ["entry 1", "extra"]),
+    ('[other]\nx = 1\n', ["[[explain]]", "other"]),
+    ('[[explain]\n', ["not valid TOML"]),
+])
+def test_a_malformed_explanation_file_is_refused_in_one_line(tmp_path, body, words):
+    with pytest.raises(v.ValidationError) as e:
+        _explanations(tmp_path, body)
+    msg = str(e.value)
+    assert "\n" not in msg and "misses.toml" in msg and all(w in msg for w in words), msg
