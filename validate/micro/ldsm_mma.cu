@@ -7,7 +7,7 @@
 // fragments) and mode 1 (the mma alone, on fragments loaded once; ldmatrix alone: run_ldsm_cpasync.py's readers,
 // 0.98 wavefronts per cycle). Lane 0 of every warp records clock64 at start and end in
 // rec[(block * 32 + warp) * 2 + {0, 1}]. Modes 4, 5 and 7 add hgemm_mma_pipelined's copies (see body): alone, beside
-// the mma alone, beside both.
+// the mma alone, beside both; mode 8 runs FFMA instead of the mma (4 per mma), 12 the copies beside them.
 
 __device__ __forceinline__ void ldsm4(unsigned addr, unsigned (&r)[4]) {
   asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -21,7 +21,7 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsig
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// mode bit 0: mma.sync, bit 1: ldmatrix (only with mma: ptxas drops loads nothing uses), bit 2: copies (per
+// mode bit 0: mma.sync, bit 3: FFMA instead, bit 1: ldmatrix (only with mma: ptxas drops loads nothing uses), bit 2: copies (per
 // iteration each warp waits for all but its last batch of copies, then issues `copies` (8) cp.async.cg of `width` (16)
 // B per lane (4 B: cp.async.ca), 4 KiB at the defaults,
 // from its CTA's `window` bytes of `src`, into a 64 KiB ring of dynamic shared memory: hgemm_mma_pipelined's copies
@@ -72,6 +72,10 @@ __device__ __forceinline__ void body(int iters, const char* src, long long windo
 #pragma unroll
         for (int j = 0; j < 2; ++j) ldsm4(base + (unsigned)(((step + 4 + j) & 63) * 512), b[j]);
       }
+      if constexpr ((mode & 8) != 0) {  // FFMA instead: 4 x mmas a step, 16 independent chains
+#pragma unroll
+        for (int k = 0; k < 4 * mmas; ++k) acc[k % 16][(k / 16) % 4] = fmaf(acc[k % 16][(k / 16) % 4], 1.0001f, 0.5f);
+      }
       if constexpr ((mode & 1) != 0) {
 #pragma unroll
         for (int k = 0; k < mmas; ++k) {
@@ -107,6 +111,8 @@ LDSM_MMA(3, 32)
 LDSM_MMA(4, 16)
 LDSM_MMA(5, 16)
 LDSM_MMA(7, 16)
+LDSM_MMA(8, 16)
+LDSM_MMA(12, 16)
 // the copies beside the mma alone, fewer (2 a batch) or narrower (8 of 4 B, cp.async.ca: a quarter of the bytes)
 extern "C" __global__ void ldsm_mma_5_16_c2(int iters, const char* src, long long window, float* sink, long long* rec) {
   body<5, 16, 2, 16>(iters, src, window, sink, rec);

@@ -8,7 +8,8 @@ validate/micro/ldsm_mma.cu: one CTA of 8 or 16 warps per SM on every SM; per war
 both (ldmatrix alone: run_ldsm_cpasync.py's readers, 0.98 wavefronts per SM cycle); and with 16 warps and 16 mma a
 step, hgemm_mma_pipelined's copies without its barrier (per iteration and warp: wait for all but the last batch, then
 8 cp.async.cg of 16 B per lane from the CTA's 256 KiB window): alone, beside the mma, beside both; and beside the
-mma from a 16 KiB window, 2 copies a batch, or 8 of 4 B (cp.async.ca). Per case the
+mma from a 16 KiB window, 2 copies a batch, or 8 of 4 B (cp.async.ca); and FFMA (4 per mma) alone and beside the
+copies. Per case the
 median over 5 launches (after 2) of each SM's window (first warp start to last warp end, clock64; median over SMs):
 SM cycles per iteration of all its warps, mma.sync FLOP, ldmatrix wavefronts and copied bytes per SM cycle. With ncu
 (unless --skip-ncu): the stall reasons and pipe activity of each case with ldmatrix or copies.
@@ -29,12 +30,14 @@ import common  # noqa: E402
 ITERS = 2000
 # (warps per SM, kernel mode, mma.sync per k16 step, kernel suffix, window bytes per CTA, copies per batch, bytes per
 # copy and lane); modes: 1 mma alone, 3 ldmatrix and mma, 4 copies alone, 5 copies and mma, 7 copies, ldmatrix and
-# mma. The copies read their CTA's window again and again (256 KiB: L2-resident, 33 MiB over 132 SMs; 16 KiB: hot)
+# mma, 8 FFMA instead of the mma (4 per mma), 12 copies and FFMA. The copies read their CTA's window again and again
+# (256 KiB: L2-resident, 33 MiB over 132 SMs; 16 KiB: hot)
 WINDOW = 256 * 1024
 CASES = ([(w, m, n, "", WINDOW, 8, 16) for w in (8, 16) for n in (8, 16, 32) for m in (1, 3)]
          + [(16, m, 16, "", WINDOW, 8, 16) for m in (4, 5, 7)]
-         + [(16, 5, 16, "", 16 * 1024, 8, 16), (16, 5, 16, "_c2", WINDOW, 2, 16), (16, 5, 16, "_w4", WINDOW, 8, 4)])
-NAMES = {1: "mma", 3: "both", 4: "copies", 5: "copies+mma", 7: "copies+both"}
+         + [(16, 5, 16, "", 16 * 1024, 8, 16), (16, 5, 16, "_c2", WINDOW, 2, 16), (16, 5, 16, "_w4", WINDOW, 8, 4)]
+         + [(16, m, 16, "", WINDOW, 8, 16) for m in (8, 12)])
+NAMES = {1: "mma", 3: "both", 4: "copies", 5: "copies+mma", 7: "copies+both", 8: "ffma", 12: "copies+ffma"}
 RING = 64 * 1024  # dynamic shared memory the copies land in
 NCU_METRICS = [
     "sm__cycles_elapsed.avg",
@@ -107,9 +110,10 @@ def main() -> int:
                "copies_per_batch": copies if mode & 4 else 0, "copy_width_bytes": width if mode & 4 else 0,
                "sm_cycles_per_iteration": per_it,
                "mma_flop_per_sm_cycle": warps * 4 * mmas * 4096 / per_it if mode & 1 else 0.0,
+               "ffma_per_sm_cycle": warps * 16 * mmas / per_it if mode & 8 else 0.0,
                "ldsm_wavefronts_per_sm_cycle": warps * 96 / per_it if mode & 2 else 0.0,
                "copy_bytes_per_sm_cycle": warps * copies * 32 * width / per_it if mode & 4 else 0.0}
-        if mode & 2 or mode & 4:
+        if mode & 6:
             common.profile_child(ncu, NCU_METRICS, f"^ldsm_mma_{mode}_{mmas}{suffix}$", __file__, ci, [], row)
         res["results"]["ldsm_mma"]["rows"].append(row)
         common.log(f"{warps} warps, {NAMES[mode]}, {mmas} mma per step (copies {row['copies_per_batch']} x "
