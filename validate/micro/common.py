@@ -295,6 +295,26 @@ def micro_results(name: str) -> tuple[Any, Any, dict[str, Any], int]:
     return cp, np, res, res["gpu"]["sm_count"]
 
 
+def child_or_main(doc: str | None, name: str, child: Callable[[int], None]) -> tuple[Any, ...] | None:
+    """The arguments of a micro-benchmark whose cases ncu profiles in child runs: --out, --skip-ncu and the hidden
+    --child CASE, which runs ``child(CASE)`` and returns None. Otherwise (the parsed arguments, CuPy, NumPy, the
+    measurement file's head with an empty ``results[name]`` row list, the SM count, ncu's path or None)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--out")
+    ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child is not None:
+        child(a.child)
+        return None
+    if not a.out:
+        ap.error("--out is required")
+    cp, np, res, sms = micro_results(name)
+    return a, cp, np, res, sms, None if a.skip_ncu else find_ncu()
+
+
 def sm_cycles(cp: Any, kernel: Any, sms: int, threads: int, *args: Any) -> Any:
     """One launch of ``kernel``, one CTA of ``threads`` per SM, its arguments ``args`` and then a record array in which
     thread 0 of each CTA puts its clock64 at start and end: each CTA's cycles (a NumPy array, one per SM)."""

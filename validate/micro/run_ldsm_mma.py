@@ -17,7 +17,6 @@ SM cycles per iteration of all its warps, mma.sync FLOP, ldmatrix wavefronts and
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -82,18 +81,10 @@ def child(case: int) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out")
-    ap.add_argument("--skip-ncu", action="store_true")
-    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.child is not None:
-        child(a.child)
+    got = common.child_or_main(__doc__.splitlines()[0], "ldsm_mma", child)
+    if got is None:
         return 0
-    if not a.out:
-        ap.error("--out is required")
-    cp, np, res, sms = common.micro_results("ldsm_mma")
-    ncu = None if a.skip_ncu else common.find_ncu()
+    a, cp, np, res, sms, ncu = got
     kernels = setup(cp)
     src = cp.ones(sms * WINDOW // 4, dtype=cp.float32)
     for ci, case in enumerate(CASES):

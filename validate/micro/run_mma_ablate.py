@@ -16,7 +16,6 @@ activity and the stall reasons.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -108,18 +107,10 @@ CASES = [(v, si) for si in range(len(SHAPES)) for v in VARIANTS]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out")
-    ap.add_argument("--skip-ncu", action="store_true")
-    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.child is not None:
-        child(a.child)
+    got = common.child_or_main(__doc__.splitlines()[0], "mma_ablate", child)
+    if got is None:
         return 0
-    if not a.out:
-        ap.error("--out is required")
-    cp, np, res, _sms = common.micro_results("mma_ablate")
-    ncu = None if a.skip_ncu else common.find_ncu()
+    a, cp, np, res, _sms, ncu = got
     for ci, (variant, si) in enumerate(CASES):
         shape = SHAPES[si]
         f = setup(cp, variant)
