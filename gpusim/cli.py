@@ -257,6 +257,7 @@ def cmd_validate(a) -> int:
 
     if a.figure:  # before anything is simulated or written
         v.check_figure_path(a.figure)
+    explanations = v.load_explanations()  # a malformed validate/misses.toml is refused before the simulations
     cfg = load_config(a.config)
     if a.measurements:
         paths = list(a.measurements)
@@ -270,7 +271,7 @@ def cmd_validate(a) -> int:
     if not rows:
         raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
     summary = v.summarize(rows)
-    report = v.markdown(rows, summary, str(path), cfg)
+    report = v.markdown(rows, summary, str(path), cfg, explanations)
     if a.report:
         with _writing("--report", a.report):
             Path(a.report).write_text(report)
@@ -310,7 +311,7 @@ def cmd_validate(a) -> int:
     for line in v.goal_lines(summary, knobs, v.load_tolerances()):
         print(f"  {line}")
     print("\nwhat misses a goal (why: validate/misses.toml, the report's \"What misses a goal, and why\"):")
-    for line in v.misses_lines(v.explain(v.goal_misses(rows, summary, knobs), v.load_explanations())):
+    for line in v.misses_lines(v.explain(v.goal_misses(rows, summary, knobs), explanations)):
         print(f"  {line}")
     if a.report or a.figure:
         print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))

@@ -580,17 +580,18 @@ def goal_misses(rows: list[Row], summary: dict, knobs: list[KnobChange]) -> dict
     return out
 
 
-def deviation_sections(path: Path = DEVIATIONS) -> set[str]:
+def deviation_sections(path: Path | None = None) -> set[str]:
     """The section headings of validate/DEVIATIONS.md (``## `` lines, without the marks)."""
-    text = read_text(path, "deviations file", ValidationError)
+    text = read_text(path or DEVIATIONS, "deviations file", ValidationError)
     return {ln[3:].strip() for ln in text.splitlines() if ln.startswith("## ")}
 
 
-def load_explanations(path: Path = MISSES, deviations: Path = DEVIATIONS) -> list[dict]:
+def load_explanations(path: Path | None = None, deviations: Path | None = None) -> list[dict]:
     """validate/misses.toml: ``[[explain]]`` entries, each a goal of :data:`MISS_GOALS`, the rows it covers
     (patterns with ``*`` and ``?`` on the names :func:`goal_misses` gives), the validate/DEVIATIONS.md section that
     explains them and a one-line why. Anything else (an unknown key or goal, a section DEVIATIONS.md lacks) raises
     ValidationError naming the file and the entry."""
+    path, deviations = path or MISSES, deviations or DEVIATIONS
     text = read_text(path, "explanation file", ValidationError)
     try:
         data = tomllib.loads(text)
@@ -725,7 +726,9 @@ def repo_relative(path) -> str:
         return str(path)
 
 
-def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -> str:
+def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig,
+             explanations: list[dict] | None = None) -> str:
+    """The report; ``explanations``: validate/misses.toml's entries (read here when not given)."""
     out = [f"# gpusim validation: {cfg.name}", "", f"Measurements: `{source}`  ",
            f"Config: `{repo_relative(cfg.path)}`", "",
            "## Totals", "",
@@ -743,7 +746,8 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig) -
         out.append(f"| `{metric}` | {s['mean']:.1f} {s['unit']} | {s['max']:.1f} {s['unit']} | {s['n']} |")
     knobs = knob_sensitivity(rows)
     out += ["", "## Goals", ""] + [f"- {line}" for line in goal_lines(summary, knobs, load_tolerances())]
-    out += [""] + misses_markdown(explain(goal_misses(rows, summary, knobs), load_explanations()))
+    entries = load_explanations() if explanations is None else explanations
+    out += [""] + misses_markdown(explain(goal_misses(rows, summary, knobs), entries))
     if knobs:
         out += ["", "## Knob sensitivity", "", "Each measured knob setting against the kernel's defaults at the same "
                 "shape: the relative change of the time, predicted and measured.", "",

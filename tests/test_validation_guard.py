@@ -53,6 +53,16 @@ def test_every_miss_of_a_goal_is_explained(h100_summary):
     assert not lost, "misses without an entry in validate/misses.toml:\n" + "\n".join(lost)
 
 
+def test_a_malformed_explanation_file_stops_validate_before_it_simulates(tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "misses.toml"
+    bad.write_text('[[explain]]\ngoal = "top3"\nrows = ["x"]\nsection = "s"\nwhy = "w"\n')
+    monkeypatch.setattr(v, "MISSES", bad)
+    monkeypatch.setattr(v, "compare", lambda *a, **k: pytest.fail("simulated before refusing the file"))
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "misses.toml" in err[0] and "top3" in err[0]
+
+
 def test_measurements_from_another_gpu_are_refused(tmp_path, capsys):
     cfg = load_config()
     data = json.loads(v.latest_measurements(cfg.gpu_model).read_text())
