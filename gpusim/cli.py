@@ -123,23 +123,62 @@ def cmd_list(a) -> int:
     return 0
 
 
-def ladder_rows(family: str, shape, config, progress=None) -> list[tuple[str, dict]]:
-    from gpusim.api import predict
+def ladder_rows(family: str, shape, config, progress=None, workers: int | None = None,
+                kernel_paths: tuple[str, ...] = ()) -> list[tuple[str, dict]]:
+    """Predict every kernel of ``family`` (its variants too): (label, metrics) in ladder order. The kernels are
+    independent, so they run on ``workers`` processes (default: one per core; 1: in this process); the rows are
+    the same whatever the number."""
     from gpusim.config import load_config
     from gpusim.ir import REGISTRY
 
     cfg = load_config(config)
     cases = [(n + label, n, o) for n, d in REGISTRY.items() if d.family == family
              for label, o in LADDER_VARIANTS.get(family, (("", {}),))]
-    rows = []
-    for i, (label, name, overrides) in enumerate(cases):
+    tasks = [(name, shape, overrides or None, cfg, tuple(kernel_paths)) for _, name, overrides in cases]
+    results: list = [None] * len(cases)
+
+    def finish(i: int, m: dict) -> None:
+        results[i] = m
         if progress:
-            progress(i, len(cases), label)
-        m, _ = predict(name, shape, overrides or None, cfg)
-        rows.append((label, m))
+            progress(sum(r is not None for r in results), len(cases), cases[i][0])
+
     if progress:
-        progress(len(cases), len(cases), "")
-    return rows
+        progress(0, len(cases), "")
+    workers = min(workers or os.cpu_count() or 1, len(cases))
+    if workers <= 1:
+        for i, t in enumerate(tasks):
+            finish(i, _ladder_point(t))
+    else:
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+        pool = ProcessPoolExecutor(workers, initializer=_worker_init)
+        try:
+            index = {pool.submit(_ladder_point, t): i for i, t in enumerate(tasks)}
+            pending = set(index)
+            while pending:
+                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in sorted(ready, key=index.get):
+                    finish(index[f], f.result())  # a kernel's one-line error is raised here, as in one process
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return [(label, m) for (label, _, _), m in zip(cases, results, strict=True)]
+
+
+def _worker_init() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def _ladder_point(task) -> dict:
+    """One kernel of a ladder, in whichever process runs it."""
+    from gpusim import loader
+    from gpusim.api import predict
+
+    name, shape, overrides, cfg, kernel_paths = task
+    loader.load(kernel_paths)
+    m, _ = predict(name, shape, overrides, cfg)
+    return m
 
 
 def _progress(i: int, n: int, name: str) -> None:
@@ -154,7 +193,9 @@ def _progress(i: int, n: int, name: str) -> None:
 def cmd_ladder(a) -> int:
     shape = _shape(a.shape or DEFAULT_SHAPES.get(a.family, "4096,4096,4096"))
     t0 = time.perf_counter()
-    rows = ladder_rows(a.family, shape, a.config, _progress)
+    if a.workers is not None and a.workers < 1:
+        raise UserError(f"--workers {a.workers}: must be at least 1")
+    rows = ladder_rows(a.family, shape, a.config, _progress, a.workers, tuple(a.kernels or ()))
     if a.json:
         print(json.dumps(dict(rows), indent=1))
         return 0
@@ -455,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(lad, shape_required=False)
     lad.add_argument("--family", default="sgemm", help="sgemm (default), hgemm or attention")
     lad.add_argument("--json", action="store_true")
+    lad.add_argument("--workers", type=int, default=None,
+                     help="processes the kernels run on (default: one per core; the table is the same)")
     lad.set_defaults(fn=cmd_ladder)
     t = sub.add_parser("trace", help="write the simulated timeline of one SM (Chrome trace JSON)")
     t.add_argument("kernel")
