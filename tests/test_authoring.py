@@ -189,6 +189,24 @@ def test_ladder_columns_follow_what_the_kernels_contain(capsys):
     assert "tensor%" not in header and "ldsm confl" not in header
 
 
+def test_a_ladder_on_several_processes_is_the_ladder_of_one(capsys):
+    # the kernels run on a process pool that loads the user's kernels itself: the same table, row for row
+    outs = []
+    for workers in ("1", "2"):
+        assert main(["ladder", "--family", "user", "--shape", "1024", "--kernels", str(EXAMPLES),
+                     "--workers", workers]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and outs[0].count("example_") >= 8  # a table row and a verdict per kernel
+
+
+def test_a_kernel_that_fails_in_a_worker_is_a_one_line_error(capsys):
+    # a shape the user's 1-D kernels cannot take: the worker's KernelError reaches the command line as one line
+    assert main(["ladder", "--family", "user", "--shape", "1024,1024,1024,1024,7", "--kernels", str(EXAMPLES),
+                 "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpusim: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_a_pip_package_ships_kernels_through_the_entry_point_group(tmp_path, monkeypatch, capsys):
     from importlib.metadata import EntryPoint
 
