@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from gpusim.resources import LoadedLatency, RateServer
@@ -177,23 +178,106 @@ class TileReuse:
     each tile once per chunk of a wave, so between two uses of a tile the others are distinct).
 
     What pushes a dirty line out is what the L2 allocates after it, not what hits: ``allocated_bytes`` (the missing
-    share of every access) runs beside the total, for :func:`dirty_at_end`."""
+    share of every access) runs beside the total, for :func:`dirty_at_end`.
+
+    A tile is named by an integer code (:meth:`access_many`'s caller makes it from the tile's data and chunk); the
+    last use of each code is kept in an open-addressing hash table of numpy arrays, walked by compiled code
+    (:func:`_access_tiles`): the model visits every tile of every wave and chunk, millions on a large grid."""
 
     def __init__(self, spec: L2Spec) -> None:
         self.spec = spec
-        self.touched_bytes = 0.0
-        self.allocated_bytes = 0.0
-        self._last: dict[tuple, float] = {}  # key -> total at its last use
+        self._state = np.zeros(2)  # bytes touched, bytes allocated
+        self._keys = np.full(_TABLE_START, -1, dtype=np.int64)  # codes (-1: an empty slot)
+        self._last = np.zeros(_TABLE_START)  # bytes touched at each code's last use
+        self._count = 0
 
-    def access(self, key: tuple, size_bytes: int, copies: int = 1) -> float:
-        """Use a tile: the share of it found in the L2 (0 the first time)."""
-        last = self._last.get(key)
-        found = 0.0 if last is None else 1.0 - self.spec.reuse_miss_fraction(self.touched_bytes - last)
-        added = size_bytes * copies
-        self.touched_bytes = touched = self.touched_bytes + added
-        self.allocated_bytes += added * (1.0 - found)
-        self._last[key] = touched
-        return found
+    @property
+    def touched_bytes(self) -> float:
+        return float(self._state[0])
+
+    @property
+    def allocated_bytes(self) -> float:
+        return float(self._state[1])
+
+    def access_many(self, codes: np.ndarray, moved: np.ndarray, wanted: np.ndarray, fetched_bytes: float,
+                    tile_bytes: float, copies: int, store: bool, sums: np.ndarray) -> None:
+        """Use the tiles ``codes`` (distinct non-negative integers) one after another, ``moved`` of each (its share
+        of the chunk; 0: not used) by ``wanted`` CTAs, each moving ``fetched_bytes`` from HBM on a miss for
+        ``tile_bytes`` of data. Adds to ``sums`` (bytes read from HBM, wanted, wanted in missing tiles, stored)."""
+        while 2 * (self._count + len(codes)) > len(self._keys):
+            self._keys, self._last = _rehash(self._keys, self._last, 2 * len(self._keys))
+        spec = self.spec
+        self._count += _access_tiles(self._keys, self._last, self._state, codes, moved, wanted, float(fetched_bytes),
+                                     float(tile_bytes), int(copies), bool(store), float(spec.size_bytes),
+                                     float(spec.reuse_all_hit_footprint_ratio),
+                                     float(spec.reuse_all_miss_footprint_ratio), sums)
+
+
+_TABLE_START = 1024  # algorithmic: slots of a tile table before it first grows (it doubles, half full at most)
+_FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 over the golden ratio
+
+
+@numba.njit(cache=True)
+def _log2(n):
+    k = 0
+    while (1 << k) < n:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def _slot(keys, code):
+    """The slot of ``code`` in the table ``keys`` (linear probing), or of the empty slot where it would go."""
+    mask = len(keys) - 1
+    bits = np.uint64(64 - _log2(len(keys)))
+    # Fibonacci hashing: the top bits of the code times 2^64 over the golden ratio, spread whatever the code's pattern
+    i = np.int64((np.uint64(code) * np.uint64(_FIBONACCI)) >> bits)
+    while keys[i] != -1 and keys[i] != code:
+        i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True)
+def _rehash(keys, last, size):
+    new_keys = np.full(size, -1, dtype=np.int64)
+    new_last = np.zeros(size)
+    for i in range(len(keys)):
+        if keys[i] != -1:
+            j = _slot(new_keys, keys[i])
+            new_keys[j] = keys[i]
+            new_last[j] = last[i]
+    return new_keys, new_last
+
+
+@numba.njit(cache=True)
+def _access_tiles(keys, last, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at, miss_at,
+                  sums):
+    """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new."""
+    new = 0
+    for k in range(len(codes)):
+        m = moved[k]
+        if m <= 0:
+            continue
+        i = _slot(keys, codes[k])
+        found = 0.0
+        if keys[i] == -1:
+            keys[i] = codes[k]
+            new += 1
+        else:  # 1 - L2Spec.reuse_miss_fraction of the bytes touched since its last use
+            found = 1.0 - min(max(((state[0] - last[i]) / size_bytes - hit_at) / (miss_at - hit_at), 0.0), 1.0)
+        added = np.int64(fetched * m) * copies
+        touched = state[0] + added
+        state[0] = touched
+        state[1] += added * (1.0 - found)
+        last[i] = touched
+        if store:
+            sums[3] += tile * m
+        else:
+            by = wanted[k]
+            sums[0] += fetched * m * (1.0 - found)
+            sums[1] += tile * by
+            sums[2] += tile * by * (1.0 - found)
+    return new
 
 
 def dirty_at_end(spec: L2Spec, spans: list[tuple[float, float, float]], allocated_end: float,
@@ -291,6 +375,11 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     wr = {o.name: 0.0 for o in ops}
     spans: dict[str, list] = {o.name: [] for o in ops}  # op -> (bytes stored, allocated before, after) per chunk
     per_wave_rd, per_wave_req, per_wave_want, per_wave_miss, per_wave_st = [], [], [], [], []
+    # ops with the same data (and named the same way: by coordinates or by first sector) share tiles: a tile's code
+    # is its row (coordinates or sector) times the groups, plus its group; times the chunks, plus its chunk
+    group_of: dict[tuple, int] = {}
+    groups = {o.name: group_of.setdefault((o.tensor, o.data, bool(keys_of and o.name in keys_of)), len(group_of))
+              for o in ops}
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
@@ -303,7 +392,11 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             else:
                 cols = np.stack([c if d else np.zeros_like(c) for c, d in zip(coords, o.depends, strict=True)], axis=1)
             uniq, inverse = np.unique(cols, axis=0, return_inverse=True)
-            keys[o.name] = (uniq.tolist(), inverse.reshape(-1))
+            if cols.shape[1] == 1:  # a tile named by its first sector (-1: none)
+                row = uniq[:, 0].astype(np.int64) + 1
+            else:  # by its CTA coordinates
+                row = uniq[:, 0] + grid[0] * (uniq[:, 1] + grid[1] * uniq[:, 2])
+            keys[o.name] = (row.astype(np.int64) * len(groups) + groups[o.name], inverse.reshape(-1))
         share = np.ones(len(lin)) if trips_share is None else np.asarray(trips_share(lin), dtype=float)
         w_rd = {o.name: 0.0 for o in ops}
         w_req = {o.name: 0.0 for o in ops}
@@ -317,24 +410,17 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in ops:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
-                uniq, inverse = keys[o.name]
-                moved = np.zeros(len(uniq))
+                tiles, inverse = keys[o.name]
+                moved = np.zeros(len(tiles))
                 np.maximum.at(moved, inverse, part)
-                wanted = np.zeros(len(uniq))  # how many CTAs want each tile (its requests wait alike)
+                wanted = np.zeros(len(tiles))  # how many CTAs want each tile (its requests wait alike)
                 np.add.at(wanted, inverse, part)
                 tile, fetched = o.tile_bytes_per_chunk, o.tile_bytes_per_chunk * o.fetch_ratio
                 store = o.kind == "st"
-                copies = 1 if store else spec.read_copies
-                for key, m, by in zip(uniq, moved.tolist(), wanted.tolist(), strict=True):
-                    if m <= 0:
-                        continue
-                    found = reuse.access((o.tensor, o.data, q, *key), int(fetched * m), copies)
-                    if store:
-                        c_st[o.name] += tile * m
-                    else:
-                        w_rd[o.name] += fetched * m * (1.0 - found)
-                        w_want[o.name] += tile * by
-                        w_miss[o.name] += tile * by * (1.0 - found)
+                sums = np.array([w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name]])
+                reuse.access_many(tiles * chunks + q, moved, wanted, fetched, tile, 1 if store else spec.read_copies,
+                                  store, sums)
+                w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name] = sums.tolist()
             for name, b in c_st.items():
                 if b > 0:
                     spans[name].append((b, before, reuse.allocated_bytes))
