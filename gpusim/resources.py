@@ -13,6 +13,11 @@ long it really took.
 
 Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
 
+The bins live in one numpy array per server, walked by numba-compiled functions (a request costs the interpreter
+one call, where the event loop makes millions). A server whose requests come to span more than ``MAX_DENSE_BINS``
+bins (a long fast-forwarded stretch between two of them) moves to sparse bins in dicts, walked by the same
+algorithm in Python (:class:`_SparseBins`); ``tests/test_units.py`` holds the two to the same answers.
+
 Every hardware unit of the chip model (``gpusim.sm`` and ``gpusim.memory``) is built from rate servers; a unit
 lists them with its ``reported()`` method (the name its busy cycles go under, and the share of one instance of that
 name each server is), so the engine collects every unit's busy time in one place. A requester that must know what
@@ -25,6 +30,9 @@ from __future__ import annotations
 import bisect
 import math
 
+import numba
+import numpy as np
+
 # algorithmic, not hardware: the width of a capacity bin (the granularity at which the order of requests can be
 # reshuffled), and the work below which a reservation counts as none
 BIN_CYCLES = 32
@@ -34,37 +42,187 @@ EPS = 1e-9
 LOAD_WINDOW_BINS = 8
 
 
-class RateServer:
-    """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
+# algorithmic: the bins a server's array starts with and the most it holds before the server moves to sparse bins
+# (3 x 8 B a bin: 24 MiB at most)
+INITIAL_BINS = 256
+MAX_DENSE_BINS = 1 << 20
 
-    __slots__ = ("rate", "name", "_cap", "_used", "_top", "_next", "_bg_t", "_bg_rate", "_bg_end", "_bg_bin", "busy",
-                 "last_end", "_floor")
+# --- dense bins: one float64 array per server ----------------------------------------------------------------
+# its header: the latest bin holding requests, busy cycles, completion of the latest work, the first bin held,
+# the end of the background load, the rate, a bin's capacity, the background's change points (how many, where they
+# start, room for how many), where the bins start and how many there are
+(_TOP, _BUSY, _LAST, _BASE, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _BIN_OFF, _NBINS) = range(12)
+_HEADER = 12
+# after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM), then per bin
+# three rows of _NBINS: work booked by requests, the later bin to look at instead of a full one (-1: none), and the
+# background work over the bin (NaN: not computed yet)
 
-    def __init__(self, rate: float, name: str = "") -> None:
-        if not rate > 0:
-            raise ValueError(f"{name}: rate {rate} must be positive")
-        self.rate = float(rate)
-        self.name = name
-        self._cap = self.rate * BIN_CYCLES
-        self._used: dict[int, float] = {}  # bin -> work booked by requests
-        self._top = -1  # the latest bin holding requests
-        self._next: dict[int, int] = {}  # a bin that requests filled -> a later bin to look at instead
-        # background reservations as a step function of time: change points and the reserved rate after each
-        self._bg_t: list[float] = [0.0]
-        self._bg_rate: list[float] = [0.0]
-        self._bg_end = 0.0  # no background load from here on
-        self._bg_bin: dict[int, float] = {}  # bin -> background work over it (a cache, cleared by every reservation)
-        self.busy = 0.0  # cycles of work done (work / rate), requests and reservations together
-        self.last_end = 0.0  # completion time of the latest work booked
-        self._floor = 0  # bins below this were pruned (they lie before every live warp's clock)
 
-    # --- background ------------------------------------------------------------------------------------
-    def _bg_at(self, t: float) -> float:
-        return self._bg_rate[bisect.bisect_right(self._bg_t, t) - 1]
+def _dense(rate: float, n_bg: int, n_bins: int) -> np.ndarray:
+    a = np.zeros(_HEADER + 2 * n_bg + 3 * n_bins)
+    a[_TOP], a[_RATE], a[_CAP] = -1.0, rate, rate * BIN_CYCLES
+    a[_BG_OFF], a[_BG_ROOM], a[_BIN_OFF], a[_NBINS] = _HEADER, n_bg, _HEADER + 2 * n_bg, n_bins
+    off = _HEADER + 2 * n_bg
+    a[off + n_bins:off + 2 * n_bins] = -1.0
+    a[off + 2 * n_bins:] = np.nan
+    return a
+
+
+@numba.njit(cache=True)
+def _bisect_right(ts, n, x):
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < ts[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@numba.njit(cache=True)
+def _bg_work_dense(a, lo, hi):
+    """Background work reserved over [lo, hi)."""
+    off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), int(a[_NBG])
+    ts, rs = a[off:off + room], a[off + room:off + 2 * room]
+    i = _bisect_right(ts, n, lo) - 1
+    if i == n - 1 or ts[i + 1] >= hi:
+        return rs[i] * (hi - lo)
+    total, t = 0.0, lo
+    while t < hi:
+        nxt = ts[i + 1] if i + 1 < n else np.inf
+        seg = min(nxt, hi)
+        total += rs[i] * (seg - t)
+        t, i = seg, i + 1
+    return total
+
+
+@numba.njit(cache=True)
+def _find(nxt, base, b):
+    """The first bin from ``b`` on that requests have not filled (with path compression)."""
+    size = nxt.shape[0]
+    root = b
+    while root - base < size and nxt[root - base] >= 0:
+        root = int(nxt[root - base])
+    c = b
+    while c != root:
+        k = c - base
+        c = int(nxt[k])
+        nxt[k] = root
+    return root
+
+
+@numba.njit(cache=True)
+def _walk(a, arrive, work, commit):
+    """One request (:meth:`RateServer.book`): (start, end), or (-1, bin) when it reaches a bin past the array."""
+    base, off, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
+    used, nxt, bgc = a[off:off + size], a[off + size:off + 2 * size], a[off + 2 * size:off + 3 * size]
+    rate, cap, bg_end = a[_RATE], a[_CAP], a[_BG_END]
+    b = math.floor(arrive) // BIN_CYCLES
+    if b < base:
+        b = base
+    if b - base < size and nxt[b - base] >= 0:
+        b = _find(nxt, base, b)
+    remaining = work
+    first = True
+    start = end = 0.0
+    while True:
+        if b - base >= size:
+            return -1.0, float(b)
+        k = b - base
+        lo = b * BIN_CYCLES
+        booked = used[k]
+        taken = booked
+        if lo < bg_end:
+            bg = bgc[k]
+            if bg != bg:  # not computed yet
+                bg = _bg_work_dense(a, float(lo), float(lo + BIN_CYCLES))
+                bgc[k] = bg
+            taken += bg
+        avail = cap - taken
+        b1 = b + 1
+        if avail <= EPS:  # full for good (work is never taken back)
+            nxt[k] = b1
+            b = _find(nxt, base, b1)
+            continue
+        if first:  # the request may arrive inside its first bin
+            t_in = arrive if arrive > lo else float(lo)
+            room = rate * (lo + BIN_CYCLES - t_in)
+            if room < avail:
+                avail = room
+            if avail <= EPS:
+                b = _find(nxt, base, b1)
+                continue
+            fill = lo + taken / rate  # the bin's booked work packed from its start
+            start = t_in if t_in > fill else fill
+        take = remaining if remaining < avail else avail
+        if commit:
+            filled = booked + take
+            used[k] = filled
+            if b > a[_TOP]:
+                a[_TOP] = b
+            if filled >= cap - EPS:
+                nxt[k] = b1
+        remaining -= take
+        if remaining <= EPS:
+            end = start + take / rate if first else lo + taken / rate + take / rate
+            break
+        first = False  # the bins after it: the request is there from their start, only their free work limits it
+        b = _find(nxt, base, b1)
+    if commit:
+        a[_BUSY] += work / rate
+        if end > a[_LAST]:
+            a[_LAST] = end
+    return start, end
+
+
+@numba.njit("UniTuple(float64, 2)(float64[::1], float64, float64, boolean)", cache=True)
+def _book_dense(a, arrive, work, commit):
+    """:func:`_walk`, all or nothing: a request that reaches past the array books nothing (a booking first walks
+    without booking; what that walk writes, links past full bins and computed background, holds either way)."""
+    if commit:
+        start, end = _walk(a, arrive, work, False)
+        if start < 0.0:
+            return start, end
+    return _walk(a, arrive, work, commit)
+
+
+@numba.njit("float64(float64[::1], float64, int64)", cache=True)
+def _load_dense(a, t, bins):
+    b = int(t // BIN_CYCLES)
+    lo = max(b - bins, 0)
+    if b <= lo:
+        return 0.0
+    base, off, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
+    work = 0.0
+    for i in range(lo, b):
+        if 0 <= i - base < size:
+            work += a[off + i - base]
+    if lo * BIN_CYCLES < a[_BG_END]:
+        work += _bg_work_dense(a, float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
+    return work / (a[_CAP] * (b - lo))
+
+
+class _SparseBins:
+    """A server's bins in dicts, for a server whose requests span more bins than an array should hold: the same
+    algorithm as :func:`_walk` and :func:`_load_dense`, in Python."""
+
+    __slots__ = ("rate", "cap", "used", "next", "bg_bin", "top", "floor", "busy", "last_end", "bg_end", "bg_t",
+                 "bg_rate")
+
+    def __init__(self, a: np.ndarray, bg_t: list[float], bg_rate: list[float]) -> None:
+        base, off, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
+        used, nxt, bgc = a[off:off + size], a[off + size:off + 2 * size], a[off + 2 * size:off + 3 * size]
+        self.rate, self.cap = float(a[_RATE]), float(a[_CAP])
+        self.used = {base + int(k): float(used[k]) for k in np.flatnonzero(used)}
+        self.next = {base + int(k): int(nxt[k]) for k in np.flatnonzero(nxt >= 0)}
+        self.bg_bin = {base + int(k): float(bgc[k]) for k in np.flatnonzero(~np.isnan(bgc))}
+        self.top, self.floor = int(a[_TOP]), base
+        self.busy, self.last_end, self.bg_end = float(a[_BUSY]), float(a[_LAST]), float(a[_BG_END])
+        self.bg_t, self.bg_rate = bg_t, bg_rate  # the server's own lists: reservations change them
 
     def _bg_work(self, a: float, b: float) -> float:
-        """Background work reserved over [a, b)."""
-        ts, rs = self._bg_t, self._bg_rate
+        ts, rs = self.bg_t, self.bg_rate
         i = bisect.bisect_right(ts, a) - 1
         if i == len(ts) - 1 or ts[i + 1] >= b:
             return rs[i] * (b - a)
@@ -76,6 +234,120 @@ class RateServer:
             t, i = seg, i + 1
         return total
 
+    def _find(self, b: int) -> int:
+        nxt = self.next
+        path = []
+        while b in nxt:
+            path.append(b)
+            b = nxt[b]
+        for p in path:
+            nxt[p] = b
+        return b
+
+    def _taken(self, b: int, lo: int) -> tuple[float, float]:
+        booked = self.used.get(b, 0.0)
+        if lo >= self.bg_end:
+            return booked, booked
+        bg = self.bg_bin.get(b)
+        if bg is None:
+            bg = self.bg_bin[b] = self._bg_work(float(lo), float(lo + BIN_CYCLES))
+        return booked, booked + bg
+
+    def book(self, arrive: float, work: float, commit: bool) -> tuple[float, float]:
+        b = max(math.floor(arrive) // BIN_CYCLES, self.floor)
+        b = self._find(b)
+        rate, cap, used, nxt = self.rate, self.cap, self.used, self.next
+        remaining, first = work, True
+        start = end = 0.0
+        while True:
+            lo = b * BIN_CYCLES
+            booked, taken = self._taken(b, lo)
+            avail = cap - taken
+            b1 = b + 1
+            if avail <= EPS:
+                nxt[b] = b1
+                b = self._find(b1)
+                continue
+            if first:
+                t_in = arrive if arrive > lo else float(lo)
+                room = rate * (lo + BIN_CYCLES - t_in)
+                if room < avail:
+                    avail = room
+                if avail <= EPS:
+                    b = self._find(b1)
+                    continue
+                fill = lo + taken / rate
+                start = t_in if t_in > fill else fill
+            take = remaining if remaining < avail else avail
+            if commit:
+                filled = booked + take
+                used[b] = filled
+                self.top = max(self.top, b)
+                if filled >= cap - EPS:
+                    nxt[b] = b1
+            remaining -= take
+            if remaining <= EPS:
+                end = start + take / rate if first else lo + taken / rate + take / rate
+                break
+            first = False
+            b = self._find(b1)
+        if commit:
+            self.busy += work / rate
+            self.last_end = max(self.last_end, end)
+        return float(start), float(end)
+
+    def load(self, t: float, bins: int) -> float:
+        b = int(t // BIN_CYCLES)
+        lo = max(b - bins, 0)
+        if b <= lo:
+            return 0.0
+        work = 0.0
+        for i in range(lo, b):
+            work += self.used.get(i, 0.0)
+        if lo * BIN_CYCLES < self.bg_end:
+            work += self._bg_work(float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
+        return work / (self.cap * (b - lo))
+
+    def forget_bg(self, first: int, last: int) -> None:
+        cache = self.bg_bin
+        for b in [b for b in cache if first <= b <= last]:
+            del cache[b]
+
+    def prune(self, floor: int) -> None:
+        if floor > self.floor + 4096:
+            self.used = {b: v for b, v in self.used.items() if b >= floor}
+            self.next = {b: v for b, v in self.next.items() if b >= floor}
+            self.bg_bin = {b: v for b, v in self.bg_bin.items() if b >= floor}
+            self.floor = floor
+
+
+class RateServer:
+    """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
+
+    __slots__ = ("rate", "name", "_a", "_sparse", "_bg_t", "_bg_rate")
+
+    def __init__(self, rate: float, name: str = "") -> None:
+        if not rate > 0:
+            raise ValueError(f"{name}: rate {rate} must be positive")
+        self.rate = float(rate)
+        self.name = name
+        # background reservations as a step function of time: change points and the reserved rate after each
+        self._bg_t: list[float] = [0.0]
+        self._bg_rate: list[float] = [0.0]
+        self._a = _dense(self.rate, 4, INITIAL_BINS)  # the bins (None once sparse)
+        self._sparse: _SparseBins | None = None
+
+    @property
+    def busy(self) -> float:
+        """Cycles of work done (work / rate), requests and reservations together."""
+        return self._sparse.busy if self._sparse is not None else float(self._a[_BUSY])
+
+    @property
+    def last_end(self) -> float:
+        """Completion time of the latest work booked."""
+        return self._sparse.last_end if self._sparse is not None else float(self._a[_LAST])
+
+    # --- background ------------------------------------------------------------------------------------
     def reserve(self, start: float, work: float, duration: float) -> float:
         """Book ``work`` spread evenly from ``start`` over ``duration`` cycles as background load; return the
         duration it really takes. It starts after the bins that already hold requests, and where other
@@ -88,7 +360,8 @@ class RateServer:
         ts, rs = self._bg_t, self._bg_rate
         pieces: list[tuple[float, float, float]] = []  # (from, to, rate)
         # after the bins holding requests already booked from ``start`` on: it never shares a bin with them
-        t = max(start, (self._top + 1) * BIN_CYCLES) if self._top >= b0 else start
+        top = self._sparse.top if self._sparse is not None else int(self._a[_TOP])
+        t = max(start, (top + 1) * BIN_CYCLES) if top >= b0 else start
         left = work
         i = bisect.bisect_right(ts, t) - 1
         while left > EPS:
@@ -116,36 +389,44 @@ class RateServer:
                     rs.insert(k + 1, rs[k])
             for k in range(ts.index(a), ts.index(b)):
                 rs[k] += rate
-        self._bg_end = max(self._bg_end, t)
-        self._forget_bg(int(pieces[0][0] // BIN_CYCLES), int(t // BIN_CYCLES))
-        self.busy += work / self.rate
-        self.last_end = max(self.last_end, t)
+        first, last = int(pieces[0][0] // BIN_CYCLES), int(t // BIN_CYCLES)  # bins whose background changed
+        if self._sparse is not None:
+            sp = self._sparse
+            sp.bg_end = max(sp.bg_end, t)
+            sp.forget_bg(first, last)
+            sp.busy += work / self.rate
+            sp.last_end = max(sp.last_end, t)
+            return t - start
+        a = self._a
+        if len(ts) > a[_BG_ROOM]:  # more change points than the array has room for
+            a = self._a = self._resized(2 * len(ts), int(a[_NBINS]))
+        off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), len(ts)
+        a[off:off + n], a[off + room:off + room + n], a[_NBG] = ts, rs, n
+        a[_BG_END] = max(a[_BG_END], t)
+        base, boff, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
+        lo, hi = max(first - base, 0), min(last - base + 1, size)
+        if lo < hi:
+            a[boff + 2 * size + lo:boff + 2 * size + hi] = np.nan
+        a[_BUSY] += work / self.rate
+        a[_LAST] = max(a[_LAST], t)
         return t - start
 
-    def _forget_bg(self, first: int, last: int) -> None:
-        """Drop the cached background work of bins ``first`` to ``last`` (a reservation changed it there)."""
-        cache = self._bg_bin
-        if len(cache) <= last - first:
-            for b in [b for b in cache if first <= b <= last]:
-                del cache[b]
-        else:
-            for b in range(first, last + 1):
-                cache.pop(b, None)
+    def _resized(self, n_bg: int, n_bins: int) -> np.ndarray:
+        """The array with room for ``n_bg`` change points and ``n_bins`` bins (from the same first bin)."""
+        old = self._a
+        a = _dense(self.rate, n_bg, n_bins)
+        a[:_BG_OFF] = old[:_BG_OFF]
+        a[_BG_OFF], a[_BG_ROOM], a[_BIN_OFF], a[_NBINS] = _HEADER, n_bg, _HEADER + 2 * n_bg, n_bins
+        n, ooff, oroom = int(old[_NBG]), int(old[_BG_OFF]), int(old[_BG_ROOM])
+        a[_HEADER:_HEADER + n] = old[ooff:ooff + n]
+        a[_HEADER + n_bg:_HEADER + n_bg + n] = old[ooff + oroom:ooff + oroom + n]
+        osize, boff, nboff = int(old[_NBINS]), int(old[_BIN_OFF]), int(a[_BIN_OFF])
+        keep = min(osize, n_bins)
+        for row in range(3):
+            a[nboff + row * n_bins:nboff + row * n_bins + keep] = old[boff + row * osize:boff + row * osize + keep]
+        return a
 
     # --- requests -------------------------------------------------------------------------------------
-    def _find(self, b: int) -> int:
-        """The first bin from ``b`` on that requests have not filled (with path compression)."""
-        nxt = self._next
-        if b not in nxt:
-            return b
-        path = []
-        while b in nxt:
-            path.append(b)
-            b = nxt[b]
-        for p in path:
-            nxt[p] = b
-        return b
-
     def queue_delay(self, arrive: float, work: float) -> float:
         """Cycles a request of ``work`` arriving at ``arrive`` would wait beyond its own service time: the work
         booked ahead of it (nothing is booked)."""
@@ -162,114 +443,48 @@ class RateServer:
             ledger[self] = ledger.get(self, 0.0) + work
         if work <= EPS:
             return arrive, arrive
-        b = math.floor(arrive) // BIN_CYCLES  # = floor(arrive / BIN_CYCLES), in integers
-        if b < self._floor:
-            b = self._floor
-        nxt = self._next
-        if b in nxt:
-            b = self._find(b)
-        rate, cap, used = self.rate, self._cap, self._used
-        bg_end, bg_bin = self._bg_end, self._bg_bin
-        remaining = work
-        # the first bin with room: the request may arrive inside it
-        while True:
-            lo = b * BIN_CYCLES
-            booked = used.get(b, 0.0)
-            taken = booked
-            if lo < bg_end:
-                bg = bg_bin.get(b)
-                taken += self._bg_in(b, lo) if bg is None else bg
-            avail = cap - taken
-            b1 = b + 1
-            if avail <= EPS:  # full for good (work is never taken back)
-                nxt[b] = b1
-                b = self._find(b1) if b1 in nxt else b1
-                continue
-            t_in = arrive if arrive > lo else lo
-            room = rate * (lo + BIN_CYCLES - t_in)
-            if room < avail:
-                avail = room
-            if avail > EPS:
-                break
-            b = self._find(b1) if b1 in nxt else b1
-        fill = lo + taken / rate  # the bin's booked work packed from its start
-        start = t_in if t_in > fill else fill
-        take = remaining if remaining < avail else avail
-        if commit:
-            filled = booked + take
-            used[b] = filled
-            if b > self._top:
-                self._top = b
-            if filled >= cap - EPS:
-                nxt[b] = b1
-        remaining -= take
-        if remaining <= EPS:
-            end = start + take / rate
-        else:
-            b = self._find(b1) if b1 in nxt else b1
-            # the bins after it: the request is there from their start, so only their free work limits it
-            while True:
-                lo = b * BIN_CYCLES
-                booked = used.get(b, 0.0)
-                taken = booked
-                if lo < bg_end:
-                    bg = bg_bin.get(b)
-                    taken += self._bg_in(b, lo) if bg is None else bg
-                avail = cap - taken
-                b1 = b + 1
-                if avail <= EPS:
-                    nxt[b] = b1
-                    b = self._find(b1) if b1 in nxt else b1
-                    continue
-                take = remaining if remaining < avail else avail
-                if commit:
-                    filled = booked + take
-                    used[b] = filled
-                    if b > self._top:
-                        self._top = b
-                    if filled >= cap - EPS:
-                        nxt[b] = b1
-                remaining -= take
-                if remaining <= EPS:
-                    end = lo + taken / rate + take / rate
-                    break
-                b = self._find(b1) if b1 in nxt else b1
-        if commit:
-            self.busy += work / rate
-            if end > self.last_end:
-                self.last_end = end
-        return start, end
+        while self._sparse is None:
+            start, end = _book_dense(self._a, arrive, work, commit)
+            if start >= 0.0:
+                return start, end
+            self._make_room(int(end))  # it reaches bin ``end``, past the array
+        return self._sparse.book(arrive, work, commit)
+
+    def _make_room(self, bin_: int) -> None:
+        """A request reaches bin ``bin_``, past the array: a larger array, or sparse bins past MAX_DENSE_BINS."""
+        need = bin_ - int(self._a[_BASE]) + 1
+        if need > MAX_DENSE_BINS:
+            self._sparse = _SparseBins(self._a, self._bg_t, self._bg_rate)
+            self._a = None
+            return
+        size = int(self._a[_NBINS])
+        while size < need:
+            size *= 2
+        self._a = self._resized(int(self._a[_BG_ROOM]), size)
 
     def load(self, t: float, bins: int) -> float:
         """The share of its capacity booked (requests and reservations) over the ``bins`` bins before the one ``t``
         falls in: how busy the resource has just been."""
-        b = int(t // BIN_CYCLES)
-        lo = max(b - bins, 0)
-        if b <= lo:
-            return 0.0
-        used = self._used
-        work = 0.0
-        for i in range(lo, b):
-            work += used.get(i, 0.0)
-        if lo * BIN_CYCLES < self._bg_end:
-            work += self._bg_work(lo * BIN_CYCLES, b * BIN_CYCLES)
-        return work / (self._cap * (b - lo))
-
-    def _bg_in(self, b: int, lo: int) -> float:
-        """Background work reserved over bin ``b`` (starting at ``lo``), cached."""
-        bg = self._bg_bin.get(b)
-        if bg is None:
-            bg = self._bg_bin[b] = self._bg_work(lo, lo + BIN_CYCLES)
-        return bg
+        if self._sparse is not None:
+            return self._sparse.load(t, bins)
+        return _load_dense(self._a, t, bins)
 
     def prune(self, before: float) -> None:
         """Forget bins that end before ``before`` (no request can arrive there any more)."""
         floor = int(before // BIN_CYCLES) - 1 - LOAD_WINDOW_BINS  # keep what :meth:`load` looks back over
-        if floor > self._floor + 4096:
-            self._used = {b: v for b, v in self._used.items() if b >= floor}
-            self._next = {b: v for b, v in self._next.items() if b >= floor}
-            self._bg_bin = {b: v for b, v in self._bg_bin.items() if b >= floor}
-            self._floor = floor
+        if self._sparse is not None:
+            self._sparse.prune(floor)
+            return
+        a = self._a
+        base = int(a[_BASE])
+        if floor > base + 4096:  # move the array's window: bins from ``floor`` on at its start
+            off, size = int(a[_BIN_OFF]), int(a[_NBINS])
+            shift = min(floor - base, size)
+            for row, empty in enumerate((0.0, -1.0, np.nan)):
+                r = a[off + row * size:off + (row + 1) * size]
+                r[:size - shift] = r[shift:].copy()
+                r[size - shift:] = empty
+            a[_BASE] = floor
 
 
 class LoadedLatency:

@@ -3,6 +3,7 @@ depend on how many SMs are simulated in detail."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpusim.api import predict
@@ -36,6 +37,60 @@ def test_reservation_takes_only_what_is_free():
     # the unit is now full over [0, 1000): a second reservation of the same work runs after it
     assert s.reserve(0, 1000, 1000) == pytest.approx(2000)
     assert s.busy == pytest.approx(2000)
+
+
+def _random_requests(seed: int):
+    """A mix of what the engine asks of a server: requests early and late (in call order and in time), probes that
+    book nothing, background reservations, prunes as time goes on, and looks at the recent load."""
+    rng = np.random.default_rng(seed)
+    now = 0.0
+    for _ in range(400):
+        kind = rng.integers(0, 10)
+        now += float(rng.exponential(40.0))
+        if kind < 6:
+            yield "book", now + float(rng.uniform(-50, 300)), float(rng.exponential(30.0)), bool(rng.integers(0, 4))
+        elif kind == 6:
+            yield "reserve", now, float(rng.uniform(10, 4000)), float(rng.uniform(100, 5000))
+        elif kind == 7:
+            yield "load", now, int(rng.integers(1, 9)), None
+        elif kind == 8:
+            yield "prune", now - 3000.0, None, None
+        else:  # far ahead of everything booked: the array grows
+            yield "book", now + float(rng.uniform(2e5, 2e6)), float(rng.exponential(30.0)), True
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_and_sparse_bins_give_the_same_answers(monkeypatch, seed):
+    # the compiled walk over a server's array and the Python walk over dicts (which a server moves to when its
+    # requests span too many bins) are one algorithm: every answer equal, bit for bit, on the same requests
+    import gpusim.resources as resources
+
+    dense = RateServer(1.5, "dense")
+    sparse = RateServer(1.5, "sparse")
+    sparse._make_room(resources.MAX_DENSE_BINS + 10)  # as if a request had reached that far
+    assert sparse._sparse is not None and dense._sparse is None
+    for what, t, x, y in _random_requests(seed):
+        if what == "book":
+            assert dense.book(None, t, x, y) == sparse.book(None, t, x, y)
+        elif what == "reserve":
+            assert dense.reserve(t, x, y) == sparse.reserve(t, x, y)
+        elif what == "load":
+            assert dense.load(t, x) == sparse.load(t, x)
+        else:
+            dense.prune(t)
+            sparse.prune(t)
+        assert (dense.busy, dense.last_end) == (sparse.busy, sparse.last_end)
+    assert dense._sparse is None  # it grew its array, within MAX_DENSE_BINS
+
+
+def test_a_request_far_past_the_others_moves_the_server_to_sparse_bins():
+    # a fast-forwarded stretch can put one request 10^11 cycles after the others: the server keeps its few bins
+    # in dicts instead of an array of 3 x 10^9 bins, and answers as before
+    s = RateServer(1.0)
+    s.serve(0, 100)
+    start, end = s.serve(1e11, 64)
+    assert s._sparse is not None and (start, end) == (1e11, 1e11 + 64)
+    assert s.serve(0, 50) == (100.0, 150.0) and s.busy == pytest.approx(214)
 
 
 def test_tail_ctas_stand_for_exactly_the_real_tail():
