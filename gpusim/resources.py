@@ -44,15 +44,17 @@ LOAD_WINDOW_BINS = 8
 
 # algorithmic: the bins a server's array starts with and the most it holds before the server moves to sparse bins
 # (3 x 8 B a bin: 24 MiB at most)
-INITIAL_BINS = 256
+INITIAL_BINS = 4096
+INITIAL_CHANGE_POINTS = 64
 MAX_DENSE_BINS = 1 << 20
 
 # --- dense bins: one float64 array per server ----------------------------------------------------------------
 # its header: the latest bin holding requests, busy cycles, completion of the latest work, the first bin held,
 # the end of the background load, the rate, a bin's capacity, the background's change points (how many, where they
-# start, room for how many), where the bins start and how many there are
-(_TOP, _BUSY, _LAST, _BASE, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _BIN_OFF, _NBINS) = range(12)
-_HEADER = 12
+# start, room for how many), where the bins start and how many there are, and the first bin a request may use (the
+# bins before it are pruned: the array moves past them only once they are half of it)
+(_TOP, _BUSY, _LAST, _BASE, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _BIN_OFF, _NBINS, _FLOOR) = range(13)
+_HEADER = 13
 # after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM), then per bin
 # three rows of _NBINS: work booked by requests, the later bin to look at instead of a full one (-1: none), and the
 # background work over the bin (NaN: not computed yet)
@@ -119,8 +121,9 @@ def _walk(a, arrive, work, commit):
     used, nxt, bgc = a[off:off + size], a[off + size:off + 2 * size], a[off + 2 * size:off + 3 * size]
     rate, cap, bg_end = a[_RATE], a[_CAP], a[_BG_END]
     b = math.floor(arrive) // BIN_CYCLES
-    if b < base:
-        b = base
+    floor = int(a[_FLOOR])
+    if b < floor:
+        b = floor
     if b - base < size and nxt[b - base] >= 0:
         b = _find(nxt, base, b)
     remaining = work
@@ -193,10 +196,10 @@ def _load_dense(a, t, bins):
     lo = max(b - bins, 0)
     if b <= lo:
         return 0.0
-    base, off, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
+    base, off, size, floor = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
     work = 0.0
-    for i in range(lo, b):
-        if 0 <= i - base < size:
+    for i in range(max(lo, floor), b):  # pruned bins count as empty
+        if i - base < size:
             work += a[off + i - base]
     if lo * BIN_CYCLES < a[_BG_END]:
         work += _bg_work_dense(a, float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
@@ -211,13 +214,15 @@ class _SparseBins:
                  "bg_rate")
 
     def __init__(self, a: np.ndarray, bg_t: list[float], bg_rate: list[float]) -> None:
-        base, off, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
-        used, nxt, bgc = a[off:off + size], a[off + size:off + 2 * size], a[off + 2 * size:off + 3 * size]
+        base, off, size, floor = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
+        # the bins from the floor on (the array may still hold pruned ones before it)
+        used, nxt, bgc = (a[off + row * size + floor - base:off + (row + 1) * size] for row in range(3))
+        base = floor
         self.rate, self.cap = float(a[_RATE]), float(a[_CAP])
         self.used = {base + int(k): float(used[k]) for k in np.flatnonzero(used)}
         self.next = {base + int(k): int(nxt[k]) for k in np.flatnonzero(nxt >= 0)}
         self.bg_bin = {base + int(k): float(bgc[k]) for k in np.flatnonzero(~np.isnan(bgc))}
-        self.top, self.floor = int(a[_TOP]), base
+        self.top, self.floor = int(a[_TOP]), floor
         self.busy, self.last_end, self.bg_end = float(a[_BUSY]), float(a[_LAST]), float(a[_BG_END])
         self.bg_t, self.bg_rate = bg_t, bg_rate  # the server's own lists: reservations change them
 
@@ -334,7 +339,7 @@ class RateServer:
         # background reservations as a step function of time: change points and the reserved rate after each
         self._bg_t: list[float] = [0.0]
         self._bg_rate: list[float] = [0.0]
-        self._a = _dense(self.rate, 4, INITIAL_BINS)  # the bins (None once sparse)
+        self._a = _dense(self.rate, INITIAL_CHANGE_POINTS, INITIAL_BINS)  # the bins (None once sparse)
         self._sparse: _SparseBins | None = None
 
     @property
@@ -416,7 +421,7 @@ class RateServer:
         old = self._a
         a = _dense(self.rate, n_bg, n_bins)
         a[:_BG_OFF] = old[:_BG_OFF]
-        a[_BG_OFF], a[_BG_ROOM], a[_BIN_OFF], a[_NBINS] = _HEADER, n_bg, _HEADER + 2 * n_bg, n_bins
+        a[_FLOOR] = old[_FLOOR]
         n, ooff, oroom = int(old[_NBG]), int(old[_BG_OFF]), int(old[_BG_ROOM])
         a[_HEADER:_HEADER + n] = old[ooff:ooff + n]
         a[_HEADER + n_bg:_HEADER + n_bg + n] = old[ooff + oroom:ooff + oroom + n]
@@ -451,16 +456,32 @@ class RateServer:
         return self._sparse.book(arrive, work, commit)
 
     def _make_room(self, bin_: int) -> None:
-        """A request reaches bin ``bin_``, past the array: a larger array, or sparse bins past MAX_DENSE_BINS."""
-        need = bin_ - int(self._a[_BASE]) + 1
-        if need > MAX_DENSE_BINS:
-            self._sparse = _SparseBins(self._a, self._bg_t, self._bg_rate)
+        """A request reaches bin ``bin_``, past the array: the array moved past its pruned bins, or a larger one, or
+        sparse bins past MAX_DENSE_BINS."""
+        a = self._a
+        if bin_ - int(a[_FLOOR]) + 1 > MAX_DENSE_BINS:
+            self._sparse = _SparseBins(a, self._bg_t, self._bg_rate)
             self._a = None
             return
-        size = int(self._a[_NBINS])
-        while size < need:
-            size *= 2
-        self._a = self._resized(int(self._a[_BG_ROOM]), size)
+        self._shift_to_floor()
+        need, size = bin_ - int(a[_BASE]) + 1, int(a[_NBINS])
+        if need > size:
+            while size < need:
+                size *= 2
+            self._a = self._resized(int(a[_BG_ROOM]), size)
+
+    def _shift_to_floor(self) -> None:
+        """Move the array's first bin to the floor: the pruned bins before it go, their room is freed at the end."""
+        a = self._a
+        base, off, size, floor = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
+        if floor <= base:
+            return
+        shift = min(floor - base, size)
+        for row, empty in enumerate((0.0, -1.0, np.nan)):
+            r = a[off + row * size:off + (row + 1) * size]
+            r[:size - shift] = r[shift:].copy()
+            r[size - shift:] = empty
+        a[_BASE] = floor
 
     def load(self, t: float, bins: int) -> float:
         """The share of its capacity booked (requests and reservations) over the ``bins`` bins before the one ``t``
@@ -476,15 +497,11 @@ class RateServer:
             self._sparse.prune(floor)
             return
         a = self._a
-        base = int(a[_BASE])
-        if floor > base + 4096:  # move the array's window: bins from ``floor`` on at its start
-            off, size = int(a[_BIN_OFF]), int(a[_NBINS])
-            shift = min(floor - base, size)
-            for row, empty in enumerate((0.0, -1.0, np.nan)):
-                r = a[off + row * size:off + (row + 1) * size]
-                r[:size - shift] = r[shift:].copy()
-                r[size - shift:] = empty
-            a[_BASE] = floor
+        if floor <= a[_FLOOR] + 4096:
+            return
+        a[_FLOOR] = floor
+        if floor - a[_BASE] > a[_NBINS] // 2:  # the pruned bins are half the array: move it past them
+            self._shift_to_floor()
 
 
 class LoadedLatency:
