@@ -42,32 +42,57 @@ EPS = 1e-9
 LOAD_WINDOW_BINS = 8
 
 
-# algorithmic: the bins a server's array starts with and the most it holds before the server moves to sparse bins
-# (3 x 8 B a bin: 24 MiB at most)
+# algorithmic: the bins a server's array starts with and the most it spans before the server moves to sparse bins
+# (4 x 8 B a bin: 32 MiB at most, of which only the bins touched take memory: the array is calloc'ed)
 INITIAL_BINS = 4096
 INITIAL_CHANGE_POINTS = 64
 MAX_DENSE_BINS = 1 << 20
 
 # --- dense bins: one float64 array per server ----------------------------------------------------------------
-# its header: the latest bin holding requests, busy cycles, completion of the latest work, the first bin held,
-# the end of the background load, the rate, a bin's capacity, the background's change points (how many, where they
-# start, room for how many), where the bins start and how many there are, and the first bin a request may use (the
-# bins before it are pruned: the array moves past them only once they are half of it)
-(_TOP, _BUSY, _LAST, _BASE, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _BIN_OFF, _NBINS, _FLOOR) = range(13)
+# its header: the latest bin holding requests, busy cycles, completion of the latest work, the end of the
+# background load, the rate, a bin's capacity, the background's change points (how many, where they start, room
+# for how many), where the bins start and how many there are (a power of two), the first bin a request may use
+# (the bins before it are pruned) and the last bin written
+(_TOP, _BUSY, _LAST, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _BIN_OFF, _NBINS, _FLOOR, _HI) = range(13)
 _HEADER = 13
 # after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM), then per bin
-# three rows of _NBINS: work booked by requests, the later bin to look at instead of a full one (-1: none), and the
-# background work over the bin (NaN: not computed yet)
+# four rows of _NBINS, a ring: bin b is at b mod _NBINS, and the array holds bins _FLOOR to _FLOOR + _NBINS - 1 (a
+# bin is cleared when it is pruned). All zero in a bin never written, so a fresh array (calloc'ed) takes memory only
+# where used: work booked by requests, the later bin to look at instead of a full one (plus one; 0: none), the
+# background work over the bin, and whether that is computed yet (1)
+_USED, _LINK, _BGW, _BGSET = range(4)
+_ROWS = 4
 
 
-def _dense(rate: float, n_bg: int, n_bins: int) -> np.ndarray:
-    a = np.zeros(_HEADER + 2 * n_bg + 3 * n_bins)
-    a[_TOP], a[_RATE], a[_CAP] = -1.0, rate, rate * BIN_CYCLES
+def _dense(rate: float, n_bg: int, n_bins: int, floor: int = 0) -> np.ndarray:
+    a = np.zeros(_HEADER + 2 * n_bg + _ROWS * n_bins)
+    a[_TOP], a[_RATE], a[_CAP], a[_FLOOR], a[_HI] = -1.0, rate, rate * BIN_CYCLES, floor, floor - 1
     a[_BG_OFF], a[_BG_ROOM], a[_BIN_OFF], a[_NBINS] = _HEADER, n_bg, _HEADER + 2 * n_bg, n_bins
-    off = _HEADER + 2 * n_bg
-    a[off + n_bins:off + 2 * n_bins] = -1.0
-    a[off + 2 * n_bins:] = np.nan
     return a
+
+
+def _slots(a: np.ndarray, first: int, last: int) -> np.ndarray:
+    """Where bins ``first`` to ``last`` lie in each row of the ring."""
+    return np.arange(first, last + 1) & (int(a[_NBINS]) - 1)
+
+
+@numba.njit(cache=True)
+def _ring_copy(src, dst, first, last):
+    """Bins ``first`` to ``last``, every row, from the ring of array ``src`` into that of ``dst``."""
+    soff, ssize, doff, dsize = int(src[_BIN_OFF]), int(src[_NBINS]), int(dst[_BIN_OFF]), int(dst[_NBINS])
+    for b in range(first, last + 1):
+        i, j = b & (ssize - 1), b & (dsize - 1)
+        for row in range(_ROWS):
+            dst[doff + row * dsize + j] = src[soff + row * ssize + i]
+
+
+@numba.njit(cache=True)
+def _ring_clear(a, first, last, row_from, row_to):
+    """Rows ``row_from`` to ``row_to - 1`` of bins ``first`` to ``last`` back to zero."""
+    off, size = int(a[_BIN_OFF]), int(a[_NBINS])
+    for b in range(first, last + 1):
+        for row in range(row_from, row_to):
+            a[off + row * size + (b & (size - 1))] = 0.0
 
 
 @numba.njit(cache=True)
@@ -100,53 +125,58 @@ def _bg_work_dense(a, lo, hi):
 
 
 @numba.njit(cache=True)
-def _find(nxt, base, b):
+def _find(link, floor, b):
     """The first bin from ``b`` on that requests have not filled (with path compression)."""
-    size = nxt.shape[0]
+    size = link.shape[0]
+    mask = size - 1
     root = b
-    while root - base < size and nxt[root - base] >= 0:
-        root = int(nxt[root - base])
+    while root - floor < size and link[root & mask] > 0:
+        root = int(link[root & mask]) - 1
     c = b
     while c != root:
-        k = c - base
-        c = int(nxt[k])
-        nxt[k] = root
+        k = c & mask
+        c = int(link[k]) - 1
+        link[k] = root + 1
     return root
 
 
 @numba.njit(cache=True)
 def _walk(a, arrive, work, commit):
-    """One request (:meth:`RateServer.book`): (start, end), or (-1, bin) when it reaches a bin past the array."""
-    base, off, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
-    used, nxt, bgc = a[off:off + size], a[off + size:off + 2 * size], a[off + 2 * size:off + 3 * size]
+    """One request (:meth:`RateServer.book`): (start, end), or (-1, bin) when it reaches a bin past the ring."""
+    off, size, floor = int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
+    mask = size - 1
+    used, link = a[off:off + size], a[off + size:off + 2 * size]
+    bgw, bgset = a[off + 2 * size:off + 3 * size], a[off + 3 * size:off + 4 * size]
     rate, cap, bg_end = a[_RATE], a[_CAP], a[_BG_END]
     b = math.floor(arrive) // BIN_CYCLES
-    floor = int(a[_FLOOR])
     if b < floor:
         b = floor
-    if b - base < size and nxt[b - base] >= 0:
-        b = _find(nxt, base, b)
+    if b - floor < size and link[b & mask] > 0:
+        b = _find(link, floor, b)
     remaining = work
     first = True
     start = end = 0.0
     while True:
-        if b - base >= size:
+        if b - floor >= size:
             return -1.0, float(b)
-        k = b - base
+        k = b & mask
         lo = b * BIN_CYCLES
         booked = used[k]
         taken = booked
         if lo < bg_end:
-            bg = bgc[k]
-            if bg != bg:  # not computed yet
-                bg = _bg_work_dense(a, float(lo), float(lo + BIN_CYCLES))
-                bgc[k] = bg
-            taken += bg
+            if bgset[k] == 0.0:  # not computed yet
+                bgw[k] = _bg_work_dense(a, float(lo), float(lo + BIN_CYCLES))
+                bgset[k] = 1.0
+                if b > a[_HI]:
+                    a[_HI] = b
+            taken += bgw[k]
         avail = cap - taken
         b1 = b + 1
         if avail <= EPS:  # full for good (work is never taken back)
-            nxt[k] = b1
-            b = _find(nxt, base, b1)
+            link[k] = b1 + 1
+            if b > a[_HI]:
+                a[_HI] = b
+            b = _find(link, floor, b1)
             continue
         if first:  # the request may arrive inside its first bin
             t_in = arrive if arrive > lo else float(lo)
@@ -154,7 +184,7 @@ def _walk(a, arrive, work, commit):
             if room < avail:
                 avail = room
             if avail <= EPS:
-                b = _find(nxt, base, b1)
+                b = _find(link, floor, b1)
                 continue
             fill = lo + taken / rate  # the bin's booked work packed from its start
             start = t_in if t_in > fill else fill
@@ -164,14 +194,16 @@ def _walk(a, arrive, work, commit):
             used[k] = filled
             if b > a[_TOP]:
                 a[_TOP] = b
+            if b > a[_HI]:
+                a[_HI] = b
             if filled >= cap - EPS:
-                nxt[k] = b1
+                link[k] = b1 + 1
         remaining -= take
         if remaining <= EPS:
             end = start + take / rate if first else lo + taken / rate + take / rate
             break
         first = False  # the bins after it: the request is there from their start, only their free work limits it
-        b = _find(nxt, base, b1)
+        b = _find(link, floor, b1)
     if commit:
         a[_BUSY] += work / rate
         if end > a[_LAST]:
@@ -196,11 +228,11 @@ def _load_dense(a, t, bins):
     lo = max(b - bins, 0)
     if b <= lo:
         return 0.0
-    base, off, size, floor = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
+    off, size, floor = int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
     work = 0.0
     for i in range(max(lo, floor), b):  # pruned bins count as empty
-        if i - base < size:
-            work += a[off + i - base]
+        if i - floor < size:
+            work += a[off + (i & (size - 1))]
     if lo * BIN_CYCLES < a[_BG_END]:
         work += _bg_work_dense(a, float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
     return work / (a[_CAP] * (b - lo))
@@ -214,14 +246,14 @@ class _SparseBins:
                  "bg_rate")
 
     def __init__(self, a: np.ndarray, bg_t: list[float], bg_rate: list[float]) -> None:
-        base, off, size, floor = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
-        # the bins from the floor on (the array may still hold pruned ones before it)
-        used, nxt, bgc = (a[off + row * size + floor - base:off + (row + 1) * size] for row in range(3))
-        base = floor
+        off, size, floor = int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
+        # the bins written, from the floor on, in bin order
+        slots = _slots(a, floor, int(a[_HI]))
+        used, link, bgw, bgset = (a[off + row * size:off + (row + 1) * size][slots] for row in range(_ROWS))
         self.rate, self.cap = float(a[_RATE]), float(a[_CAP])
-        self.used = {base + int(k): float(used[k]) for k in np.flatnonzero(used)}
-        self.next = {base + int(k): int(nxt[k]) for k in np.flatnonzero(nxt >= 0)}
-        self.bg_bin = {base + int(k): float(bgc[k]) for k in np.flatnonzero(~np.isnan(bgc))}
+        self.used = {floor + int(k): float(used[k]) for k in np.flatnonzero(used)}
+        self.next = {floor + int(k): int(link[k]) - 1 for k in np.flatnonzero(link)}
+        self.bg_bin = {floor + int(k): float(bgw[k]) for k in np.flatnonzero(bgset)}
         self.top, self.floor = int(a[_TOP]), floor
         self.busy, self.last_end, self.bg_end = float(a[_BUSY]), float(a[_LAST]), float(a[_BG_END])
         self.bg_t, self.bg_rate = bg_t, bg_rate  # the server's own lists: reservations change them
@@ -404,31 +436,28 @@ class RateServer:
             return t - start
         a = self._a
         if len(ts) > a[_BG_ROOM]:  # more change points than the array has room for
-            a = self._a = self._resized(2 * len(ts), int(a[_NBINS]))
+            a = self._a = self._relaid(2 * len(ts), int(a[_NBINS]))
         off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), len(ts)
         a[off:off + n], a[off + room:off + room + n], a[_NBG] = ts, rs, n
         a[_BG_END] = max(a[_BG_END], t)
-        base, boff, size = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS])
-        lo, hi = max(first - base, 0), min(last - base + 1, size)
-        if lo < hi:
-            a[boff + 2 * size + lo:boff + 2 * size + hi] = np.nan
+        lo, hi = max(first, int(a[_FLOOR])), min(last, int(a[_HI]))  # no bin past _HI holds any
+        _ring_clear(a, lo, hi, _BGSET, _BGSET + 1)
         a[_BUSY] += work / self.rate
         a[_LAST] = max(a[_LAST], t)
         return t - start
 
-    def _resized(self, n_bg: int, n_bins: int) -> np.ndarray:
-        """The array with room for ``n_bg`` change points and ``n_bins`` bins (from the same first bin)."""
+    def _relaid(self, n_bg: int, n_bins: int) -> np.ndarray:
+        """The array laid out anew with room for ``n_bg`` change points and a ring of ``n_bins`` bins, what it holds
+        copied."""
         old = self._a
-        a = _dense(self.rate, n_bg, n_bins)
+        floor, hi = int(old[_FLOOR]), int(old[_HI])
+        a = _dense(self.rate, n_bg, n_bins, floor)
         a[:_BG_OFF] = old[:_BG_OFF]
-        a[_FLOOR] = old[_FLOOR]
+        a[_HI] = hi
         n, ooff, oroom = int(old[_NBG]), int(old[_BG_OFF]), int(old[_BG_ROOM])
         a[_HEADER:_HEADER + n] = old[ooff:ooff + n]
         a[_HEADER + n_bg:_HEADER + n_bg + n] = old[ooff + oroom:ooff + oroom + n]
-        osize, boff, nboff = int(old[_NBINS]), int(old[_BIN_OFF]), int(a[_BIN_OFF])
-        keep = min(osize, n_bins)
-        for row in range(3):
-            a[nboff + row * n_bins:nboff + row * n_bins + keep] = old[boff + row * osize:boff + row * osize + keep]
+        _ring_copy(old, a, floor, hi)
         return a
 
     # --- requests -------------------------------------------------------------------------------------
@@ -456,32 +485,18 @@ class RateServer:
         return self._sparse.book(arrive, work, commit)
 
     def _make_room(self, bin_: int) -> None:
-        """A request reaches bin ``bin_``, past the array: the array moved past its pruned bins, or a larger one, or
-        sparse bins past MAX_DENSE_BINS."""
+        """A request reaches bin ``bin_``, past the ring: a ring twice as large (or as large as needed), or sparse bins
+        past MAX_DENSE_BINS."""
         a = self._a
-        if bin_ - int(a[_FLOOR]) + 1 > MAX_DENSE_BINS:
+        floor = int(a[_FLOOR])
+        if bin_ - floor + 1 > MAX_DENSE_BINS:
             self._sparse = _SparseBins(a, self._bg_t, self._bg_rate)
             self._a = None
             return
-        self._shift_to_floor()
-        need, size = bin_ - int(a[_BASE]) + 1, int(a[_NBINS])
-        if need > size:
-            while size < need:
-                size *= 2
-            self._a = self._resized(int(a[_BG_ROOM]), size)
-
-    def _shift_to_floor(self) -> None:
-        """Move the array's first bin to the floor: the pruned bins before it go, their room is freed at the end."""
-        a = self._a
-        base, off, size, floor = int(a[_BASE]), int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
-        if floor <= base:
-            return
-        shift = min(floor - base, size)
-        for row, empty in enumerate((0.0, -1.0, np.nan)):
-            r = a[off + row * size:off + (row + 1) * size]
-            r[:size - shift] = r[shift:].copy()
-            r[size - shift:] = empty
-        a[_BASE] = floor
+        size = int(a[_NBINS])
+        while size < bin_ - floor + 1:
+            size *= 2
+        self._a = self._relaid(int(a[_BG_ROOM]), size)
 
     def load(self, t: float, bins: int) -> float:
         """The share of its capacity booked (requests and reservations) over the ``bins`` bins before the one ``t``
@@ -499,9 +514,11 @@ class RateServer:
         a = self._a
         if floor <= a[_FLOOR] + 4096:
             return
+        old, hi = int(a[_FLOOR]), int(a[_HI])
+        # clear the pruned bins' slots: later bins take them
+        _ring_clear(a, old, min(hi, floor - 1, old + int(a[_NBINS]) - 1), 0, _ROWS)
         a[_FLOOR] = floor
-        if floor - a[_BASE] > a[_NBINS] // 2:  # the pruned bins are half the array: move it past them
-            self._shift_to_floor()
+        a[_HI] = max(hi, floor - 1)
 
 
 class LoadedLatency:
