@@ -1,11 +1,14 @@
-"""The one-call entry point: kernel name + shape + knobs -> ncu-named metrics."""
+"""The one-call entry point: kernel name + shape + knobs -> ncu-named metrics; and many of them on a process pool."""
 
 from __future__ import annotations
+
+import os
 
 from gpusim.chip import Simulation, simulate
 from gpusim.config import HardwareConfig, load_config
 from gpusim.ir import REGISTRY, KernelError, build_kernel
 from gpusim.metrics import report
+from gpusim.sm.occupancy import LaunchError
 
 
 def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
@@ -21,3 +24,60 @@ def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
             raise
         raise KernelError(f"{e} (in {kd.file})") from None
     return report(sim), sim
+
+
+def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config: HardwareConfig | str | None = None,
+                 workers: int | None = None, kernel_paths: tuple[str, ...] = (), progress=None) -> list:
+    """Predict each (kernel, shape, overrides) of ``points``, independent launches, on ``workers`` processes (default:
+    one per core; 1: in this process; each worker loads ``kernel_paths``). Returns, in the order of ``points``, the
+    metrics of each, or the :class:`KernelError` or :class:`LaunchError` that point raised (the caller decides
+    whether it is fatal).
+    ``progress(done, total, kernel)`` is called as points finish. The answers are the same whatever ``workers``."""
+    cfg = config if isinstance(config, HardwareConfig) else load_config(config)
+    tasks = [(name, tuple(shape), overrides, cfg, tuple(kernel_paths)) for name, shape, overrides in points]
+    results: list = [None] * len(tasks)
+    done = 0
+
+    def finish(i: int, result) -> None:
+        nonlocal done
+        results[i] = result
+        done += 1
+        if progress:
+            progress(done, len(tasks), tasks[i][0])
+
+    workers = min(workers or os.cpu_count() or 1, len(tasks))
+    if workers <= 1:
+        for i, t in enumerate(tasks):
+            finish(i, _point(t))
+        return results
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    pool = ProcessPoolExecutor(workers, initializer=_worker_init)
+    try:
+        index = {pool.submit(_point, t): i for i, t in enumerate(tasks)}
+        pending = set(index)
+        while pending:
+            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in sorted(ready, key=index.get):
+                finish(index[f], f.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
+def _point(task) -> dict | KernelError | LaunchError:
+    """One point of :func:`predict_many`, in whichever process runs it."""
+    from gpusim import loader
+
+    name, shape, overrides, cfg, kernel_paths = task
+    loader.load(kernel_paths)
+    try:
+        return predict(name, shape, overrides, cfg)[0]
+    except (KernelError, LaunchError) as e:  # the caller decides
+        return e
+
+
+def _worker_init() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle

@@ -128,57 +128,19 @@ def ladder_rows(family: str, shape, config, progress=None, workers: int | None =
     """Predict every kernel of ``family`` (its variants too): (label, metrics) in ladder order. The kernels are
     independent, so they run on ``workers`` processes (default: one per core; 1: in this process); the rows are
     the same whatever the number."""
-    from gpusim.config import load_config
+    from gpusim.api import predict_many
     from gpusim.ir import REGISTRY
 
-    cfg = load_config(config)
     cases = [(n + label, n, o) for n, d in REGISTRY.items() if d.family == family
              for label, o in LADDER_VARIANTS.get(family, (("", {}),))]
-    tasks = [(name, shape, overrides or None, cfg, tuple(kernel_paths)) for _, name, overrides in cases]
-    results: list = [None] * len(cases)
-
-    def finish(i: int, m: dict) -> None:
-        results[i] = m
-        if progress:
-            progress(sum(r is not None for r in results), len(cases), cases[i][0])
-
     if progress:
         progress(0, len(cases), "")
-    workers = min(workers or os.cpu_count() or 1, len(cases))
-    if workers <= 1:
-        for i, t in enumerate(tasks):
-            finish(i, _ladder_point(t))
-    else:
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-        pool = ProcessPoolExecutor(workers, initializer=_worker_init)
-        try:
-            index = {pool.submit(_ladder_point, t): i for i, t in enumerate(tasks)}
-            pending = set(index)
-            while pending:
-                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in sorted(ready, key=index.get):
-                    finish(index[f], f.result())  # a kernel's one-line error is raised here, as in one process
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+    results = predict_many([(name, shape, overrides or None) for _, name, overrides in cases], config, workers,
+                           kernel_paths, progress)
+    for r in results:
+        if isinstance(r, Exception):
+            raise r
     return [(label, m) for (label, _, _), m in zip(cases, results, strict=True)]
-
-
-def _worker_init() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-
-
-def _ladder_point(task) -> dict:
-    """One kernel of a ladder, in whichever process runs it."""
-    from gpusim import loader
-    from gpusim.api import predict
-
-    name, shape, overrides, cfg, kernel_paths = task
-    loader.load(kernel_paths)
-    m, _ = predict(name, shape, overrides, cfg)
-    return m
 
 
 def _progress(i: int, n: int, name: str) -> None:
@@ -308,7 +270,9 @@ def cmd_validate(a) -> int:
     path = ", ".join(v.repo_relative(p) for p in paths)
     data = v.load_all(paths, cfg)
     skipped: list[str] = []
-    rows = v.compare(cfg, data, _progress, skipped)
+    if a.workers is not None and a.workers < 1:
+        raise UserError(f"--workers {a.workers}: must be at least 1")
+    rows = v.compare(cfg, data, _progress, skipped, a.workers, tuple(a.kernels or ()))
     if not rows:
         raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
     summary = v.summarize(rows)
@@ -510,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="measurement JSON files (default: the newest run in validate/measurements and its "
                           "companion <family>-<date>.json files)")
     val.add_argument("--config", default=None)
+    val.add_argument("--workers", type=int, default=None,
+                     help="processes the rows are predicted on (default: one per core; the report is the same)")
     kernels(val)
     val.add_argument("--report", default=None, help="write a markdown report here")
     val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")

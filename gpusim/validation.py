@@ -245,29 +245,36 @@ def _top_stall(metrics: dict) -> str:
     return ranked[0] if ranked else ""
 
 
-def compare(cfg: HardwareConfig, data: dict, progress=None, skipped: list[str] | None = None) -> list[Row]:
-    """Predict every correct measured row; rows the IR cannot describe go to ``skipped`` with the reason."""
+def compare(cfg: HardwareConfig, data: dict, progress=None, skipped: list[str] | None = None,
+            workers: int | None = None, kernel_paths: tuple[str, ...] = ()) -> list[Row]:
+    """Predict every correct measured row (on ``workers`` processes, default one per core; the rows are the same
+    whatever the number); rows the IR cannot describe go to ``skipped`` with the reason."""
     from gpusim import loader
 
-    loader.load()
-    from gpusim.api import predict
+    loader.load(kernel_paths)
+    from gpusim.api import predict_many
     from gpusim.ir import REGISTRY, KernelError
 
     entries = [e for e in data["kernels"] if e.get("correct") and e["kernel"] in REGISTRY]
-    rows = []
-    skipped = skipped if skipped is not None else []
-    for i, e in enumerate(entries):
-        if progress:
-            progress(i, len(entries), e["kernel"])
-        params = {k: str(int(v) if isinstance(v, bool) else v) for k, v in (e.get("params") or {}).items()}
+    params_of = [{k: str(int(v) if isinstance(v, bool) else v) for k, v in (e.get("params") or {}).items()}
+                 for e in entries]
+    points = []
+    for e, params in zip(entries, params_of, strict=True):
         overrides = dict(params)
         if e.get("registers_per_thread"):
             overrides["regs_per_thread"] = e["registers_per_thread"]
-        try:
-            pred, _ = predict(e["kernel"], tuple(e["shape"]), overrides or None, cfg)
-        except KernelError as err:  # a twin variant the IR cannot describe (e.g. a ragged last KV block)
-            skipped.append(f"{e['kernel']} {e['shape']} {params}: {err}")
+        points.append((e["kernel"], tuple(e["shape"]), overrides or None))
+    if progress:
+        progress(0, len(entries), "")
+    predicted = predict_many(points, cfg, workers, kernel_paths, progress)
+    rows = []
+    skipped = skipped if skipped is not None else []
+    for e, params, pred in zip(entries, params_of, predicted, strict=True):
+        if isinstance(pred, KernelError):  # a twin variant the IR cannot describe (e.g. a ragged last KV block)
+            skipped.append(f"{e['kernel']} {e['shape']} {params}: {pred}")
             continue
+        if isinstance(pred, Exception):
+            raise pred
         meas = dict(e.get("ncu") or {})
         meas[TIME] = e["time_ns"]["median"]
         row = Row(e["kernel"], tuple(e["shape"]), pred, meas, params=params)
@@ -290,8 +297,6 @@ def compare(cfg: HardwareConfig, data: dict, progress=None, skipped: list[str] |
         row.top_stall = (_top_stall(pred), _top_stall(meas))
         row.stalls_ranked = (_ranked_stalls(pred), _ranked_stalls(meas))
         rows.append(row)
-    if progress:
-        progress(len(entries), len(entries), "")
     return rows
 
 
