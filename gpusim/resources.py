@@ -43,10 +43,10 @@ LOAD_WINDOW_BINS = 8
 
 
 # algorithmic: the bins a server's array starts with and the most it spans before the server moves to sparse bins
-# (4 x 8 B a bin: 32 MiB at most, of which only the bins touched take memory: the array is calloc'ed)
+# (4 x 8 B a bin: 8 MiB at most, of which only the bins written take memory: the array is calloc'ed)
 INITIAL_BINS = 4096
 INITIAL_CHANGE_POINTS = 64
-MAX_DENSE_BINS = 1 << 20
+MAX_DENSE_BINS = 1 << 18
 
 # --- dense bins: one float64 array per server ----------------------------------------------------------------
 # its header: the latest bin holding requests, busy cycles, completion of the latest work, the end of the
@@ -83,7 +83,9 @@ def _ring_copy(src, dst, first, last):
     for b in range(first, last + 1):
         i, j = b & (ssize - 1), b & (dsize - 1)
         for row in range(_ROWS):
-            dst[doff + row * dsize + j] = src[soff + row * ssize + i]
+            x = src[soff + row * ssize + i]
+            if x != 0.0:  # only what was written: the rest of a fresh array stays untouched (no memory)
+                dst[doff + row * dsize + j] = x
 
 
 @numba.njit(cache=True)
@@ -92,7 +94,9 @@ def _ring_clear(a, first, last, row_from, row_to):
     off, size = int(a[_BIN_OFF]), int(a[_NBINS])
     for b in range(first, last + 1):
         for row in range(row_from, row_to):
-            a[off + row * size + (b & (size - 1))] = 0.0
+            k = off + row * size + (b & (size - 1))
+            if a[k] != 0.0:  # a bin never written stays untouched (reading it takes no memory)
+                a[k] = 0.0
 
 
 @numba.njit(cache=True)
