@@ -14,9 +14,9 @@ long it really took.
 Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
 
 The bins live in one numpy array per server, walked by numba-compiled functions (a request costs the interpreter
-one call, where the event loop makes millions). A server whose requests come to span more than ``MAX_DENSE_BINS``
-bins (a long fast-forwarded stretch between two of them) moves to sparse bins in dicts, walked by the same
-algorithm in Python (:class:`_SparseBins`); ``tests/test_units.py`` holds the two to the same answers.
+one call, where the event loop makes millions), in pages: a request far past the others costs a page, not the gap.
+A server whose requests come to span more pages than ``MAX_TABLE_PAGES`` moves to sparse bins in dicts, walked by
+the same algorithm in Python (:class:`_SparseBins`); ``tests/test_units.py`` holds the two to the same answers.
 
 Every hardware unit of the chip model (``gpusim.sm`` and ``gpusim.memory``) is built from rate servers; a unit
 lists them with its ``reported()`` method (the name its busy cycles go under, and the share of one instance of that
@@ -42,61 +42,67 @@ EPS = 1e-9
 LOAD_WINDOW_BINS = 8
 
 
-# algorithmic: the bins a server's array starts with and the most it spans before the server moves to sparse bins
-# (4 x 8 B a bin: 8 MiB at most, of which only the bins written take memory: the array is calloc'ed)
-INITIAL_BINS = 4096
+# algorithmic: bins to a page of a server's array, the pages and page-table entries it starts with, and the most
+# page-table entries it takes before the server moves to sparse bins (2^20 entries of 256 bins: 2.7e8 bins)
+PAGE_SHIFT = 8
+PAGE_BINS = 1 << PAGE_SHIFT
+INITIAL_PAGES = 16
+INITIAL_TABLE = 64
 INITIAL_CHANGE_POINTS = 64
-MAX_DENSE_BINS = 1 << 18
+MAX_TABLE_PAGES = 1 << 20
 
 # --- dense bins: one float64 array per server ----------------------------------------------------------------
 # its header: the latest bin holding requests, busy cycles, completion of the latest work, the end of the
 # background load, the rate, a bin's capacity, the background's change points (how many, where they start, room
-# for how many), where the bins start and how many there are (a power of two), the first bin a request may use
-# (the bins before it are pruned) and the last bin written
-(_TOP, _BUSY, _LAST, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _BIN_OFF, _NBINS, _FLOOR, _HI) = range(13)
-_HEADER = 13
-# after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM), then per bin
-# four rows of _NBINS, a ring: bin b is at b mod _NBINS, and the array holds bins _FLOOR to _FLOOR + _NBINS - 1 (a
-# bin is cleared when it is pruned). All zero in a bin never written, so a fresh array (calloc'ed) takes memory only
-# where used: work booked by requests, the later bin to look at instead of a full one (plus one; 0: none), the
-# background work over the bin, and whether that is computed yet (1)
+# for how many), the page table (where it starts, its entries, the page of its first entry), the pool of pages
+# (where it starts, how many), the free pages (how many, where their stack starts), and the first bin a request may
+# use (the bins before it are pruned)
+(_TOP, _BUSY, _LAST, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _PT_OFF, _PT_LEN, _PT_FIRST, _POOL_OFF,
+ _POOL_PAGES, _NFREE, _FREE_OFF, _FLOOR) = range(17)
+_HEADER = 17
+# after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM); the page table
+# (per page of bins from _PT_FIRST on: its slot in the pool plus one, 0: none); the stack of free slots; the pool. A
+# page holds four rows of PAGE_BINS, all zero in a bin never written: work booked by requests, the later bin to look
+# at instead of a full one (plus one; 0: none), the background work over the bin, and whether that is computed (1).
+# Only pages with something written take room, so a request far past the others costs a page, not the gap.
 _USED, _LINK, _BGW, _BGSET = range(4)
 _ROWS = 4
+_PAGE_FLOATS = _ROWS * PAGE_BINS
 
 
-def _dense(rate: float, n_bg: int, n_bins: int, floor: int = 0) -> np.ndarray:
-    a = np.zeros(_HEADER + 2 * n_bg + _ROWS * n_bins)
-    a[_TOP], a[_RATE], a[_CAP], a[_FLOOR], a[_HI] = -1.0, rate, rate * BIN_CYCLES, floor, floor - 1
-    a[_BG_OFF], a[_BG_ROOM], a[_BIN_OFF], a[_NBINS] = _HEADER, n_bg, _HEADER + 2 * n_bg, n_bins
+def _dense(rate: float, n_bg: int, n_table: int, n_pages: int) -> np.ndarray:
+    """A fresh array: no background, no page used, every page of the pool free."""
+    pt = _HEADER + 2 * n_bg
+    free = pt + n_table
+    pool = free + n_pages
+    a = np.zeros(pool + n_pages * _PAGE_FLOATS)
+    a[_TOP], a[_RATE], a[_CAP] = -1.0, rate, rate * BIN_CYCLES
+    a[_BG_OFF], a[_BG_ROOM], a[_PT_OFF], a[_PT_LEN] = _HEADER, n_bg, pt, n_table
+    a[_POOL_OFF], a[_POOL_PAGES], a[_NFREE], a[_FREE_OFF] = pool, n_pages, n_pages, free
+    a[free:free + n_pages] = np.arange(n_pages - 1, -1, -1)  # slot 0 on top
     return a
 
 
-def _slots(a: np.ndarray, first: int, last: int) -> np.ndarray:
-    """Where bins ``first`` to ``last`` lie in each row of the ring."""
-    return np.arange(first, last + 1) & (int(a[_NBINS]) - 1)
+@numba.njit(cache=True)
+def _page(a, b):
+    """Where bin ``b``'s row 0 lies: -1 when its page holds nothing, -2 when it is past the page table."""
+    e = (b >> PAGE_SHIFT) - int(a[_PT_FIRST])
+    if e >= int(a[_PT_LEN]):
+        return -2
+    slot = int(a[int(a[_PT_OFF]) + e]) - 1
+    if slot < 0:
+        return -1
+    return int(a[_POOL_OFF]) + slot * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
 
 
 @numba.njit(cache=True)
-def _ring_copy(src, dst, first, last):
-    """Bins ``first`` to ``last``, every row, from the ring of array ``src`` into that of ``dst``."""
-    soff, ssize, doff, dsize = int(src[_BIN_OFF]), int(src[_NBINS]), int(dst[_BIN_OFF]), int(dst[_NBINS])
-    for b in range(first, last + 1):
-        i, j = b & (ssize - 1), b & (dsize - 1)
-        for row in range(_ROWS):
-            x = src[soff + row * ssize + i]
-            if x != 0.0:  # only what was written: the rest of a fresh array stays untouched (no memory)
-                dst[doff + row * dsize + j] = x
-
-
-@numba.njit(cache=True)
-def _ring_clear(a, first, last, row_from, row_to):
-    """Rows ``row_from`` to ``row_to - 1`` of bins ``first`` to ``last`` back to zero."""
-    off, size = int(a[_BIN_OFF]), int(a[_NBINS])
-    for b in range(first, last + 1):
-        for row in range(row_from, row_to):
-            k = off + row * size + (b & (size - 1))
-            if a[k] != 0.0:  # a bin never written stays untouched (reading it takes no memory)
-                a[k] = 0.0
+def _allocate(a, b):
+    """Give bin ``b``'s page a slot of the pool (one is free: the caller made sure); where its row 0 lies."""
+    n = int(a[_NFREE]) - 1
+    a[_NFREE] = n
+    slot = int(a[int(a[_FREE_OFF]) + n])
+    a[int(a[_PT_OFF]) + (b >> PAGE_SHIFT) - int(a[_PT_FIRST])] = slot + 1
+    return int(a[_POOL_OFF]) + slot * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
 
 
 @numba.njit(cache=True)
@@ -129,58 +135,60 @@ def _bg_work_dense(a, lo, hi):
 
 
 @numba.njit(cache=True)
-def _find(link, floor, b):
+def _find(a, b):
     """The first bin from ``b`` on that requests have not filled (with path compression)."""
-    size = link.shape[0]
-    mask = size - 1
     root = b
-    while root - floor < size and link[root & mask] > 0:
-        root = int(link[root & mask]) - 1
+    while True:
+        o = _page(a, root)
+        if o < 0 or a[o + _LINK * PAGE_BINS] <= 0.0:
+            break
+        root = int(a[o + _LINK * PAGE_BINS]) - 1
     c = b
     while c != root:
-        k = c & mask
-        c = int(link[k]) - 1
-        link[k] = root + 1
+        o = _page(a, c) + _LINK * PAGE_BINS
+        c = int(a[o]) - 1
+        a[o] = root + 1
     return root
 
 
 @numba.njit(cache=True)
 def _walk(a, arrive, work, commit):
-    """One request (:meth:`RateServer.book`): (start, end), or (-1, bin) when it reaches a bin past the ring."""
-    off, size, floor = int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
-    mask = size - 1
-    used, link = a[off:off + size], a[off + size:off + 2 * size]
-    bgw, bgset = a[off + 2 * size:off + 3 * size], a[off + 3 * size:off + 4 * size]
+    """One request (:meth:`RateServer.book`): (start, end, pages it would need), or (-1, bin, 0) when it reaches a
+    bin past the page table. Without ``commit`` it books nothing and writes only into pages already held (a full
+    bin's link, a bin's background), which hold whatever is booked."""
     rate, cap, bg_end = a[_RATE], a[_CAP], a[_BG_END]
     b = math.floor(arrive) // BIN_CYCLES
+    floor = int(a[_FLOOR])
     if b < floor:
         b = floor
-    if b - floor < size and link[b & mask] > 0:
-        b = _find(link, floor, b)
+    b = _find(a, b)
     remaining = work
     first = True
     start = end = 0.0
+    need = 0
+    counted = -1  # the last page counted in ``need``
     while True:
-        if b - floor >= size:
-            return -1.0, float(b)
-        k = b & mask
+        o = _page(a, b)
+        if o == -2:
+            return -1.0, float(b), 0
         lo = b * BIN_CYCLES
-        booked = used[k]
+        booked = a[o + _USED * PAGE_BINS] if o >= 0 else 0.0
         taken = booked
         if lo < bg_end:
-            if bgset[k] == 0.0:  # not computed yet
-                bgw[k] = _bg_work_dense(a, float(lo), float(lo + BIN_CYCLES))
-                bgset[k] = 1.0
-                if b > a[_HI]:
-                    a[_HI] = b
-            taken += bgw[k]
+            if o >= 0 and a[o + _BGSET * PAGE_BINS] != 0.0:
+                taken += a[o + _BGW * PAGE_BINS]
+            else:
+                bg = _bg_work_dense(a, float(lo), float(lo + BIN_CYCLES))
+                if o >= 0:
+                    a[o + _BGW * PAGE_BINS] = bg
+                    a[o + _BGSET * PAGE_BINS] = 1.0
+                taken += bg
         avail = cap - taken
         b1 = b + 1
         if avail <= EPS:  # full for good (work is never taken back)
-            link[k] = b1 + 1
-            if b > a[_HI]:
-                a[_HI] = b
-            b = _find(link, floor, b1)
+            if o >= 0:
+                a[o + _LINK * PAGE_BINS] = b1 + 1
+            b = _find(a, b1)
             continue
         if first:  # the request may arrive inside its first bin
             t_in = arrive if arrive > lo else float(lo)
@@ -188,42 +196,50 @@ def _walk(a, arrive, work, commit):
             if room < avail:
                 avail = room
             if avail <= EPS:
-                b = _find(link, floor, b1)
+                b = _find(a, b1)
                 continue
             fill = lo + taken / rate  # the bin's booked work packed from its start
             start = t_in if t_in > fill else fill
         take = remaining if remaining < avail else avail
+        if o < 0 and (b >> PAGE_SHIFT) != counted:
+            need += 1
+            counted = b >> PAGE_SHIFT
         if commit:
+            if o < 0:
+                o = _allocate(a, b)
+                if lo < bg_end:  # the background it just computed
+                    a[o + _BGW * PAGE_BINS] = taken - booked
+                    a[o + _BGSET * PAGE_BINS] = 1.0
             filled = booked + take
-            used[k] = filled
+            a[o + _USED * PAGE_BINS] = filled
             if b > a[_TOP]:
                 a[_TOP] = b
-            if b > a[_HI]:
-                a[_HI] = b
             if filled >= cap - EPS:
-                link[k] = b1 + 1
+                a[o + _LINK * PAGE_BINS] = b1 + 1
         remaining -= take
         if remaining <= EPS:
             end = start + take / rate if first else lo + taken / rate + take / rate
             break
         first = False  # the bins after it: the request is there from their start, only their free work limits it
-        b = _find(link, floor, b1)
+        b = _find(a, b1)
     if commit:
         a[_BUSY] += work / rate
         if end > a[_LAST]:
             a[_LAST] = end
-    return start, end
+    return start, end, need
 
 
 @numba.njit("UniTuple(float64, 2)(float64[::1], float64, float64, boolean)", cache=True)
 def _book_dense(a, arrive, work, commit):
-    """:func:`_walk`, all or nothing: a request that reaches past the array books nothing (a booking first walks
-    without booking; what that walk writes, links past full bins and computed background, holds either way)."""
-    if commit:
-        start, end = _walk(a, arrive, work, False)
-        if start < 0.0:
-            return start, end
-    return _walk(a, arrive, work, commit)
+    """:func:`_walk`, all or nothing: (start, end), or (-1, bin) when it reaches a bin past the page table, or
+    (-2, pages) when the pool lacks the free pages it needs; then nothing is booked (grow, and ask again)."""
+    start, end, need = _walk(a, arrive, work, False)
+    if start < 0.0 or not commit:
+        return start, end
+    if need > a[_NFREE]:
+        return -2.0, float(need)
+    start, end, need = _walk(a, arrive, work, True)
+    return start, end
 
 
 @numba.njit("float64(float64[::1], float64, int64)", cache=True)
@@ -232,14 +248,46 @@ def _load_dense(a, t, bins):
     lo = max(b - bins, 0)
     if b <= lo:
         return 0.0
-    off, size, floor = int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
     work = 0.0
-    for i in range(max(lo, floor), b):  # pruned bins count as empty
-        if i - floor < size:
-            work += a[off + (i & (size - 1))]
+    for i in range(max(lo, int(a[_FLOOR])), b):  # pruned bins count as empty
+        o = _page(a, i)
+        if o >= 0:
+            work += a[o + _USED * PAGE_BINS]
     if lo * BIN_CYCLES < a[_BG_END]:
         work += _bg_work_dense(a, float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
     return work / (a[_CAP] * (b - lo))
+
+
+@numba.njit(cache=True)
+def _prune_dense(a, floor):
+    """Free the pages wholly before bin ``floor`` and start the page table at its page."""
+    pt, n, first = int(a[_PT_OFF]), int(a[_PT_LEN]), int(a[_PT_FIRST])
+    page = floor >> PAGE_SHIFT
+    gone = min(page - first, n)
+    if gone > 0:
+        free, pool = int(a[_FREE_OFF]), int(a[_POOL_OFF])
+        for e in range(gone):
+            slot = int(a[pt + e]) - 1
+            if slot >= 0:
+                a[pool + slot * _PAGE_FLOATS:pool + (slot + 1) * _PAGE_FLOATS] = 0.0
+                a[free + int(a[_NFREE])] = slot
+                a[_NFREE] += 1
+        a[pt:pt + n - gone] = a[pt + gone:pt + n].copy()
+        a[pt + n - gone:pt + n] = 0.0
+        a[_PT_FIRST] = page
+    a[_FLOOR] = floor
+
+
+@numba.njit(cache=True)
+def _forget_bg_dense(a, first, last):
+    """The background of bins ``first`` to ``last`` is to be computed again (a reservation changed it)."""
+    pt, n, pfirst = int(a[_PT_OFF]), int(a[_PT_LEN]), int(a[_PT_FIRST])
+    lo = max(first, int(a[_FLOOR]))
+    for e in range(max((lo >> PAGE_SHIFT) - pfirst, 0), min((last >> PAGE_SHIFT) - pfirst + 1, n)):
+        if a[pt + e] > 0.0:
+            page = (pfirst + e) << PAGE_SHIFT
+            for b in range(max(lo, page), min(last + 1, page + PAGE_BINS)):
+                a[_page(a, b) + _BGSET * PAGE_BINS] = 0.0
 
 
 class _SparseBins:
@@ -250,14 +298,18 @@ class _SparseBins:
                  "bg_rate")
 
     def __init__(self, a: np.ndarray, bg_t: list[float], bg_rate: list[float]) -> None:
-        off, size, floor = int(a[_BIN_OFF]), int(a[_NBINS]), int(a[_FLOOR])
-        # the bins written, from the floor on, in bin order
-        slots = _slots(a, floor, int(a[_HI]))
-        used, link, bgw, bgset = (a[off + row * size:off + (row + 1) * size][slots] for row in range(_ROWS))
+        floor = int(a[_FLOOR])
         self.rate, self.cap = float(a[_RATE]), float(a[_CAP])
-        self.used = {floor + int(k): float(used[k]) for k in np.flatnonzero(used)}
-        self.next = {floor + int(k): int(link[k]) - 1 for k in np.flatnonzero(link)}
-        self.bg_bin = {floor + int(k): float(bgw[k]) for k in np.flatnonzero(bgset)}
+        self.used, self.next, self.bg_bin = {}, {}, {}
+        pt, pool, first = int(a[_PT_OFF]), int(a[_POOL_OFF]), int(a[_PT_FIRST])
+        for e in np.flatnonzero(a[pt:pt + int(a[_PT_LEN])]).tolist():  # the pages in use, from the floor on
+            slot, page = int(a[pt + e]) - 1, (first + e) << PAGE_SHIFT
+            used, link, bgw, bgset = a[pool + slot * _PAGE_FLOATS:pool + (slot + 1) * _PAGE_FLOATS].reshape(_ROWS, -1)
+            bins = np.arange(page, page + PAGE_BINS)
+            for rows, d, f in ((used, self.used, float), (link, self.next, lambda v: int(v) - 1),
+                               (bgw, self.bg_bin, float)):
+                on = (bins >= floor) & ((rows if rows is not bgw else bgset) != 0)
+                d.update({int(b): f(v) for b, v in zip(bins[on], rows[on], strict=True)})
         self.top, self.floor = int(a[_TOP]), floor
         self.busy, self.last_end, self.bg_end = float(a[_BUSY]), float(a[_LAST]), float(a[_BG_END])
         self.bg_t, self.bg_rate = bg_t, bg_rate  # the server's own lists: reservations change them
@@ -375,7 +427,7 @@ class RateServer:
         # background reservations as a step function of time: change points and the reserved rate after each
         self._bg_t: list[float] = [0.0]
         self._bg_rate: list[float] = [0.0]
-        self._a = _dense(self.rate, INITIAL_CHANGE_POINTS, INITIAL_BINS)  # the bins (None once sparse)
+        self._a = _dense(self.rate, INITIAL_CHANGE_POINTS, INITIAL_TABLE, INITIAL_PAGES)  # None once sparse
         self._sparse: _SparseBins | None = None
 
     @property
@@ -440,28 +492,36 @@ class RateServer:
             return t - start
         a = self._a
         if len(ts) > a[_BG_ROOM]:  # more change points than the array has room for
-            a = self._a = self._relaid(2 * len(ts), int(a[_NBINS]))
+            a = self._a = self._relaid(n_bg=2 * len(ts))
         off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), len(ts)
         a[off:off + n], a[off + room:off + room + n], a[_NBG] = ts, rs, n
         a[_BG_END] = max(a[_BG_END], t)
-        lo, hi = max(first, int(a[_FLOOR])), min(last, int(a[_HI]))  # no bin past _HI holds any
-        _ring_clear(a, lo, hi, _BGSET, _BGSET + 1)
+        _forget_bg_dense(a, first, last)
         a[_BUSY] += work / self.rate
         a[_LAST] = max(a[_LAST], t)
         return t - start
 
-    def _relaid(self, n_bg: int, n_bins: int) -> np.ndarray:
-        """The array laid out anew with room for ``n_bg`` change points and a ring of ``n_bins`` bins, what it holds
-        copied."""
+    def _relaid(self, n_bg: int | None = None, n_table: int | None = None, n_pages: int | None = None) -> np.ndarray:
+        """The array laid out anew with room for ``n_bg`` change points, ``n_table`` page-table entries and
+        ``n_pages`` pages (each at least what it has), what it holds copied."""
         old = self._a
-        floor, hi = int(old[_FLOOR]), int(old[_HI])
-        a = _dense(self.rate, n_bg, n_bins, floor)
-        a[:_BG_OFF] = old[:_BG_OFF]
-        a[_HI] = hi
-        n, ooff, oroom = int(old[_NBG]), int(old[_BG_OFF]), int(old[_BG_ROOM])
+        o_bg, o_table, o_pages = int(old[_BG_ROOM]), int(old[_PT_LEN]), int(old[_POOL_PAGES])
+        n_bg, n_table, n_pages = max(n_bg or 0, o_bg), max(n_table or 0, o_table), max(n_pages or 0, o_pages)
+        a = _dense(self.rate, n_bg, n_table, n_pages)
+        for k in (_TOP, _BUSY, _LAST, _BG_END, _NBG, _PT_FIRST, _FLOOR):
+            a[k] = old[k]
+        n, ooff = int(old[_NBG]), int(old[_BG_OFF])
         a[_HEADER:_HEADER + n] = old[ooff:ooff + n]
-        a[_HEADER + n_bg:_HEADER + n_bg + n] = old[ooff + oroom:ooff + oroom + n]
-        _ring_copy(old, a, floor, hi)
+        a[_HEADER + n_bg:_HEADER + n_bg + n] = old[ooff + o_bg:ooff + o_bg + n]
+        pt, opt = int(a[_PT_OFF]), int(old[_PT_OFF])
+        a[pt:pt + o_table] = old[opt:opt + o_table]
+        # the free slots: the old ones (in the same order), then the new pages, the lowest on top
+        free, ofree, nfree = int(a[_FREE_OFF]), int(old[_FREE_OFF]), int(old[_NFREE])
+        a[free:free + n_pages - o_pages] = np.arange(n_pages - 1, o_pages - 1, -1)
+        a[free + n_pages - o_pages:free + n_pages - o_pages + nfree] = old[ofree:ofree + nfree]
+        a[_NFREE] = n_pages - o_pages + nfree
+        pool, opool = int(a[_POOL_OFF]), int(old[_POOL_OFF])
+        a[pool:pool + o_pages * _PAGE_FLOATS] = old[opool:opool + o_pages * _PAGE_FLOATS]
         return a
 
     # --- requests -------------------------------------------------------------------------------------
@@ -485,22 +545,29 @@ class RateServer:
             start, end = _book_dense(self._a, arrive, work, commit)
             if start >= 0.0:
                 return start, end
-            self._make_room(int(end))  # it reaches bin ``end``, past the array
+            if start == -1.0:  # it reaches bin ``end``, past the page table
+                self._make_room(int(end))
+            else:  # it needs ``end`` pages and the pool has fewer free
+                a = self._a
+                pages = int(a[_POOL_PAGES])
+                while pages - int(a[_POOL_PAGES]) + int(a[_NFREE]) < end:
+                    pages *= 2
+                self._a = self._relaid(n_pages=pages)
         return self._sparse.book(arrive, work, commit)
 
     def _make_room(self, bin_: int) -> None:
-        """A request reaches bin ``bin_``, past the ring: a ring twice as large (or as large as needed), or sparse bins
-        past MAX_DENSE_BINS."""
+        """A request reaches bin ``bin_``, past the page table: a table twice as long (or as long as needed), or
+        sparse bins past MAX_TABLE_PAGES."""
         a = self._a
-        floor = int(a[_FLOOR])
-        if bin_ - floor + 1 > MAX_DENSE_BINS:
+        entries = (bin_ >> PAGE_SHIFT) - int(a[_PT_FIRST]) + 1
+        if entries > MAX_TABLE_PAGES:
             self._sparse = _SparseBins(a, self._bg_t, self._bg_rate)
             self._a = None
             return
-        size = int(a[_NBINS])
-        while size < bin_ - floor + 1:
+        size = int(a[_PT_LEN])
+        while size < entries:
             size *= 2
-        self._a = self._relaid(int(a[_BG_ROOM]), size)
+        self._a = self._relaid(n_table=size)
 
     def load(self, t: float, bins: int) -> float:
         """The share of its capacity booked (requests and reservations) over the ``bins`` bins before the one ``t``
@@ -515,14 +582,8 @@ class RateServer:
         if self._sparse is not None:
             self._sparse.prune(floor)
             return
-        a = self._a
-        if floor <= a[_FLOOR] + 4096:
-            return
-        old, hi = int(a[_FLOOR]), int(a[_HI])
-        # clear the pruned bins' slots: later bins take them
-        _ring_clear(a, old, min(hi, floor - 1, old + int(a[_NBINS]) - 1), 0, _ROWS)
-        a[_FLOOR] = floor
-        a[_HI] = max(hi, floor - 1)
+        if floor > self._a[_FLOOR] + 4096:
+            _prune_dense(self._a, floor)
 
 
 class LoadedLatency:

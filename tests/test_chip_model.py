@@ -46,7 +46,7 @@ def _random_requests(seed: int):
     now = 0.0
     for _ in range(400):
         kind = rng.integers(0, 10)
-        now += float(rng.exponential(40.0))
+        now += float(rng.exponential(400.0))  # 160,000 cycles in all: prunes free pages
         if kind < 6:
             yield "book", now + float(rng.uniform(-50, 300)), float(rng.exponential(30.0)), bool(rng.integers(0, 4))
         elif kind == 6:
@@ -65,22 +65,24 @@ def test_dense_and_sparse_bins_give_the_same_answers(monkeypatch, seed):
     # requests span too many bins) are one algorithm: every answer equal, bit for bit, on the same requests
     import gpusim.resources as resources
 
-    dense = RateServer(1.5, "dense")
-    sparse = RateServer(1.5, "sparse")
-    sparse._make_room(resources.MAX_DENSE_BINS + 10)  # as if a request had reached that far
+    dense, sparse, late = RateServer(1.5, "dense"), RateServer(1.5, "sparse"), RateServer(1.5, "sparse later")
+    sparse._make_room((resources.MAX_TABLE_PAGES + 10) << resources.PAGE_SHIFT)  # as if a request went that far
     assert sparse._sparse is not None and dense._sparse is None
-    for what, t, x, y in _random_requests(seed):
+    for i, (what, t, x, y) in enumerate(_random_requests(seed)):
+        if i == 200:  # what the pages hold, moved into dicts
+            late._make_room((resources.MAX_TABLE_PAGES + 10) << resources.PAGE_SHIFT)
+        servers = (dense, sparse, late)
         if what == "book":
-            assert dense.book(None, t, x, y) == sparse.book(None, t, x, y)
+            assert len({s.book(None, t, x, y) for s in servers}) == 1
         elif what == "reserve":
-            assert dense.reserve(t, x, y) == sparse.reserve(t, x, y)
+            assert len({s.reserve(t, x, y) for s in servers}) == 1
         elif what == "load":
-            assert dense.load(t, x) == sparse.load(t, x)
+            assert len({s.load(t, x) for s in servers}) == 1
         else:
-            dense.prune(t)
-            sparse.prune(t)
-        assert (dense.busy, dense.last_end) == (sparse.busy, sparse.last_end)
-    assert dense._sparse is None  # it grew its array, within MAX_DENSE_BINS
+            for s in servers:
+                s.prune(t)
+        assert len({(s.busy, s.last_end) for s in servers}) == 1
+    assert dense._sparse is None and late._sparse is not None
 
 
 def test_a_request_far_past_the_others_moves_the_server_to_sparse_bins():
