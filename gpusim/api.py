@@ -52,11 +52,19 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
         for i, t in enumerate(tasks):
             finish(i, _point(t))
         return results
+    run_processes(_point, tasks, finish, workers, tuple(kernel_paths))
+    return results
+
+
+def run_processes(fn, tasks: list, finish, workers: int, kernel_paths: tuple[str, ...] = ()) -> None:
+    """``fn(task)`` for every task on a pool of ``workers`` processes (each loads ``kernel_paths`` first); calls
+    ``finish(index, result)`` as they complete, in task order among those completing together. A task's exception
+    is raised here; Ctrl-C is the parent's to handle (the workers ignore it)."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    pool = ProcessPoolExecutor(workers, initializer=_worker_init)
+    pool = ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(kernel_paths,))
     try:
-        index = {pool.submit(_point, t): i for i, t in enumerate(tasks)}
+        index = {pool.submit(fn, t): i for i, t in enumerate(tasks)}
         pending = set(index)
         while pending:
             ready, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -64,7 +72,6 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
                 finish(index[f], f.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return results
 
 
 def _point(task) -> dict | KernelError | LaunchError:
@@ -79,7 +86,10 @@ def _point(task) -> dict | KernelError | LaunchError:
         return e
 
 
-def _worker_init() -> None:
+def _worker_init(kernel_paths: tuple[str, ...]) -> None:
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it keeps what is done
+    from gpusim import loader
+
+    loader.load(kernel_paths)

@@ -383,34 +383,12 @@ def run(plan_: Plan, workers: int | None = None, scheduler: str | None = None, c
             for j, t in enumerate(tasks):
                 finish(j, evaluate(t))
         else:
-            _run_processes(tasks, finish, min(workers or os.cpu_count() or 1, len(tasks)), plan_.kernel_paths)
+            from gpusim.api import run_processes
+
+            run_processes(evaluate, tasks, finish, min(workers or os.cpu_count() or 1, len(tasks)), plan_.kernel_paths)
     except KeyboardInterrupt:
         out.interrupted = True
     return out
-
-
-def _worker_init(kernel_paths: tuple[str, ...]) -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it keeps what is done
-    from gpusim import loader
-
-    loader.load(kernel_paths)
-
-
-def _run_processes(tasks: list[Task], finish, workers: int, kernel_paths: tuple[str, ...]) -> None:
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-    pool = ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(kernel_paths,))
-    try:
-        index = {pool.submit(evaluate, t): j for j, t in enumerate(tasks)}
-        pending = set(index)
-        while pending:
-            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in sorted(ready, key=index.get):
-                finish(index[f], f.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def connect(address: str, timeout_s: float = 5.0):
