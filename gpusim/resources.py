@@ -16,7 +16,7 @@ Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction sl
 The bins live in one numpy array per server, walked by numba-compiled functions (a request costs the interpreter
 one call, where the event loop makes millions), in pages: a request far past the others costs a page, not the gap.
 A server whose requests come to span more pages than ``MAX_TABLE_PAGES`` moves to sparse bins in dicts, walked by
-the same algorithm in Python (:class:`_SparseBins`); ``tests/test_units.py`` holds the two to the same answers.
+the same algorithm in Python (:class:`_SparseBins`); ``tests/test_chip_model.py`` holds the two to the same answers.
 
 Every hardware unit of the chip model (``gpusim.sm`` and ``gpusim.memory``) is built from rate servers; a unit
 lists them with its ``reported()`` method (the name its busy cycles go under, and the share of one instance of that
@@ -306,9 +306,10 @@ class _SparseBins:
             slot, page = int(a[pt + e]) - 1, (first + e) << PAGE_SHIFT
             used, link, bgw, bgset = a[pool + slot * _PAGE_FLOATS:pool + (slot + 1) * _PAGE_FLOATS].reshape(_ROWS, -1)
             bins = np.arange(page, page + PAGE_BINS)
-            for rows, d, f in ((used, self.used, float), (link, self.next, lambda v: int(v) - 1),
-                               (bgw, self.bg_bin, float)):
-                on = (bins >= floor) & ((rows if rows is not bgw else bgset) != 0)
+            # (values, which bins hold one, the dict, how a value reads): background work counts where it is set
+            for rows, held, d, f in ((used, used, self.used, float), (link, link, self.next, lambda v: int(v) - 1),
+                                     (bgw, bgset, self.bg_bin, float)):
+                on = (bins >= floor) & (held != 0)
                 d.update({int(b): f(v) for b, v in zip(bins[on], rows[on], strict=True)})
         self.top, self.floor = int(a[_TOP]), floor
         self.busy, self.last_end, self.bg_end = float(a[_BUSY]), float(a[_LAST]), float(a[_BG_END])
