@@ -1,0 +1,92 @@
+// hgemm_mma_pipelined's copies and its compute in *different* warps of one CTA (validate/micro/run_copy_split.py): does
+// the compute slow down when other warps of its sub-partitions copy, or only the copies? One CTA of 16 warps per SM.
+// Warps 0-3 and 8-11 copy, warps 4-7 and 12-15 compute, so each sub-partition (warp % 4) has two of each. A copier
+// does what ldsm_mma.cu's copies do per iteration (wait for all but its last batch, then 8 cp.async.cg of 16 B per
+// lane from its CTA's `window` of `src` into a 64 KiB ring of dynamic shared memory); a computer does 4 k16 steps of
+// 16 mma.sync m16n8k16 bf16 on fragments loaded once (`ffma`: 64 FFMA per step instead, 16 independent chains).
+// `active` bit 0: the copiers run `iters` iterations, bit 1: the computers do (the others run none). Lane 0 of
+// every warp records clock64 at start and end in rec[(block * 32 + warp) * 2 + {0, 1}].
+
+__device__ __forceinline__ void ldsm4(unsigned addr, unsigned (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <int active, bool ffma>
+__device__ __forceinline__ void split(int iters, const char* src, long long window, float* sink, long long* rec) {
+  __shared__ __align__(128) unsigned char smem[6 * 512];
+  extern __shared__ __align__(128) unsigned char ring[];
+  for (int i = threadIdx.x; i < 6 * 512 / 4; i += blockDim.x) reinterpret_cast<unsigned*>(smem)[i] = 0x3c003c00u ^ i;
+  __syncthreads();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const bool copier = ((warp >> 2) & 1) == 0;
+  const int n = copier ? ((active & 1) ? iters : 0) : ((active & 2) ? iters : 0);
+  float acc[16][4];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+  unsigned a[4][4], b[2][4];
+  const unsigned base = (unsigned)__cvta_generic_to_shared(smem) + lane * 16;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) ldsm4(base + i * 512, a[i]);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) ldsm4(base + (4 + j) * 512, b[j]);
+  const unsigned rbase = (unsigned)__cvta_generic_to_shared(ring);
+  const char* win = src + (long long)blockIdx.x * window;
+  long long t0 = clock64();
+  if (copier) {
+#pragma unroll 1
+    for (int it = 0; it < n; ++it) {
+      asm volatile("cp.async.wait_group 1;" ::: "memory");
+      const long long off = ((long long)it * blockDim.x / 32 + warp) * 8 * 32 * 16;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const unsigned dst = rbase + (unsigned)(((warp * 8 + k) * 32 * 16 + lane * 16) & (64 * 1024 - 1));
+        const char* from = win + ((off + k * 32 * 16 + lane * 16) & (window - 1));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(from));
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+  } else {
+#pragma unroll 1
+    for (int it = 0; it < n; ++it) {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        if constexpr (ffma) {
+#pragma unroll
+          for (int k = 0; k < 64; ++k) acc[k % 16][(k / 16) % 4] = fmaf(acc[k % 16][(k / 16) % 4], 1.0001f, 0.5f);
+        } else {
+#pragma unroll
+          for (int k = 0; k < 16; ++k) mma(acc[k], a[k / 4], b[(k % 4) / 2][2 * (k % 2)], b[(k % 4) / 2][2 * (k % 2) + 1]);
+        }
+      }
+    }
+  }
+  long long t1 = clock64();
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) s += acc[i][0] + acc[i][1] + acc[i][2] + acc[i][3];
+  if (s == 1234.5f) sink[threadIdx.x] = s;
+  if (lane == 0) {
+    rec[(blockIdx.x * 32 + warp) * 2] = t0;
+    rec[(blockIdx.x * 32 + warp) * 2 + 1] = t1;
+  }
+}
+
+#define SPLIT(ACTIVE, FFMA, NAME)                                                                               \
+  extern "C" __global__ void copy_split_##NAME(int iters, const char* src, long long window, float* sink,      \
+                                               long long* rec) {                                              \
+    split<ACTIVE, FFMA>(iters, src, window, sink, rec);                                                       \
+  }
+SPLIT(1, false, copies)
+SPLIT(2, false, mma)
+SPLIT(3, false, copies_mma)
+SPLIT(2, true, ffma)
+SPLIT(3, true, copies_ffma)
