@@ -9,17 +9,7 @@
 // rec[(block * 32 + warp) * 2 + {0, 1}]. Modes 4, 5 and 7 add hgemm_mma_pipelined's copies (see body): alone, beside
 // the mma alone, beside both; mode 8 runs FFMA instead of the mma (4 per mma), 12 the copies beside them.
 
-__device__ __forceinline__ void ldsm4(unsigned addr, unsigned (&r)[4]) {
-  asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+#include "mma_sync.cuh"
 
 // mode bit 0: mma.sync, bit 3: FFMA instead, bit 1: ldmatrix (only with mma: ptxas drops loads nothing uses), bit 2: copies (per
 // iteration each warp waits for all but its last batch of copies, then issues `copies` (8) cp.async.cg of `width` (16)

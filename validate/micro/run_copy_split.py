@@ -45,7 +45,7 @@ NCU_METRICS = [
 
 
 def setup(cp):
-    mod = cp.RawModule(code=(HERE / "copy_split.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    mod = cp.RawModule(code=(HERE / "copy_split.cu").read_text(), options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
     kernels = {}
     for name, *_rest in CASES:
         f = mod.get_function(f"copy_split_{name}")

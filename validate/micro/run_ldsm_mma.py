@@ -51,7 +51,7 @@ NCU_METRICS = [
 
 
 def setup(cp):
-    mod = cp.RawModule(code=(HERE / "ldsm_mma.cu").read_text(), options=("-std=c++17", "-arch=sm_90a"))
+    mod = cp.RawModule(code=(HERE / "ldsm_mma.cu").read_text(), options=("-std=c++17", "-arch=sm_90a", f"-I{HERE}"))
     kernels = {}
     for _w, m, n, suffix, *_rest in CASES:
         f = mod.get_function(f"ldsm_mma_{m}_{n}{suffix}")
