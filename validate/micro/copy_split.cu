@@ -32,17 +32,7 @@ __device__ __forceinline__ void split(int iters, const char* src, long long wind
   long long t0 = clock64();
   if (copier) {
 #pragma unroll 1
-    for (int it = 0; it < n; ++it) {
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
-      const long long off = ((long long)it * blockDim.x / 32 + warp) * 8 * 32 * 16;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const unsigned dst = rbase + (unsigned)(((warp * 8 + k) * 32 * 16 + lane * 16) & (64 * 1024 - 1));
-        const char* from = win + ((off + k * 32 * 16 + lane * 16) & (window - 1));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(from));
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");
-    }
+    for (int it = 0; it < n; ++it) copy_batch<8, 16>(it, warp, lane, rbase, win, window);
     asm volatile("cp.async.wait_all;" ::: "memory");
   } else {
 #pragma unroll 1
@@ -60,14 +50,7 @@ __device__ __forceinline__ void split(int iters, const char* src, long long wind
     }
   }
   long long t1 = clock64();
-  float s = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 16; ++i) s += acc[i][0] + acc[i][1] + acc[i][2] + acc[i][3];
-  if (s == 1234.5f) sink[threadIdx.x] = s;
-  if (lane == 0) {
-    rec[(blockIdx.x * 32 + warp) * 2] = t0;
-    rec[(blockIdx.x * 32 + warp) * 2 + 1] = t1;
-  }
+  finish(acc, t0, t1, sink, rec, warp, lane);
 }
 
 #define SPLIT(ACTIVE, FFMA, NAME)                                                                               \

@@ -38,21 +38,7 @@ __device__ __forceinline__ void body(int iters, const char* src, long long windo
   long long t0 = clock64();
 #pragma unroll 1
   for (int it = 0; it < iters; ++it) {
-    if constexpr ((mode & 4) != 0) {
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
-      const long long off = ((long long)it * blockDim.x / 32 + warp) * copies * 32 * width;
-#pragma unroll
-      for (int k = 0; k < copies; ++k) {
-        const unsigned dst = rbase + (unsigned)(((warp * copies + k) * 32 * width + lane * width) & (64 * 1024 - 1));
-        const char* from = win + ((off + k * 32 * width + lane * width) & (window - 1));
-        if constexpr (width == 16) {
-          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(from));
-        } else {
-          asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(from));
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");
-    }
+    if constexpr ((mode & 4) != 0) copy_batch<copies, width>(it, warp, lane, rbase, win, window);
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
       if constexpr (mode & 2) {
@@ -77,14 +63,7 @@ __device__ __forceinline__ void body(int iters, const char* src, long long windo
   }
   if constexpr ((mode & 4) != 0) asm volatile("cp.async.wait_all;" ::: "memory");
   long long t1 = clock64();
-  float s = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 16; ++i) s += acc[i][0] + acc[i][1] + acc[i][2] + acc[i][3];
-  if (s == 1234.5f) sink[threadIdx.x] = s;
-  if (lane == 0) {
-    rec[(blockIdx.x * 32 + warp) * 2] = t0;
-    rec[(blockIdx.x * 32 + warp) * 2 + 1] = t1;
-  }
+  finish(acc, t0, t1, sink, rec, warp, lane);
 }
 
 #define LDSM_MMA(MODE, MMAS)                                                                                  \
