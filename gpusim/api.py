@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 
 from gpusim.chip import Simulation, simulate
@@ -46,8 +47,6 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
             progress(done, len(tasks), tasks[i][0])
 
     workers = min(workers or os.cpu_count() or 1, len(tasks))
-    import multiprocessing
-
     if workers <= 1 or multiprocessing.current_process().daemon:  # a pool's worker may not start another pool
         for i, t in enumerate(tasks):
             finish(i, _point(t))
