@@ -14,9 +14,9 @@ long it really took.
 Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
 
 The bins live in one numpy array per server, walked by numba-compiled functions (a request costs the interpreter
-one call, where the event loop makes millions), in pages: a request far past the others costs a page, not the gap.
-A server whose requests come to span more pages than ``MAX_TABLE_PAGES`` moves to sparse bins in dicts, walked by
-the same algorithm in Python (:class:`_SparseBins`); ``tests/test_chip_model.py`` holds the two to the same answers.
+one call, where the event loop makes millions), in pages found through a hash table: a request far past the others
+costs a page, not the gap. ``tests/test_chip_model.py`` holds them to the answers of the plain Python bins they
+replaced (``tests/reference_rate_server.py``).
 
 Every hardware unit of the chip model (``gpusim.sm`` and ``gpusim.memory``) is built from rate servers; a unit
 lists them with its ``reported()`` method (the name its busy cycles go under, and the share of one instance of that
@@ -42,57 +42,66 @@ EPS = 1e-9
 LOAD_WINDOW_BINS = 8
 
 
-# algorithmic: bins to a page of a server's array, the pages and page-table entries it starts with, and the most
-# page-table entries it takes before the server moves to sparse bins (2^20 entries of 256 bins: 2.7e8 bins)
+# algorithmic: bins to a page of a server's array, and the pages its pool starts with (it doubles when full)
 PAGE_SHIFT = 8
 PAGE_BINS = 1 << PAGE_SHIFT
 INITIAL_PAGES = 16
-INITIAL_TABLE = 64
 INITIAL_CHANGE_POINTS = 64
-MAX_TABLE_PAGES = 1 << 20
 
-# --- dense bins: one float64 array per server ----------------------------------------------------------------
+# --- one float64 array per server ----------------------------------------------------------------------------
 # its header: the latest bin holding requests, busy cycles, completion of the latest work, the end of the
 # background load, the rate, a bin's capacity, the background's change points (how many, where they start, room
-# for how many), the page table (where it starts, its entries, the page of its first entry), the pool of pages
-# (where it starts, how many), the free pages (how many, where their stack starts), and the first bin a request may
-# use (the bins before it are pruned)
-(_TOP, _BUSY, _LAST, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _PT_OFF, _PT_LEN, _PT_FIRST, _POOL_OFF,
- _POOL_PAGES, _NFREE, _FREE_OFF, _FLOOR) = range(17)
-_HEADER = 17
-# after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM); the page table
-# (per page of bins from _PT_FIRST on: its slot in the pool plus one, 0: none); the stack of free slots; the pool. A
-# page holds four rows of PAGE_BINS, all zero in a bin never written: work booked by requests, the later bin to look
-# at instead of a full one (plus one; 0: none), the background work over the bin, and whether that is computed (1).
-# Only pages with something written take room, so a request far past the others costs a page, not the gap.
+# for how many), the page table (where it starts, its entries as a power of two), the pool of pages (where it
+# starts, how many), the free pages (how many, where their stack starts), and the first bin a request may use (the
+# bins before it are pruned)
+(_TOP, _BUSY, _LAST, _BG_END, _RATE, _CAP, _NBG, _BG_OFF, _BG_ROOM, _PT_OFF, _PT_BITS, _POOL_OFF, _POOL_PAGES,
+ _NFREE, _FREE_OFF, _FLOOR) = range(16)
+_HEADER = 16
+# after the header: the change points of the background (time, rate after it: two rows of _BG_ROOM); the page table,
+# an open-addressing hash table of twice the pool's pages (per entry: a page's number plus one, 0: empty, and its
+# slot in the pool); the stack of free slots; the pool. A page holds four rows of PAGE_BINS, all zero in a bin never
+# written: work booked by requests, the later bin to look at instead of a full one (plus one; 0: none), the background
+# work over the bin, and whether that is computed (1). Only pages with something written take room: a request far
+# past the others costs a page, not the gap.
 _USED, _LINK, _BGW, _BGSET = range(4)
 _ROWS = 4
 _PAGE_FLOATS = _ROWS * PAGE_BINS
+_FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 over the golden ratio: spreads page numbers over the table
 
 
-def _dense(rate: float, n_bg: int, n_table: int, n_pages: int) -> np.ndarray:
-    """A fresh array: no background, no page used, every page of the pool free."""
+def _dense(rate: float, n_bg: int, n_pages: int) -> np.ndarray:
+    """A fresh array: no background, no page used, every page of the pool free (``n_pages`` a power of two)."""
+    bits = n_pages.bit_length()  # a table of 2 * n_pages entries
     pt = _HEADER + 2 * n_bg
-    free = pt + n_table
+    free = pt + 2 * (1 << bits)
     pool = free + n_pages
     a = np.zeros(pool + n_pages * _PAGE_FLOATS)
     a[_TOP], a[_RATE], a[_CAP] = -1.0, rate, rate * BIN_CYCLES
-    a[_BG_OFF], a[_BG_ROOM], a[_PT_OFF], a[_PT_LEN] = _HEADER, n_bg, pt, n_table
+    a[_BG_OFF], a[_BG_ROOM], a[_PT_OFF], a[_PT_BITS] = _HEADER, n_bg, pt, bits
     a[_POOL_OFF], a[_POOL_PAGES], a[_NFREE], a[_FREE_OFF] = pool, n_pages, n_pages, free
     a[free:free + n_pages] = np.arange(n_pages - 1, -1, -1)  # slot 0 on top
     return a
 
 
 @numba.njit(cache=True)
+def _entry(a, page):
+    """The table entry of ``page``, or the empty one where it would go."""
+    bits = int(a[_PT_BITS])
+    mask = (1 << bits) - 1
+    pt = int(a[_PT_OFF])
+    i = np.int64((np.uint64(page) * np.uint64(_FIBONACCI)) >> np.uint64(64 - bits))
+    while a[pt + 2 * i] != 0.0 and a[pt + 2 * i] != page + 1:
+        i = (i + 1) & mask
+    return pt + 2 * i
+
+
+@numba.njit(cache=True)
 def _page(a, b):
-    """Where bin ``b``'s row 0 lies: -1 when its page holds nothing, -2 when it is past the page table."""
-    e = (b >> PAGE_SHIFT) - int(a[_PT_FIRST])
-    if e >= int(a[_PT_LEN]):
-        return -2
-    slot = int(a[int(a[_PT_OFF]) + e]) - 1
-    if slot < 0:
+    """Where bin ``b``'s row 0 lies, or -1 when its page holds nothing."""
+    e = _entry(a, b >> PAGE_SHIFT)
+    if a[e] == 0.0:
         return -1
-    return int(a[_POOL_OFF]) + slot * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
+    return int(a[_POOL_OFF]) + int(a[e + 1]) * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
 
 
 @numba.njit(cache=True)
@@ -101,8 +110,27 @@ def _allocate(a, b):
     n = int(a[_NFREE]) - 1
     a[_NFREE] = n
     slot = int(a[int(a[_FREE_OFF]) + n])
-    a[int(a[_PT_OFF]) + (b >> PAGE_SHIFT) - int(a[_PT_FIRST])] = slot + 1
+    e = _entry(a, b >> PAGE_SHIFT)
+    a[e], a[e + 1] = (b >> PAGE_SHIFT) + 1, slot
     return int(a[_POOL_OFF]) + slot * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
+
+
+@numba.njit(cache=True)
+def _rebuild_table(a, src, src_off, src_entries, below):
+    """Fill ``a``'s (empty) table with the entries of the table of ``src_entries`` entries at ``src[src_off:]`` whose
+    page is at least ``below``; the others' slots are cleared and freed."""
+    free, pool = int(a[_FREE_OFF]), int(a[_POOL_OFF])
+    for i in range(src_entries):
+        key, slot = src[src_off + 2 * i], int(src[src_off + 2 * i + 1])
+        if key == 0.0:
+            continue
+        if key - 1 < below:
+            a[pool + slot * _PAGE_FLOATS:pool + (slot + 1) * _PAGE_FLOATS] = 0.0
+            a[free + int(a[_NFREE])] = slot
+            a[_NFREE] += 1
+        else:
+            e = _entry(a, int(key) - 1)
+            a[e], a[e + 1] = key, slot
 
 
 @numba.njit(cache=True)
@@ -118,7 +146,7 @@ def _bisect_right(ts, n, x):
 
 
 @numba.njit(cache=True)
-def _bg_work_dense(a, lo, hi):
+def _bg_work(a, lo, hi):
     """Background work reserved over [lo, hi)."""
     off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), int(a[_NBG])
     ts, rs = a[off:off + room], a[off + room:off + 2 * room]
@@ -153,9 +181,9 @@ def _find(a, b):
 
 @numba.njit(cache=True)
 def _walk(a, arrive, work, commit):
-    """One request (:meth:`RateServer.book`): (start, end, pages it would need), or (-1, bin, 0) when it reaches a
-    bin past the page table. Without ``commit`` it books nothing and writes only into pages already held (a full
-    bin's link, a bin's background), which hold whatever is booked."""
+    """One request (:meth:`RateServer.book`): (start, end, pages it would need). Without ``commit`` it books nothing
+    and writes only into pages already held (a full bin's link, a bin's background), which hold whatever is
+    booked."""
     rate, cap, bg_end = a[_RATE], a[_CAP], a[_BG_END]
     b = math.floor(arrive) // BIN_CYCLES
     floor = int(a[_FLOOR])
@@ -169,8 +197,6 @@ def _walk(a, arrive, work, commit):
     counted = -1  # the last page counted in ``need``
     while True:
         o = _page(a, b)
-        if o == -2:
-            return -1.0, float(b), 0
         lo = b * BIN_CYCLES
         booked = a[o + _USED * PAGE_BINS] if o >= 0 else 0.0
         taken = booked
@@ -178,7 +204,7 @@ def _walk(a, arrive, work, commit):
             if o >= 0 and a[o + _BGSET * PAGE_BINS] != 0.0:
                 taken += a[o + _BGW * PAGE_BINS]
             else:
-                bg = _bg_work_dense(a, float(lo), float(lo + BIN_CYCLES))
+                bg = _bg_work(a, float(lo), float(lo + BIN_CYCLES))
                 if o >= 0:
                     a[o + _BGW * PAGE_BINS] = bg
                     a[o + _BGSET * PAGE_BINS] = 1.0
@@ -230,20 +256,20 @@ def _walk(a, arrive, work, commit):
 
 
 @numba.njit("UniTuple(float64, 2)(float64[::1], float64, float64, boolean)", cache=True)
-def _book_dense(a, arrive, work, commit):
-    """:func:`_walk`, all or nothing: (start, end), or (-1, bin) when it reaches a bin past the page table, or
-    (-2, pages) when the pool lacks the free pages it needs; then nothing is booked (grow, and ask again)."""
+def _book(a, arrive, work, commit):
+    """:func:`_walk`, all or nothing: (start, end), or (-1, pages) when the pool lacks the free pages the request
+    needs; then nothing is booked (grow the pool, and ask again)."""
     start, end, need = _walk(a, arrive, work, False)
-    if start < 0.0 or not commit:
+    if not commit:
         return start, end
     if need > a[_NFREE]:
-        return -2.0, float(need)
+        return -1.0, float(need)
     start, end, need = _walk(a, arrive, work, True)
     return start, end
 
 
 @numba.njit("float64(float64[::1], float64, int64)", cache=True)
-def _load_dense(a, t, bins):
+def _load(a, t, bins):
     b = int(t // BIN_CYCLES)
     lo = max(b - bins, 0)
     if b <= lo:
@@ -254,171 +280,41 @@ def _load_dense(a, t, bins):
         if o >= 0:
             work += a[o + _USED * PAGE_BINS]
     if lo * BIN_CYCLES < a[_BG_END]:
-        work += _bg_work_dense(a, float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
+        work += _bg_work(a, float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
     return work / (a[_CAP] * (b - lo))
 
 
 @numba.njit(cache=True)
-def _prune_dense(a, floor):
-    """Free the pages wholly before bin ``floor`` and start the page table at its page."""
-    pt, n, first = int(a[_PT_OFF]), int(a[_PT_LEN]), int(a[_PT_FIRST])
-    page = floor >> PAGE_SHIFT
-    gone = min(page - first, n)
-    if gone > 0:
-        free, pool = int(a[_FREE_OFF]), int(a[_POOL_OFF])
-        for e in range(gone):
-            slot = int(a[pt + e]) - 1
-            if slot >= 0:
-                a[pool + slot * _PAGE_FLOATS:pool + (slot + 1) * _PAGE_FLOATS] = 0.0
-                a[free + int(a[_NFREE])] = slot
-                a[_NFREE] += 1
-        a[pt:pt + n - gone] = a[pt + gone:pt + n].copy()
-        a[pt + n - gone:pt + n] = 0.0
-        a[_PT_FIRST] = page
+def _prune(a, floor):
+    """Free the pages wholly before bin ``floor`` (the table is rebuilt without them)."""
+    pt, entries = int(a[_PT_OFF]), 1 << int(a[_PT_BITS])
+    old = a[pt:pt + 2 * entries].copy()
+    a[pt:pt + 2 * entries] = 0.0
+    _rebuild_table(a, old, 0, entries, floor >> PAGE_SHIFT)
     a[_FLOOR] = floor
 
 
 @numba.njit(cache=True)
-def _forget_bg_dense(a, first, last):
+def _forget_bg(a, first, last):
     """The background of bins ``first`` to ``last`` is to be computed again (a reservation changed it)."""
-    pt, n, pfirst = int(a[_PT_OFF]), int(a[_PT_LEN]), int(a[_PT_FIRST])
+    pt, entries = int(a[_PT_OFF]), 1 << int(a[_PT_BITS])
     lo = max(first, int(a[_FLOOR]))
-    for e in range(max((lo >> PAGE_SHIFT) - pfirst, 0), min((last >> PAGE_SHIFT) - pfirst + 1, n)):
-        if a[pt + e] > 0.0:
-            page = (pfirst + e) << PAGE_SHIFT
-            for b in range(max(lo, page), min(last + 1, page + PAGE_BINS)):
-                a[_page(a, b) + _BGSET * PAGE_BINS] = 0.0
-
-
-class _SparseBins:
-    """A server's bins in dicts, for a server whose requests span more bins than an array should hold: the same
-    algorithm as :func:`_walk` and :func:`_load_dense`, in Python."""
-
-    __slots__ = ("rate", "cap", "used", "next", "bg_bin", "top", "floor", "busy", "last_end", "bg_end", "bg_t",
-                 "bg_rate")
-
-    def __init__(self, a: np.ndarray, bg_t: list[float], bg_rate: list[float]) -> None:
-        floor = int(a[_FLOOR])
-        self.rate, self.cap = float(a[_RATE]), float(a[_CAP])
-        self.used, self.next, self.bg_bin = {}, {}, {}
-        pt, pool, first = int(a[_PT_OFF]), int(a[_POOL_OFF]), int(a[_PT_FIRST])
-        for e in np.flatnonzero(a[pt:pt + int(a[_PT_LEN])]).tolist():  # the pages in use, from the floor on
-            slot, page = int(a[pt + e]) - 1, (first + e) << PAGE_SHIFT
-            used, link, bgw, bgset = a[pool + slot * _PAGE_FLOATS:pool + (slot + 1) * _PAGE_FLOATS].reshape(_ROWS, -1)
-            bins = np.arange(page, page + PAGE_BINS)
-            # (values, which bins hold one, the dict, how a value reads): background work counts where it is set
-            for rows, held, d, f in ((used, used, self.used, float), (link, link, self.next, lambda v: int(v) - 1),
-                                     (bgw, bgset, self.bg_bin, float)):
-                on = (bins >= floor) & (held != 0)
-                d.update({int(b): f(v) for b, v in zip(bins[on], rows[on], strict=True)})
-        self.top, self.floor = int(a[_TOP]), floor
-        self.busy, self.last_end, self.bg_end = float(a[_BUSY]), float(a[_LAST]), float(a[_BG_END])
-        self.bg_t, self.bg_rate = bg_t, bg_rate  # the server's own lists: reservations change them
-
-    def _bg_work(self, a: float, b: float) -> float:
-        ts, rs = self.bg_t, self.bg_rate
-        i = bisect.bisect_right(ts, a) - 1
-        if i == len(ts) - 1 or ts[i + 1] >= b:
-            return rs[i] * (b - a)
-        total, t = 0.0, a
-        while t < b:
-            nxt = ts[i + 1] if i + 1 < len(ts) else math.inf
-            seg = min(nxt, b)
-            total += rs[i] * (seg - t)
-            t, i = seg, i + 1
-        return total
-
-    def _find(self, b: int) -> int:
-        nxt = self.next
-        path = []
-        while b in nxt:
-            path.append(b)
-            b = nxt[b]
-        for p in path:
-            nxt[p] = b
-        return b
-
-    def _taken(self, b: int, lo: int) -> tuple[float, float]:
-        booked = self.used.get(b, 0.0)
-        if lo >= self.bg_end:
-            return booked, booked
-        bg = self.bg_bin.get(b)
-        if bg is None:
-            bg = self.bg_bin[b] = self._bg_work(float(lo), float(lo + BIN_CYCLES))
-        return booked, booked + bg
-
-    def book(self, arrive: float, work: float, commit: bool) -> tuple[float, float]:
-        b = max(math.floor(arrive) // BIN_CYCLES, self.floor)
-        b = self._find(b)
-        rate, cap, used, nxt = self.rate, self.cap, self.used, self.next
-        remaining, first = work, True
-        start = end = 0.0
-        while True:
-            lo = b * BIN_CYCLES
-            booked, taken = self._taken(b, lo)
-            avail = cap - taken
-            b1 = b + 1
-            if avail <= EPS:
-                nxt[b] = b1
-                b = self._find(b1)
-                continue
-            if first:
-                t_in = arrive if arrive > lo else float(lo)
-                room = rate * (lo + BIN_CYCLES - t_in)
-                if room < avail:
-                    avail = room
-                if avail <= EPS:
-                    b = self._find(b1)
-                    continue
-                fill = lo + taken / rate
-                start = t_in if t_in > fill else fill
-            take = remaining if remaining < avail else avail
-            if commit:
-                filled = booked + take
-                used[b] = filled
-                self.top = max(self.top, b)
-                if filled >= cap - EPS:
-                    nxt[b] = b1
-            remaining -= take
-            if remaining <= EPS:
-                end = start + take / rate if first else lo + taken / rate + take / rate
-                break
-            first = False
-            b = self._find(b1)
-        if commit:
-            self.busy += work / rate
-            self.last_end = max(self.last_end, end)
-        return float(start), float(end)
-
-    def load(self, t: float, bins: int) -> float:
-        b = int(t // BIN_CYCLES)
-        lo = max(b - bins, 0)
-        if b <= lo:
-            return 0.0
-        work = 0.0
-        for i in range(lo, b):
-            work += self.used.get(i, 0.0)
-        if lo * BIN_CYCLES < self.bg_end:
-            work += self._bg_work(float(lo * BIN_CYCLES), float(b * BIN_CYCLES))
-        return work / (self.cap * (b - lo))
-
-    def forget_bg(self, first: int, last: int) -> None:
-        cache = self.bg_bin
-        for b in [b for b in cache if first <= b <= last]:
-            del cache[b]
-
-    def prune(self, floor: int) -> None:
-        if floor > self.floor + 4096:
-            self.used = {b: v for b, v in self.used.items() if b >= floor}
-            self.next = {b: v for b, v in self.next.items() if b >= floor}
-            self.bg_bin = {b: v for b, v in self.bg_bin.items() if b >= floor}
-            self.floor = floor
+    for i in range(entries):
+        key = a[pt + 2 * i]
+        if key == 0.0:
+            continue
+        page = (int(key) - 1) << PAGE_SHIFT
+        if page + PAGE_BINS <= lo or page > last:
+            continue
+        row = int(a[_POOL_OFF]) + int(a[pt + 2 * i + 1]) * _PAGE_FLOATS + _BGSET * PAGE_BINS
+        for b in range(max(lo, page), min(last + 1, page + PAGE_BINS)):
+            a[row + (b & (PAGE_BINS - 1))] = 0.0
 
 
 class RateServer:
     """``rate`` units of work per cycle, shared in time bins; see the module docstring."""
 
-    __slots__ = ("rate", "name", "_a", "_sparse", "_bg_t", "_bg_rate")
+    __slots__ = ("rate", "name", "_a", "_bg_t", "_bg_rate")
 
     def __init__(self, rate: float, name: str = "") -> None:
         if not rate > 0:
@@ -428,18 +324,17 @@ class RateServer:
         # background reservations as a step function of time: change points and the reserved rate after each
         self._bg_t: list[float] = [0.0]
         self._bg_rate: list[float] = [0.0]
-        self._a = _dense(self.rate, INITIAL_CHANGE_POINTS, INITIAL_TABLE, INITIAL_PAGES)  # None once sparse
-        self._sparse: _SparseBins | None = None
+        self._a = _dense(self.rate, INITIAL_CHANGE_POINTS, INITIAL_PAGES)
 
     @property
     def busy(self) -> float:
         """Cycles of work done (work / rate), requests and reservations together."""
-        return self._sparse.busy if self._sparse is not None else float(self._a[_BUSY])
+        return float(self._a[_BUSY])
 
     @property
     def last_end(self) -> float:
         """Completion time of the latest work booked."""
-        return self._sparse.last_end if self._sparse is not None else float(self._a[_LAST])
+        return float(self._a[_LAST])
 
     # --- background ------------------------------------------------------------------------------------
     def reserve(self, start: float, work: float, duration: float) -> float:
@@ -454,7 +349,7 @@ class RateServer:
         ts, rs = self._bg_t, self._bg_rate
         pieces: list[tuple[float, float, float]] = []  # (from, to, rate)
         # after the bins holding requests already booked from ``start`` on: it never shares a bin with them
-        top = self._sparse.top if self._sparse is not None else int(self._a[_TOP])
+        top = int(self._a[_TOP])
         t = max(start, (top + 1) * BIN_CYCLES) if top >= b0 else start
         left = work
         i = bisect.bisect_right(ts, t) - 1
@@ -483,39 +378,29 @@ class RateServer:
                     rs.insert(k + 1, rs[k])
             for k in range(ts.index(a), ts.index(b)):
                 rs[k] += rate
-        first, last = int(pieces[0][0] // BIN_CYCLES), int(t // BIN_CYCLES)  # bins whose background changed
-        if self._sparse is not None:
-            sp = self._sparse
-            sp.bg_end = max(sp.bg_end, t)
-            sp.forget_bg(first, last)
-            sp.busy += work / self.rate
-            sp.last_end = max(sp.last_end, t)
-            return t - start
         a = self._a
         if len(ts) > a[_BG_ROOM]:  # more change points than the array has room for
             a = self._a = self._relaid(n_bg=2 * len(ts))
         off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), len(ts)
         a[off:off + n], a[off + room:off + room + n], a[_NBG] = ts, rs, n
         a[_BG_END] = max(a[_BG_END], t)
-        _forget_bg_dense(a, first, last)
+        _forget_bg(a, int(pieces[0][0] // BIN_CYCLES), int(t // BIN_CYCLES))  # the bins whose background changed
         a[_BUSY] += work / self.rate
         a[_LAST] = max(a[_LAST], t)
         return t - start
 
-    def _relaid(self, n_bg: int | None = None, n_table: int | None = None, n_pages: int | None = None) -> np.ndarray:
-        """The array laid out anew with room for ``n_bg`` change points, ``n_table`` page-table entries and
-        ``n_pages`` pages (each at least what it has), what it holds copied."""
+    def _relaid(self, n_bg: int | None = None, n_pages: int | None = None) -> np.ndarray:
+        """The array laid out anew with room for ``n_bg`` change points and ``n_pages`` pages (each at least what it
+        has), what it holds copied."""
         old = self._a
-        o_bg, o_table, o_pages = int(old[_BG_ROOM]), int(old[_PT_LEN]), int(old[_POOL_PAGES])
-        n_bg, n_table, n_pages = max(n_bg or 0, o_bg), max(n_table or 0, o_table), max(n_pages or 0, o_pages)
-        a = _dense(self.rate, n_bg, n_table, n_pages)
-        for k in (_TOP, _BUSY, _LAST, _BG_END, _NBG, _PT_FIRST, _FLOOR):
+        o_bg, o_pages = int(old[_BG_ROOM]), int(old[_POOL_PAGES])
+        n_bg, n_pages = max(n_bg or 0, o_bg), max(n_pages or 0, o_pages)
+        a = _dense(self.rate, n_bg, n_pages)
+        for k in (_TOP, _BUSY, _LAST, _BG_END, _NBG, _FLOOR):
             a[k] = old[k]
         n, ooff = int(old[_NBG]), int(old[_BG_OFF])
         a[_HEADER:_HEADER + n] = old[ooff:ooff + n]
         a[_HEADER + n_bg:_HEADER + n_bg + n] = old[ooff + o_bg:ooff + o_bg + n]
-        pt, opt = int(a[_PT_OFF]), int(old[_PT_OFF])
-        a[pt:pt + o_table] = old[opt:opt + o_table]
         # the free slots: the old ones (in the same order), then the new pages, the lowest on top
         free, ofree, nfree = int(a[_FREE_OFF]), int(old[_FREE_OFF]), int(old[_NFREE])
         a[free:free + n_pages - o_pages] = np.arange(n_pages - 1, o_pages - 1, -1)
@@ -523,6 +408,7 @@ class RateServer:
         a[_NFREE] = n_pages - o_pages + nfree
         pool, opool = int(a[_POOL_OFF]), int(old[_POOL_OFF])
         a[pool:pool + o_pages * _PAGE_FLOATS] = old[opool:opool + o_pages * _PAGE_FLOATS]
+        _rebuild_table(a, old, int(old[_PT_OFF]), 1 << int(old[_PT_BITS]), 0)  # the pages keep their slots
         return a
 
     # --- requests -------------------------------------------------------------------------------------
@@ -542,49 +428,26 @@ class RateServer:
             ledger[self] = ledger.get(self, 0.0) + work
         if work <= EPS:
             return arrive, arrive
-        while self._sparse is None:
-            start, end = _book_dense(self._a, arrive, work, commit)
-            if start >= 0.0:
-                return start, end
-            if start == -1.0:  # it reaches bin ``end``, past the page table
-                self._make_room(int(end))
-            else:  # it needs ``end`` pages and the pool has fewer free
-                a = self._a
-                pages = int(a[_POOL_PAGES])
-                while pages - int(a[_POOL_PAGES]) + int(a[_NFREE]) < end:
-                    pages *= 2
-                self._a = self._relaid(n_pages=pages)
-        return self._sparse.book(arrive, work, commit)
-
-    def _make_room(self, bin_: int) -> None:
-        """A request reaches bin ``bin_``, past the page table: a table twice as long (or as long as needed), or
-        sparse bins past MAX_TABLE_PAGES."""
-        a = self._a
-        entries = (bin_ >> PAGE_SHIFT) - int(a[_PT_FIRST]) + 1
-        if entries > MAX_TABLE_PAGES:
-            self._sparse = _SparseBins(a, self._bg_t, self._bg_rate)
-            self._a = None
-            return
-        size = int(a[_PT_LEN])
-        while size < entries:
-            size *= 2
-        self._a = self._relaid(n_table=size)
+        start, end = _book(self._a, arrive, work, commit)
+        if start < 0.0:  # it needs ``end`` pages and the pool has fewer free: a pool twice as large (or more)
+            a = self._a
+            pages = 2 * int(a[_POOL_PAGES])
+            while pages - int(a[_POOL_PAGES]) + int(a[_NFREE]) < end:
+                pages *= 2
+            self._a = self._relaid(n_pages=pages)
+            start, end = _book(self._a, arrive, work, commit)
+        return start, end
 
     def load(self, t: float, bins: int) -> float:
         """The share of its capacity booked (requests and reservations) over the ``bins`` bins before the one ``t``
         falls in: how busy the resource has just been."""
-        if self._sparse is not None:
-            return self._sparse.load(t, bins)
-        return _load_dense(self._a, t, bins)
+        return _load(self._a, t, bins)
 
     def prune(self, before: float) -> None:
         """Forget bins that end before ``before`` (no request can arrive there any more)."""
         floor = int(before // BIN_CYCLES) - 1 - LOAD_WINDOW_BINS  # keep what :meth:`load` looks back over
-        if self._sparse is not None:
-            self._sparse.prune(floor)
-            return
         if floor > self._a[_FLOOR] + 4096:
-            _prune_dense(self._a, floor)
+            _prune(self._a, floor)
 
 
 class LoadedLatency:
