@@ -1,0 +1,325 @@
+"""Compile a CUDA kernel for sm_90 (or read a cubin or SASS listing) and collect what the emulator needs: the SASS of
+each kernel, its registers, static shared memory, stack frame and the layout of its parameters.
+
+Builds are cached by content (``$GPUSIM_CACHE_DIR/build`` or ``~/.cache/gpusim/build``): the source and every local
+header it includes, the options and the compiler's version. nvcc runs with a time and a memory bound. A cache entry is
+written to a temporary folder and renamed, so an interrupted build never leaves half an entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpusim import sass
+from gpusim.frontend.isa import Decoded, SassDecodeError, decode
+
+NVCC_TIMEOUT_S = 300
+NVCC_MEMORY_BYTES = 8 << 30
+ARCHES = ("sm_90", "sm_90a")
+
+
+class BuildError(ValueError):
+    """A source that does not compile, a missing toolkit, an unreadable cubin (one line)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    ordinal: int
+    offset: int  # bytes from the start of the parameter block
+    size: int
+
+
+@dataclass
+class CompiledKernel:
+    """One kernel of a build."""
+
+    name: str  # the function name (demangled)
+    mangled: str
+    program: list[Decoded]
+    regs: int
+    static_smem_bytes: int
+    stack_bytes: int
+    params: list[Param]
+    source: str  # the file it came from
+    arch: str
+    signature: list[tuple[str, str]] | None = None  # (C type, name) of each parameter, where the source was read
+
+    @property
+    def param_bytes(self) -> int:
+        return max((p.offset + p.size for p in self.params), default=0)
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("GPUSIM_CACHE_DIR")
+    return (Path(base) if base else Path.home() / ".cache" / "gpusim") / "build"
+
+
+def _limit_memory() -> None:  # runs in nvcc's child process before exec
+    resource.setrlimit(resource.RLIMIT_AS, (NVCC_MEMORY_BYTES, NVCC_MEMORY_BYTES))
+
+
+def _run(cmd: list[str], what: str, env=None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, check=False, timeout=NVCC_TIMEOUT_S,
+                              preexec_fn=_limit_memory, env=env)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{what}: {Path(cmd[0]).name} did not finish within {NVCC_TIMEOUT_S} s") from None
+    except OSError as e:
+        raise BuildError(f"{what}: cannot run {cmd[0]}: {e.strerror}") from None
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", errors="replace")
+
+
+def _local_includes(path: Path, seen: set[Path] | None = None) -> list[Path]:
+    seen = set() if seen is None else seen
+    out = []
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return out
+    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, flags=re.M):
+        p = (path.parent / inc).resolve()
+        if p.is_file() and p not in seen:
+            seen.add(p)
+            out.append(p)
+            out.extend(_local_includes(p, seen))
+    return out
+
+
+def _tool_env() -> dict:
+    env = dict(os.environ)
+    try:  # cuobjdump -sass runs nvdisasm: let it find the one in NVIDIA's pip wheels
+        env["PATH"] = os.path.dirname(sass.find_tool("nvdisasm")) + os.pathsep + env.get("PATH", "")
+    except sass.SassError:
+        pass
+    return env
+
+
+def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
+                 options: tuple[str, ...] = ()) -> list[CompiledKernel]:
+    """Every kernel of ``cu`` compiled for ``arch`` (cached by content)."""
+    cu = Path(cu)
+    if not cu.is_file():
+        raise BuildError(f"{cu}: no such file")
+    if arch not in ARCHES:
+        raise BuildError(f"--arch {arch!r}: the front-end targets {' or '.join(ARCHES)} (the H100)")
+    try:
+        src = cu.read_bytes()
+    except OSError as e:
+        raise BuildError(f"{cu}: cannot read: {e.strerror}") from None
+    if b"\0" in src:
+        raise BuildError(f"{cu}: not a text file")
+    nvcc = _find("nvcc")
+    h = hashlib.sha256()
+    h.update(src)
+    for inc in _local_includes(cu.resolve()):
+        h.update(inc.name.encode())
+        h.update(inc.read_bytes())
+    h.update(json.dumps([arch, list(defines), list(options), _version(nvcc)]).encode())
+    entry = cache_dir() / h.hexdigest()[:32]
+    if not (entry / "kernels.json").is_file():
+        _build_entry(cu, nvcc, arch, defines, options, entry)
+    return _load_entry(entry, cu, arch)
+
+
+def load_cubin(path: Path) -> list[CompiledKernel]:
+    """The kernels of an existing cubin (``nvcc -cubin``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise BuildError(f"{path}: no such file")
+    with tempfile.TemporaryDirectory() as tmp:
+        entry = Path(tmp) / "e"
+        entry.mkdir()
+        shutil.copyfile(path, entry / "k.cubin")
+        _describe(entry, ptxas_text="", what=str(path))
+        return _load_entry(entry, path, "sm_90")
+
+
+def load_sass(path: Path) -> list[CompiledKernel]:
+    """The kernels of a ``cuobjdump -sass`` listing. Registers and shared memory are unknown (the listing does not
+    say them): give them with --set regs_per_thread=... smem_bytes=...; parameters are read as the listing's
+    constant-bank reads."""
+    path = Path(path)
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as e:
+        raise BuildError(f"{path}: cannot read: {e.strerror}") from None
+    funcs = sass.parse_sass(text)
+    if not funcs or not any(f.insts for f in funcs):
+        raise BuildError(f"{path}: no SASS functions found (expected `cuobjdump -sass` output)")
+    return [CompiledKernel(f.name, f.mangled, _decode(f, str(path)), 0, 0, 0, [], str(path), "sm_90") for f in funcs]
+
+
+def _find(tool: str) -> str:
+    try:
+        return sass.find_tool(tool)
+    except sass.SassError as e:
+        raise BuildError(str(e)) from None
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def _version(nvcc: str) -> str:
+    if nvcc not in _VERSIONS:
+        r = _run([nvcc, "--version"], "nvcc --version")
+        _VERSIONS[nvcc] = _text(r.stdout).strip().splitlines()[-1] if r.returncode == 0 else "?"
+    return _VERSIONS[nvcc]
+
+
+def _build_entry(cu: Path, nvcc: str, arch: str, defines, options, entry: Path) -> None:
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+    try:
+        cubin = tmp / "k.cubin"
+        gencode = f"-gencode=arch=compute_{arch[3:]},code={arch}"
+        cmd = [nvcc, "-cubin", gencode, "-Xptxas", "-v", *[f"-D{d}" for d in defines], *options,
+               "-o", str(cubin), str(cu)]
+        r = _run(cmd, str(cu))
+        err = _text(r.stderr)
+        if r.returncode:
+            first = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[:300])
+            raise BuildError(f"{cu}: nvcc failed: {first.strip()}")
+        _describe(tmp, err, str(cu))
+        try:
+            tmp.rename(entry)
+        except OSError:  # another process built the same entry meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _describe(folder: Path, ptxas_text: str, what: str) -> None:
+    """Write the SASS listing and the kernels' resources and parameters beside the cubin in ``folder``."""
+    cuobjdump = _find("cuobjdump")
+    env = _tool_env()
+    cubin = folder / "k.cubin"
+    dump = _run([cuobjdump, "-sass", str(cubin)], what, env)
+    if dump.returncode:
+        raise BuildError(f"{what}: cuobjdump -sass failed: {_text(dump.stderr).strip()[:200]}")
+    elf = _run([cuobjdump, "-elf", str(cubin)], what, env)
+    res = _run([cuobjdump, "-res-usage", str(cubin)], what, env)
+    (folder / "sass.txt").write_text(_text(dump.stdout))
+    usage = _res_usage(_text(res.stdout))
+    ptxas = sass.parse_ptxas(ptxas_text)
+    params = _kparams(_text(elf.stdout))
+    kernels = {}
+    for f in sass.parse_sass(_text(dump.stdout)):
+        regs, smem, stack = usage.get(f.mangled, (0, 0, 0))
+        if f.mangled in ptxas:  # ptxas -v: static shared memory without the 1 KB the system reserves
+            regs, smem = ptxas[f.mangled]
+        elif smem >= 1024:
+            smem -= 1024
+        kernels[f.mangled] = {"regs": regs, "smem": smem, "stack": stack,
+                              "params": [list(p) for p in params.get(f.mangled, [])]}
+    (folder / "kernels.json").write_text(json.dumps(kernels, indent=1, sort_keys=True))
+
+
+def _res_usage(text: str) -> dict[str, tuple[int, int, int]]:
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.search(r"Function\s+(\S+):\s*$", line)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)", line)
+        if m and name:
+            out[name] = (int(m.group(1)), int(m.group(3)), int(m.group(2)))
+            name = None
+    return out
+
+
+def _kparams(text: str) -> dict[str, list[tuple[int, int, int]]]:
+    """EIATTR_KPARAM_INFO of each kernel's .nv.info section: (ordinal, offset, size)."""
+    out: dict[str, list] = {}
+    cur = None
+    for line in text.splitlines():
+        m = re.match(r"^\.nv\.info\.(\S+)", line.strip())
+        if m:
+            cur = m.group(1)
+            out.setdefault(cur, [])
+            continue
+        m = re.search(r"Ordinal\s*:\s*(0x[0-9a-f]+)\s+Offset\s*:\s*(0x[0-9a-f]+)\s+Size\s*:\s*(0x[0-9a-f]+)", line)
+        if m and cur:
+            out[cur].append(tuple(int(g, 16) for g in m.groups()))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _decode(f: sass.Function, what: str) -> list[Decoded]:
+    insts = [x for x in f.insts]
+    try:
+        return [decode(x, i) for i, x in enumerate(insts)]
+    except SassDecodeError as e:
+        raise BuildError(f"{what}: {f.name}: {e}") from None
+
+
+def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
+    text = (entry / "sass.txt").read_text()
+    meta = json.loads((entry / "kernels.json").read_text())
+    out = []
+    source_text = src.read_text(errors="replace") if src.suffix in (".cu", ".cuh") else ""
+    for f in sass.parse_sass(text):
+        info = meta.get(f.mangled, {"regs": 0, "smem": 0, "stack": 0, "params": []})
+        k = CompiledKernel(f.name, f.mangled, _decode(f, str(src)), info["regs"], info["smem"], info["stack"],
+                           [Param(*p) for p in info["params"]], str(src), arch)
+        k.signature = parse_signature(source_text, f.name) if source_text else None
+        if k.signature is not None and len(k.signature) != len(k.params):
+            k.signature = None
+        out.append(k)
+    return out
+
+
+def pick(kernels: list[CompiledKernel], name: str | None, where: str) -> CompiledKernel:
+    """The kernel ``name`` of a build (the only one when ``name`` is None)."""
+    if name is None:
+        if len(kernels) != 1:
+            names = ", ".join(k.name for k in kernels) or "none"
+            raise BuildError(f"{where} has {len(kernels)} kernels ({names}): name one with --kernel")
+        return kernels[0]
+    for k in kernels:
+        if name in (k.name, k.mangled):
+            return k
+    import difflib
+
+    names = [k.name for k in kernels]
+    close = difflib.get_close_matches(name, names, 1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise BuildError(f"{where}: no kernel named {name!r} (kernels: {', '.join(names) or 'none'}){hint}")
+
+
+_SIG = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?void\s+"
+                  r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)", re.S)
+
+
+def parse_signature(source: str, name: str) -> list[tuple[str, str]] | None:
+    """(type, name) of each parameter of ``__global__ void name(...)`` in ``source`` (None when not found or not
+    plain: templates, macros)."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", source, flags=re.S)
+    for m in _SIG.finditer(text):
+        if m.group(1) != name:
+            continue
+        params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+        if params == ["void"]:
+            return []
+        out = []
+        for p in params:
+            p = re.sub(r"\b(__restrict__|__restrict|restrict|__grid_constant__)\b", " ", p)
+            p = re.sub(r"\s+", " ", p.replace("*", " * ")).strip()
+            mm = re.match(r"(.+?)\s*(\w+)$", p)
+            if not mm or "[" in p:
+                return None
+            out.append((mm.group(1).replace(" *", "*").strip(), mm.group(2)))
+        return out
+    return None

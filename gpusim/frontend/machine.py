@@ -1,0 +1,868 @@
+"""The SIMT emulator: a batch of CTAs of one launch executing a kernel's SASS, lane by lane as numpy vectors.
+
+All lanes of the batch (every thread of every emulated CTA) share one register file of shape (registers, lanes).
+Control flow follows the *minimum-PC* rule: the lanes are kept in groups by program counter, and the group with the
+lowest PC runs next (all lanes at that PC together). Lanes that branch apart reconverge where their paths meet again,
+as the hardware's convergence barriers make them, and every lane reaches a ``__syncthreads`` before any lane of its CTA
+passes it. Each executed instruction is one *step*: the emulator hands the step (the instruction, the lanes at it, the
+lanes its guard lets execute, the addresses a memory instruction touched) to a recorder
+(:mod:`gpusim.frontend.trace`), which builds the kernel description from the steps.
+
+Long loops are not executed trip by trip: once a loop's registers have advanced by the same amount over two
+iterations (its induction variables: counters, addresses), the emulator finds each lane's trip count by probing single
+iterations far ahead (side-effect free) and *jumps* to the last iterations, which it executes for real. The recorder
+checks that the addresses there are the ones the observed strides predict; where they are not, the kernel is emulated
+again without the jump (bounded by ``max_steps``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.frontend import semantics as S
+from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
+from gpusim.frontend.memory import DATA, UNKNOWN, EmulationError, GlobalMemory
+
+WARP = 32
+SHARED_WINDOW_BASE = 0x400  # sm_90 reserves the first 1 KB of a CTA's shared window (UMOV UR4, 0x400 in the SASS)
+SHARED_WINDOW_MASK = 0xFFFFFF  # the window address's low 24 bits are the byte in the CTA's shared memory
+# constant bank 0 as the driver fills it on sm_90: blockDim, gridDim, the local-memory stack top, the global
+# memory descriptor (read only as ULDC.64 for desc[URx] operands) and the kernel parameters from PARAM_BASE
+CONST_BLOCK_DIM, CONST_GRID_DIM, CONST_STACK, CONST_DESC, PARAM_BASE = 0x0, 0xC, 0x28, 0x208, 0x210
+SHARED_WINDOW_HI = 0x7E00  # the high word of a generic address in the shared window (global tensors sit at 0x7F00...)
+WARM_ARRIVALS = 3  # a loop's head reached this many times from its back edge before its strides are trusted
+
+MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", "LDGSTS", "ATOMS", "ATOMG", "ATOM",
+          "RED", "REDG", "ATOMS"}
+CONTROL = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT"}
+BARRIER = {"BAR"}
+UNSUPPORTED_WHY = {
+    "HGMMA": "Hopper wgmma (asynchronous warpgroup MMA) is not emulated yet",
+    "UTMALDG": "TMA tensor copies are not emulated yet", "UTMASTG": "TMA tensor copies are not emulated yet",
+    "UBLKCP": "TMA bulk copies are not emulated yet", "SYNCS": "mbarrier operations are not emulated yet",
+    "WARPGROUP": "warpgroup synchronisation is not emulated yet", "USETMAXREG": "setmaxnreg is not emulated yet",
+    "BPT": "breakpoints and traps stop the kernel", "KILL": "KILL ends threads abnormally",
+}
+
+
+@dataclass
+class MemAccess:
+    """What one memory step touched."""
+
+    space: str  # global, shared, local
+    kind: str  # ld, st, ldsm, stsm, atom (read-modify-write), cp (LDGSTS: global load + shared store)
+    width: int  # bytes per lane (per row for ldsm/stsm)
+    addr: np.ndarray  # (lanes,) int64: byte offset in the tensor / the CTA's shared memory; -1 where not executed
+    tensor: int = -1  # global: index into the memory's tensors
+    taint: int = 0  # the address registers' taint
+    shared_addr: np.ndarray | None = None  # LDGSTS: the shared destination offsets
+    matrices: int = 0  # ldsm/stsm .x1/.x2/.x4
+
+
+@dataclass
+class Step:
+    inst: Decoded
+    group: np.ndarray  # (lanes,) bool: lanes at this instruction
+    exec: np.ndarray  # (lanes,) bool: of them, those whose guard holds
+    iters: np.ndarray | None  # (lanes,) int: each lane's iteration of the loop being summarised (-1 outside)
+    mem: MemAccess | None = None
+    cond_taint: int = 0  # a branch: its predicate's taint
+
+
+@dataclass
+class LoopJump:
+    """A jump over a loop's middle iterations (see the module docstring)."""
+
+    head: int  # instruction index of the loop's first instruction
+    back: int  # instruction index of its backward branch
+    arrivals: int  # iterations executed before the jump (WARM_ARRIVALS)
+    trips: np.ndarray  # (lanes,) trips of each lane (0: not in the loop)
+    resume: np.ndarray  # (lanes,) iteration each lane resumed at
+    step_index: int  # steps recorded before the jump
+
+
+@dataclass
+class Launch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem_bytes: int  # static + dynamic shared memory of a CTA
+    local_bytes: int  # per-thread local memory (stack frame)
+    params: bytes  # the kernel parameters as laid out in constant bank 0 from PARAM_BASE
+
+
+@dataclass
+class Machine:
+    program: list[Decoded]
+    launch: Launch
+    ctas: list[tuple[int, int, int]]
+    gmem: GlobalMemory
+    recorder: object = None
+    max_steps: int = 200_000
+    no_jump: frozenset = frozenset()  # loops (head index) not to jump
+    notes: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        bx, by, bz = self.launch.block
+        self.threads = bx * by * bz
+        self.T = -(-self.threads // WARP) * WARP
+        self.N = len(self.ctas) * self.T
+        n = self.N
+        tid = np.tile(np.arange(self.T), len(self.ctas))
+        self.valid = tid < self.threads
+        self.tid = (tid % bx, (tid // bx) % by, tid // (bx * by))
+        cta = np.repeat(np.arange(len(self.ctas)), self.T)
+        self.cta_of = cta
+        ctas = np.array(self.ctas, dtype=np.int64).reshape(-1, 3)
+        self.ctaid = tuple(ctas[cta, k] for k in range(3))
+        self.lane = tid % WARP
+        self.warp = tid // WARP  # warp within its CTA
+        nreg = 1 + max([_max_reg(d) for d in self.program] + [0])
+        self.R = np.zeros((256, n), dtype=np.uint32)
+        self.UR = np.zeros((64, n), dtype=np.uint32)
+        self.P = np.zeros((8, n), dtype=bool)
+        self.UP = np.zeros((8, n), dtype=bool)
+        self.P[7] = self.UP[7] = True
+        # taints (gpusim.frontend.memory: DATA, UNKNOWN) of each register: a number, or a per-lane vector
+        self.Rt, self.URt, self.Pt, self.UPt = [0] * 256, [0] * 64, [0] * 8, [0] * 8
+        self.nreg = nreg
+        self.smem = np.zeros((len(self.ctas), max(self.launch.smem_bytes, 4)), dtype=np.uint8)
+        self.smem_taint = np.zeros(-(-max(self.launch.smem_bytes, 4) // 4), dtype=np.uint8)  # per 4-byte word
+        self.local = np.zeros((n, max(self.launch.local_bytes, 4)), dtype=np.uint8)
+        self.local_taint = np.zeros(-(-max(self.launch.local_bytes, 4) // 4), dtype=np.uint8)
+        c0 = bytearray(PARAM_BASE + len(self.launch.params))
+        c0[CONST_BLOCK_DIM:CONST_BLOCK_DIM + 12] = np.array(self.launch.block, dtype=np.uint32).tobytes()
+        c0[CONST_GRID_DIM:CONST_GRID_DIM + 12] = np.array(self.launch.grid, dtype=np.uint32).tobytes()
+        c0[CONST_STACK:CONST_STACK + 4] = np.array([self.launch.local_bytes], dtype=np.uint32).tobytes()
+        c0[PARAM_BASE:] = self.launch.params
+        self.const0 = bytes(c0)
+        self.index_of = {d.addr: d.index for d in self.program}
+        self.full = True
+        self.steps = 0
+        self.exited = ~self.valid  # lanes that have executed EXIT (or were never launched)
+        self._bar_wait: dict = {}  # (cta, barrier id) -> {pc: lanes waiting there}
+        self._bar_count: dict = {}  # (cta, barrier id) -> threads arrived
+        self.iters = np.full(n, -1, dtype=np.int64)  # iteration of the loop being tracked, per lane
+        self.tracked: tuple[int, int] | None = None  # (head, back) of the loop whose iterations are counted
+        self.snapshots: list = []
+        self.jump: LoopJump | None = None
+        self.probing = False
+        self.loop_data = False  # the tracked loop's addresses or trip count depend on loaded data
+        self.back_edges = {d.index: self.index_of.get(_target(d)) for d in self.program
+                           if d.mnemonic in ("BRA", "JMP") and _target(d) is not None and _target(d) <= d.addr}
+
+    # --- operands the semantics read ------------------------------------------------------------------------------
+    def const32(self, c: Const) -> np.ndarray:
+        if c.bank != 0:
+            raise EmulationError(f"reads constant bank {c.bank} (c[0x{c.bank:x}][0x{c.offset:x}]): __constant__ data "
+                                 "is not modelled; pass it as a kernel argument")
+        if c.reg is not None:
+            off = (self.R[c.reg.idx] if not c.reg.uniform else self.UR[c.reg.idx]).astype(np.int64) + c.offset
+            buf = np.frombuffer(self.const0 + bytes(8), dtype=np.uint8)
+            if (off < 0).any() or (off + 4 > len(self.const0)).any():
+                raise EmulationError(f"reads c[0x0][R+0x{c.offset:x}] outside the kernel parameters")
+            return buf[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
+        o = c.offset
+        known = o < CONST_GRID_DIM + 12 or o in (CONST_STACK, CONST_DESC, CONST_DESC + 4) or o >= PARAM_BASE
+        if not known or o + 4 > len(self.const0):
+            what = "past the kernel parameters" if o >= PARAM_BASE else "a driver constant gpusim does not model"
+            raise EmulationError(f"reads c[0x0][0x{o:x}], {what}")
+        v = int.from_bytes(self.const0[o:o + 4], "little")
+        return np.full(self.N, v, dtype=np.uint32)
+
+    def special(self, name: str) -> np.ndarray:
+        n = self.N
+        table = {"SR_TID.X": self.tid[0], "SR_TID.Y": self.tid[1], "SR_TID.Z": self.tid[2],
+                 "SR_CTAID.X": self.ctaid[0], "SR_CTAID.Y": self.ctaid[1], "SR_CTAID.Z": self.ctaid[2],
+                 "SR_LANEID": self.lane, "SR_CgaCtaId": np.zeros(n, np.int64), "SRZ": np.zeros(n, np.int64),
+                 "SR_LTMASK": (1 << self.lane) - 1, "SR_LEMASK": (2 << self.lane) - 1,
+                 "SR_EQMASK": 1 << self.lane, "SR_GTMASK": ~((2 << self.lane) - 1),
+                 "SR_GEMASK": ~((1 << self.lane) - 1), "SR_VIRTUALSMID": np.zeros(n, np.int64),
+                 "SR_SMID": np.zeros(n, np.int64), "SR_CLOCKLO": np.full(n, self.steps),
+                 "SR_CLOCKHI": np.zeros(n, np.int64), "SR_GLOBALTIMERLO": np.full(n, self.steps),
+                 "SR_GLOBALTIMERHI": np.zeros(n, np.int64), "SR_WARPID": self.warp,
+                 "SR_SWINHI": np.full(n, SHARED_WINDOW_HI), "SR_SWINLO": np.zeros(n, np.int64)}
+        if name not in table:
+            raise EmulationError(f"reads special register {name}, which gpusim does not model")
+        return (np.asarray(table[name]).astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
+
+    def dest_regs(self, d: Decoded) -> int:
+        """Registers an MMA instruction writes (its accumulator fragment)."""
+        if d.mnemonic == "HMMA":
+            shape = next((k for k in d.mods if k[0].isdigit()), "16816")
+            acc32 = d.has("F32")
+            if shape == "16816" or shape == "1688":
+                return 4 if acc32 else 2
+            return 4
+        if d.mnemonic in ("IMMA", "DMMA"):
+            return 4
+        return 1
+
+    # --- memory instructions -------------------------------------------------------------------------------------
+    def _address(self, d: Decoded, a: Addr, space: str) -> np.ndarray:
+        n = self.N
+        if space == "global":
+            if a.reg is not None and not a.reg.zero:
+                base = S.u64(self, a.reg) if a.reg.wide else self.R[a.reg.idx].astype(np.uint64)
+            else:
+                base = np.zeros(n, np.uint64)
+            if a.ureg is not None and not a.ureg.zero:
+                base = base + (S.u64(self, a.ureg) if not (a.reg and a.reg.wide) else
+                               self.UR[a.ureg.idx].astype(np.uint64))
+            return (base.astype(np.int64) + a.offset)
+        v = np.zeros(n, dtype=np.int64)
+        if a.reg is not None and not a.reg.zero:
+            v += self.R[a.reg.idx].astype(np.int64) * a.reg.scale
+        if a.ureg is not None and not a.ureg.zero:
+            v += self.UR[a.ureg.idx].astype(np.int64)
+        v += a.offset
+        if space == "shared":
+            v = (v & SHARED_WINDOW_MASK) - SHARED_WINDOW_BASE
+        return v
+
+    @staticmethod
+    def width_of(d: Decoded) -> int:
+        for k, w in (("128", 16), ("64", 8), ("U8", 1), ("S8", 1), ("U16", 2), ("S16", 2)):
+            if k in d.mods:
+                return w
+        return 4
+
+    def _check_shared(self, d: Decoded, off: np.ndarray, width: int, em: np.ndarray, what: str = "") -> None:
+        o = off[em]
+        if len(o) and ((o < 0).any() or (o + width > self.launch.smem_bytes).any()):
+            bad = int(o[(o < 0) | (o + width > self.launch.smem_bytes)][0])
+            raise EmulationError(f"{d.where}: {what or 'accesses'} shared byte {bad}, outside the CTA's "
+                                 f"{self.launch.smem_bytes} B of shared memory")
+        if len(o) and (o % min(width, 16)).any():
+            raise EmulationError(f"{d.where}: a misaligned {width}-byte shared-memory access")
+
+    def _smem_read(self, off: np.ndarray, width: int, em: np.ndarray) -> np.ndarray:
+        o = np.where(em, off, 0)
+        flat = self.smem.reshape(-1)
+        base = self.cta_of * self.smem.shape[1] + o
+        return flat[base[:, None] + np.arange(width)]
+
+    def _smem_write(self, off: np.ndarray, data: np.ndarray, em: np.ndarray) -> None:
+        if self.probing:
+            return
+        width = data.shape[1]
+        flat = self.smem.reshape(-1)
+        base = (self.cta_of * self.smem.shape[1] + off)[em]
+        flat[base[:, None] + np.arange(width)] = data[em]
+
+    def _regs_bytes(self, reg: Reg, width: int) -> np.ndarray:
+        """(lanes, width) bytes of the source register(s) of a store."""
+        words = max(width // 4, 1)
+        arr = self.UR if reg.uniform else self.R
+        if reg.zero:
+            vals = np.zeros((self.N, words), dtype=np.uint32)
+        else:
+            vals = np.stack([arr[reg.idx + k] for k in range(words)], axis=1)
+        b = vals.view(np.uint8).reshape(self.N, -1)
+        return b[:, :width]
+
+    def _put_loaded(self, d: Decoded, dst: Reg, data: np.ndarray, em: np.ndarray, t: int) -> None:
+        width = data.shape[1]
+        if width < 4:
+            signed = d.has("S8", "S16")
+            word = np.zeros((self.N, 4), dtype=np.uint8)
+            word[:, :width] = data
+            v = word.view(np.uint32).reshape(-1)
+            if signed:
+                shift = np.uint32(32 - 8 * width)
+                v = ((v << shift).view(np.int32) >> int(shift)).view(np.uint32)
+            S.put(self, dst, v, em, t)
+            return
+        words = np.ascontiguousarray(data).view(np.uint32).reshape(self.N, -1)
+        for k in range(words.shape[1]):
+            S.put(self, Reg(dst.uniform, dst.idx + k), words[:, k], em, t)
+
+    def memory(self, d: Decoded, em: np.ndarray) -> MemAccess:
+        mn = d.mnemonic
+        ops = d.ops
+        width = self.width_of(d)
+        if self.probing:  # a trip-count probe: the loop's control never depends on memory (checked), so no access
+            self._probe_memory(d)
+            return MemAccess("global", "ld", width, np.full(self.N, -1, dtype=np.int64))
+        if mn in ("LDG", "LD", "LDS", "LDL"):
+            dst, a = ops[0], ops[1]
+            space = {"LDG": "global", "LD": self._generic(d, a, em), "LDS": "shared", "LDL": "local"}[mn]
+            return self._load(d, dst, a, space, width, em)
+        if mn in ("STG", "ST", "STS", "STL"):
+            a, src = ops[0], ops[1]
+            space = {"STG": "global", "ST": self._generic(d, a, em), "STS": "shared", "STL": "local"}[mn]
+            return self._store(d, a, src, space, width, em)
+        if mn == "LDSM":
+            return self._ldsm(d, em)
+        if mn == "LDGSTS":
+            return self._ldgsts(d, em)
+        if mn in ("ATOMS", "ATOMG", "ATOM", "RED", "REDG"):
+            return self._atomic(d, em)
+        raise S.unsupported(d)
+
+    def _generic(self, d: Decoded, a: Addr, em: np.ndarray) -> str:
+        """The space a generic LD/ST addresses: shared when the address lies in the shared window."""
+        hi = (self._address(d, a, "global") >> 32)[em]
+        if not len(hi):
+            return "global"
+        if (hi == SHARED_WINDOW_HI).all():
+            return "shared"
+        if (hi == SHARED_WINDOW_HI).any():
+            raise EmulationError(f"{d.where}: one generic access reaches both shared and global memory")
+        return "global"
+
+    def _probe_memory(self, d: Decoded) -> None:
+        """Loads in a probe write unknown values (the loop's control does not read them)."""
+        mn = d.mnemonic
+        if mn in ("LDG", "LD", "LDS", "LDL", "LDSM") or (mn in ("ATOMS", "ATOMG", "ATOM") and isinstance(d.ops[0], Reg)):
+            dst = d.ops[0]
+            n = 4 if mn == "LDSM" else max(self.width_of(d) // 4, 1)
+            for k in range(n):
+                S.put(self, Reg(dst.uniform, dst.idx + k), np.zeros(self.N, np.uint32), self.valid, DATA | UNKNOWN)
+
+    def _load(self, d, dst, a: Addr, space: str, width: int, em) -> MemAccess:
+        off = self._address(d, a, space)
+        t_addr = S.any_taint(S.taint(self, a), em)
+        self._check_address_taint(d, t_addr)
+        out = np.full(self.N, -1, dtype=np.int64)
+        ti = -1
+        if space == "global":
+            if em.any():
+                ti, o = self.gmem.locate(off[em], width, d.where)
+                data = np.zeros((self.N, width), dtype=np.uint8)
+                data[em] = self.gmem.read(ti, o, width)
+                out[em] = o
+                tensor = self.gmem.tensors[ti]
+                t = DATA | (0 if tensor.given else UNKNOWN) | t_addr
+            else:
+                data, t = np.zeros((self.N, width), dtype=np.uint8), 0
+        elif space == "shared":
+            self._check_shared(d, off, width, em)
+            data = self._smem_read(off, width, em)
+            out[em] = off[em]
+            t = DATA | _words_taint(self.smem_taint, off[em], width) | t_addr
+        else:
+            self._check_local(d, off, width, em)
+            data = self.local[np.arange(self.N)[:, None], np.where(em, off, 0)[:, None] + np.arange(width)]
+            out[em] = off[em]
+            t = _words_taint(self.local_taint, off[em], width) | t_addr
+        self._put_loaded(d, dst, data, em, t)
+        return MemAccess(space, "ld", width, out, ti, t_addr)
+
+    def _store(self, d, a: Addr, src: Reg, space: str, width: int, em) -> MemAccess:
+        off = self._address(d, a, space)
+        t_addr = S.any_taint(S.taint(self, a), em)
+        self._check_address_taint(d, t_addr)
+        data = self._regs_bytes(src, width)
+        out = np.full(self.N, -1, dtype=np.int64)
+        ti = -1
+        if space == "global":
+            if em.any():
+                ti, o = self.gmem.locate(off[em], width, d.where)
+                if not self.probing:
+                    self.gmem.write(ti, o, data[em])
+                out[em] = o
+        elif space == "shared":
+            self._check_shared(d, off, width, em)
+            self._smem_write(off, data, em)
+            _set_words_taint(self.smem_taint, off[em], width, S.any_taint(S.taint(self, src), em))
+            out[em] = off[em]
+        else:
+            self._check_local(d, off, width, em)
+            if not self.probing:
+                rows = np.nonzero(em)[0]
+                self.local[rows[:, None], off[em][:, None] + np.arange(width)] = data[em]
+            _set_words_taint(self.local_taint, off[em], width, S.any_taint(S.taint(self, src), em))
+            out[em] = off[em]
+        return MemAccess(space, "st", width, out, ti, t_addr)
+
+    def _check_local(self, d, off, width, em) -> None:
+        o = off[em]
+        if len(o) and ((o < 0).any() or (o + width > self.launch.local_bytes).any()):
+            raise EmulationError(f"{d.where}: accesses local byte {int(o.max())}, outside the "
+                                 f"{self.launch.local_bytes}-byte stack frame ptxas reports")
+
+    def _check_address_taint(self, d: Decoded, t: int) -> None:
+        if t & UNKNOWN:
+            names = ", ".join(t.name for t in self.gmem.tensors if not t.given) or "none"
+            raise EmulationError(f"{d.where}: its address is computed from memory contents gpusim was not given "
+                                 f"(tensors without contents: {names}); give them, e.g. --arg NAME=i32[N]:randint(0,N) "
+                                 "or NAME=@file.npy")
+
+    def _ldsm(self, d: Decoded, em) -> MemAccess:
+        # LDSM.16.M88.x4 R, [addr]: lanes 0..8x-1 give the row addresses (16 B each) of x 8x8 matrices of 16-bit
+        # elements; lane t receives, of matrix i, the word (t % 4) of row t // 4 (MT88: transposed)
+        dst, a = d.ops[0], d.ops[1]
+        x = int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
+        off = self._address(d, a, "shared")
+        t_addr = S.any_taint(S.taint(self, a), em)
+        self._check_address_taint(d, t_addr)
+        rows_active = em & (self.lane < 8 * x)
+        self._check_shared(d, off, 16, rows_active)
+        nw = self.N // WARP
+        rowaddr = np.where(rows_active, off, 0).reshape(nw, WARP)
+        flat = self.smem.reshape(-1)
+        cbase = (self.cta_of * self.smem.shape[1]).reshape(nw, WARP)[:, :1]
+        lane = np.arange(WARP)
+        for i in range(x):
+            ra = rowaddr[:, 8 * i:8 * i + 8] + cbase  # (warps, 8) row byte addresses
+            rows = flat[ra[:, :, None] + np.arange(16)]  # (warps, 8 rows, 16 bytes)
+            if d.has("MT88"):
+                el = rows.reshape(nw, 8, 8, 2)  # [row, col, byte]
+                r0 = el[:, 2 * (lane % 4), lane // 4, :]  # element (row 2*(t%4), col t//4)
+                r1 = el[:, 2 * (lane % 4) + 1, lane // 4, :]
+                word = np.concatenate([r0, r1], axis=2).reshape(nw, WARP, 4)
+            else:
+                word = rows.reshape(nw, 8, 4, 4)[:, lane // 4, lane % 4, :]
+            v = np.ascontiguousarray(word).view(np.uint32).reshape(-1)
+            t_rows = _words_taint(self.smem_taint, off[rows_active], 16)
+            S.put(self, Reg(dst.uniform, dst.idx + i), v, em, DATA | t_rows)
+        out = np.where(rows_active, off, -1)
+        return MemAccess("shared", "ldsm", 16, out, -1, t_addr, matrices=x)
+
+    def _ldgsts(self, d: Decoded, em) -> MemAccess:
+        sa, ga = d.ops[0], d.ops[1]
+        width = self.width_of(d)
+        soff = self._address(d, sa, "shared")
+        goff = self._address(d, ga, "global")
+        t_addr = S.any_taint(S.taint(self, sa, ga), em)
+        self._check_address_taint(d, t_addr)
+        self._check_shared(d, soff, width, em, "copies into")
+        gout = np.full(self.N, -1, dtype=np.int64)
+        sout = np.full(self.N, -1, dtype=np.int64)
+        ti = -1
+        if em.any():
+            ti, o = self.gmem.locate(goff[em], width, d.where)
+            data = np.zeros((self.N, width), dtype=np.uint8)
+            data[em] = self.gmem.read(ti, o, width)
+            if d.has("ZFILL") and len(d.ops) > 2 and isinstance(d.ops[2], Pred):
+                data[S.pred(self, d.ops[2])] = 0
+            self._smem_write(soff, data, em)
+            t = self.gmem.tensors[ti]
+            _set_words_taint(self.smem_taint, soff[em], width, DATA | (0 if t.given else UNKNOWN))
+            gout[em] = o
+            sout[em] = soff[em]
+        return MemAccess("global", "cp", width, gout, ti, t_addr, shared_addr=sout)
+
+    def _atomic(self, d: Decoded, em) -> MemAccess:
+        ops = list(d.ops)
+        mn = d.mnemonic
+        if mn in ("RED", "REDG"):
+            dst, a, src = None, ops[0], ops[1]
+        else:
+            if isinstance(ops[0], Pred):
+                ops.pop(0)
+            dst, a, src = ops[0], ops[1], ops[2]
+        space = "shared" if mn == "ATOMS" else "global"
+        width = 8 if d.has("64") and not d.has("F64") or d.has("F64") else 4
+        op = next((k for k in d.mods if k in ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
+                                              "POPC")), None)
+        if op is None or op in ("CAS",) and len(ops) < 4:
+            raise S.unsupported(d, "atomic operation")
+        off = self._address(d, a, space)
+        t_addr = S.any_taint(S.taint(self, a), em)
+        self._check_address_taint(d, t_addr)
+        out = np.full(self.N, -1, dtype=np.int64)
+        ti = -1
+        idx = np.nonzero(em)[0]
+        if len(idx):
+            if space == "shared":
+                self._check_shared(d, off, width, em)
+                flat = self.smem.reshape(-1)
+                addrs = self.cta_of[idx] * self.smem.shape[1] + off[idx]
+
+                def rd(k):
+                    return flat[addrs[k]:addrs[k] + width].copy()
+
+                def wr(k, b):
+                    if not self.probing:
+                        flat[addrs[k]:addrs[k] + width] = b
+            else:
+                ti, o = self.gmem.locate(off[idx], width, d.where)
+                tensor = self.gmem.tensors[ti]
+
+                def rd(k):
+                    return self.gmem.read(ti, o[k:k + 1], width)[0]
+
+                def wr(k, b):
+                    if not self.probing:
+                        self.gmem.write(ti, o[k:k + 1], b.reshape(1, -1))
+                _ = tensor
+            srcv = self._regs_bytes(src, width)[idx]
+            cmpv = self._regs_bytes(ops[3], width)[idx] if op == "CAS" else None
+            typ = next((k for k in d.mods if k in ("F32", "F64", "S32", "U32", "64", "F16x2", "BF16x2")), "U32")
+            olds = np.zeros((len(idx), width), dtype=np.uint8)
+            for k in range(len(idx)):  # lane order: same-address lanes see each other's updates, as the unit does
+                old = rd(k)
+                olds[k] = old
+                wr(k, _atomic_apply(op, typ, old, srcv[k], None if cmpv is None else cmpv[k], width))
+            out[idx] = off[idx] if space == "shared" else o
+            if dst is not None:
+                data = np.zeros((self.N, width), dtype=np.uint8)
+                data[idx] = olds
+                self._put_loaded(d, dst, data, em, DATA | UNKNOWN * (space == "global" and not
+                                                                      self.gmem.tensors[ti].given))
+            if space == "shared":
+                _set_words_taint(self.smem_taint, off[idx], width, S.any_taint(S.taint(self, src), em) | DATA)
+        return MemAccess(space, "atom", width, out, ti, t_addr)
+
+    # --- running ------------------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Emulate every lane of the batch from the kernel's first instruction to its exit."""
+        self._pending: dict[int, np.ndarray] = {0: self.valid.copy()}
+        self._heap = [0]
+        self._drive(stop=None)
+
+    def _drive(self, stop) -> None:
+        program = self.program
+        pending, heap = self._pending, self._heap
+        while heap or (stop is None and self._bar_wait):
+            if not heap:
+                (c, bid), waiting = next(iter(self._bar_wait.items()))
+                where = ", ".join(f"0x{program[pc].addr:04x}" for pc in waiting)
+                raise EmulationError(f"CTA {self.ctas[c]}: barrier {bid} can never complete (warps wait at {where}; "
+                                     f"{self._bar_count.get((c, bid), 0)} threads arrived)")
+            pc = heapq.heappop(heap)
+            mask = pending.pop(pc, None)
+            if mask is None:
+                continue
+            while heap and heap[0] == pc:
+                heapq.heappop(heap)
+            if stop is not None and stop(pc, mask):
+                continue
+            if pc >= len(program):
+                raise EmulationError(f"execution ran past the end of the kernel's code (after 0x{program[-1].addr:x})")
+            self.steps += 1
+            if self.steps > self.max_steps:
+                raise EmulationError(f"the kernel did not finish within {self.max_steps:,} emulated instructions "
+                                     "(a loop that never ends, or one whose addresses do not advance by a constant "
+                                     "stride and runs too long to emulate trip by trip)")
+            self._execute(program[pc], mask)
+
+    def _goto(self, pc: int, lanes: np.ndarray) -> None:
+        if not lanes.any():
+            return
+        cur = self._pending.get(pc)
+        if cur is None:
+            self._pending[pc] = lanes
+            heapq.heappush(self._heap, pc)
+        else:
+            self._pending[pc] = cur | lanes
+
+    def _execute(self, d: Decoded, mask: np.ndarray) -> None:
+        em = mask if d.guard is None else mask & S.pred(self, d.guard)
+        self.full = bool(em.all())
+        mn = d.mnemonic
+        nxt = d.index + 1
+        mem = None
+        cond_taint = S.any_taint(S.taint(self, d.guard), mask) if d.guard is not None else 0
+        if mn in CONTROL:
+            self._record(d, mask, em, None, cond_taint)
+            self._control(d, mask, em, cond_taint)
+            return
+        if mn in MEMORY:
+            mem = self.memory(d, em)
+            if self.tracked is not None and self.tracked[0] <= d.index <= self.tracked[1] and mem.taint & DATA:
+                self.loop_data = True
+        elif mn in BARRIER:
+            if d.has("RED", "SCAN"):
+                raise S.unsupported(d, "barrier reductions (__syncthreads_count/and/or)")
+            self._record(d, mask, em, None, cond_taint)
+            if self.probing:
+                self._goto(nxt, mask)
+            else:
+                self._goto(nxt, mask & ~em)
+                self._barrier(d, em)
+            return
+        else:
+            fn = S.SEMANTICS.get(mn)
+            if fn is None:
+                why = UNSUPPORTED_WHY.get(mn, "")
+                raise S.unsupported(d, why)
+            fn(self, d, em)
+        self._record(d, mask, em, mem, cond_taint)
+        self._goto(nxt, mask)
+
+    def _record(self, d, mask, em, mem, cond_taint) -> None:
+        if self.recorder is not None and not self.probing:
+            iters = self.iters.copy() if self.tracked is not None else None
+            self.recorder.step(Step(d, mask.copy(), em.copy() if em is not mask else em.copy(), iters, mem,
+                                    cond_taint))
+
+    def _control(self, d: Decoded, mask, em, cond_taint) -> None:
+        mn = d.mnemonic
+        rest = mask & ~em
+        if cond_taint & UNKNOWN and not self.probing:
+            note = f"{d.where}: a branch on memory contents that were not given (emulated with generated contents)"
+            if note not in self.notes:
+                self.notes.append(note)
+        if mn == "EXIT":
+            self._goto(d.index + 1, rest)
+            self.exited |= em
+            if not self.probing:
+                for key in list(self._bar_wait):
+                    self._release(key)
+            return
+        if mn in ("BRA", "JMP", "CALL"):
+            cond = next((o for o in d.ops if isinstance(o, Pred)), None)
+            taken = em if cond is None else em & S.pred(self, cond)
+            target = self.index_of.get(_target(d))
+            if target is None:
+                raise EmulationError(f"{d.where}: branches to 0x{_target(d):x}, not an instruction of the kernel")
+            self._goto(d.index + 1, mask & ~taken)
+            if self.tracked is not None and self.tracked[1] == d.index and not self.probing:
+                self.iters[mask & ~taken] = -1  # lanes leaving the loop
+            if d.index in self.back_edges and taken.any():
+                self._back_edge(d, target, taken)
+                return
+            self._goto(target, taken)
+            return
+        if mn in ("RET", "BRX", "JMX"):
+            reg = next(o for o in d.ops if isinstance(o, Reg))
+            off = next((o.bits for o in d.ops if hasattr(o, "bits")), 0)
+            dest = self.R[reg.idx].astype(np.int64) + off
+            self._goto(d.index + 1, rest)
+            for t in np.unique(dest[em]):
+                idx = self.index_of.get(int(t))
+                if idx is None:
+                    raise EmulationError(f"{d.where}: jumps to 0x{int(t):x}, not an instruction of the kernel")
+                self._goto(idx, em & (dest == t))
+            return
+        raise S.unsupported(d)
+
+    # --- barriers ------------------------------------------------------------------------------------------------------
+    def _barrier(self, d: Decoded, em: np.ndarray) -> None:
+        """``BAR.SYNC id[, count]`` (``BAR.ARV``: arrive and go on): the lanes wait until every live warp of their CTA
+        (or ``count`` threads) has arrived at barrier ``id``, wherever in the code."""
+        bid = d.ops[0].bits if d.ops and hasattr(d.ops[0], "bits") else 0
+        count = None
+        if len(d.ops) > 1:
+            c = d.ops[1]
+            count = int(c.bits) if hasattr(c, "bits") else int(self.R[c.idx][em][0])
+        for c in np.unique(self.cta_of[em]):
+            lanes = em & (self.cta_of == c)
+            key = (int(c), bid)
+            warps = len(np.unique(self.warp[lanes]))
+            self._bar_count[key] = self._bar_count.get(key, 0) + WARP * warps
+            self._bar_expect = getattr(self, "_bar_expect", {})
+            if count is not None:
+                self._bar_expect[key] = count
+            if d.has("ARV"):
+                self._goto(d.index + 1, lanes)
+            else:
+                waiting = self._bar_wait.setdefault(key, {})
+                waiting[d.index] = waiting[d.index] | lanes if d.index in waiting else lanes
+            self._release(key)
+
+    def _release(self, key) -> None:
+        if key not in self._bar_count:
+            return
+        c, _ = key
+        expect = getattr(self, "_bar_expect", {}).get(key)
+        if expect is None:
+            live = ~self.exited & (self.cta_of == c)
+            expect = WARP * len(np.unique(self.warp[live]))
+        if self._bar_count[key] < expect:
+            return
+        for pc, lanes in self._bar_wait.pop(key, {}).items():
+            self._goto(pc + 1, lanes)
+        del self._bar_count[key]
+
+    # --- loops -----------------------------------------------------------------------------------------------------------
+    def _back_edge(self, d: Decoded, head: int, taken: np.ndarray) -> None:
+        """Lanes ``taken`` go round the loop [head, d.index] again: count their iterations, and jump the loop's
+        middle once its induction variables are known."""
+        key = (head, d.index)
+        if self.probing:
+            self._goto(head, taken)
+            return
+        if self.tracked is None and self.jump is None and head not in self.no_jump:
+            self.tracked = key
+            self.iters[:] = -1
+        if self.tracked == key:
+            if d.guard is not None and S.any_taint(S.taint(self, d.guard), taken) & DATA:
+                self.loop_data = True  # the trip count depends on data: emulate the loop whole
+            fresh = taken & (self.iters < 0)
+            self.iters[fresh] = 0
+            self.iters[taken] += 1
+            arrivals = int(self.iters[taken].max())
+            if self.jump is None and len(self.snapshots) < WARM_ARRIVALS and \
+                    (not self.snapshots or arrivals > self.snapshots[-1][0]):
+                self.snapshots.append((arrivals, taken.copy(), self._regs()))
+            if self.jump is None and len(self.snapshots) == WARM_ARRIVALS and arrivals == WARM_ARRIVALS:
+                if self._try_jump(head, d.index, taken):
+                    return
+        self._goto(head, taken)
+
+    def _regs(self):
+        n = self.nreg
+        return self.R[:n].copy(), self.UR.copy(), self.P.copy(), self.UP.copy()
+
+    def _try_jump(self, head: int, back: int, taken: np.ndarray) -> bool:
+        (_, m1, s1), (_, m2, s2), (_, m3, s3) = self.snapshots
+        lanes = m1 & m2 & m3
+        if not (lanes == taken).all():  # lanes left or joined the loop during the warm-up: emulate it whole
+            return False
+        if self.loop_data:
+            return False
+        d_r = s2[0] - s1[0]
+        ind_r = ((s3[0] - s2[0]) == d_r) | ~lanes
+        ind_r = ind_r.all(axis=1)
+        d_u = s2[1] - s1[1]
+        ind_u = (((s3[1] - s2[1]) == d_u) | ~lanes).all(axis=1)
+        trips = self._probe_trips(head, back, lanes, s3, d_r, ind_r, d_u, ind_u)
+        if trips is None:
+            return False
+        resume = np.where(lanes, np.maximum(trips - 2, WARM_ARRIVALS), -1)
+        if (resume <= WARM_ARRIVALS)[lanes].all():
+            return False  # too short to be worth a jump
+        k = (resume - WARM_ARRIVALS).astype(np.uint32)
+        self._set_iteration(lanes, k, s3, d_r, ind_r, d_u, ind_u)
+        self.iters[lanes] = resume[lanes]
+        self.jump = LoopJump(head, back, WARM_ARRIVALS, np.where(lanes, trips, 0), resume,
+                             getattr(self.recorder, "count", 0))
+        self._goto(head, taken)
+        return True
+
+    def _set_iteration(self, lanes, k, s3, d_r, ind_r, d_u, ind_u) -> None:
+        n = self.nreg
+        r = self.R[:n]
+        adv = (s3[0] + d_r * k[None, :]).astype(np.uint32)
+        sel = ind_r[:, None] & lanes[None, :]
+        r[sel] = adv[sel]
+        advu = (s3[1] + d_u * k[None, :]).astype(np.uint32)
+        selu = ind_u[:, None] & lanes[None, :]
+        self.UR[selu] = advu[selu]
+
+    def _exits(self, head: int, back: int) -> set[int]:
+        return _loop_exits(self.program, self.index_of, head, back)
+
+    def _probe_trips(self, head, back, lanes, s3, d_r, ind_r, d_u, ind_u) -> np.ndarray | None:
+        """Each lane's trip count of the loop [head, back], found by executing single iterations far ahead from the
+        advanced induction variables (stores dropped, nothing recorded): whether the back edge is taken after
+        iteration n, searched exponentially then by bisection, per lane."""
+        saved = (self.R.copy(), self.UR.copy(), self.P.copy(), self.UP.copy(), list(self.Rt), list(self.URt),
+                 list(self.Pt), list(self.UPt), self._pending, self._heap, self.full)
+        n_lanes = self.N
+        lo = np.full(n_lanes, WARM_ARRIVALS - 1, dtype=np.int64)  # the back edge was taken after iteration lo
+        hi = np.full(n_lanes, -1, dtype=np.int64)  # ... and not after iteration hi (-1: not known yet)
+        self.probing = True
+        self.gmem.frozen = True
+        try:
+            for _ in range(80):
+                todo = lanes & ((hi < 0) | (hi - lo > 1))
+                if not todo.any():
+                    break
+                n = np.where(hi < 0, np.maximum(2 * lo + 1, WARM_ARRIVALS), (lo + hi) // 2)
+                if (n[todo] > 1 << 40).any():
+                    return None
+                cont = self._probe(head, back, lanes, n, s3, d_r, ind_r, d_u, ind_u, saved)
+                if cont is None:
+                    return None
+                lo = np.where(todo & cont, n, lo)
+                hi = np.where(todo & ~cont, n, hi)
+            else:
+                return None
+        finally:
+            self.probing = False
+            self.gmem.frozen = False
+            (self.R, self.UR, self.P, self.UP, self.Rt, self.URt, self.Pt, self.UPt, self._pending, self._heap,
+             self.full) = saved
+            saved = None
+        return np.where(lanes, hi + 1, 0)
+
+    def _probe(self, head, back, lanes, n, s3, d_r, ind_r, d_u, ind_u, saved) -> np.ndarray | None:
+        self.R, self.UR, self.P, self.UP = (a.copy() for a in saved[:4])
+        self.Rt, self.URt, self.Pt, self.UPt = (list(a) for a in saved[4:8])
+        k = (np.maximum(n, WARM_ARRIVALS) - WARM_ARRIVALS).astype(np.uint32)
+        self._set_iteration(lanes, k, s3, d_r, ind_r, d_u, ind_u)
+        self._pending, self._heap = {head: lanes.copy()}, [head]
+        came_back = np.zeros(self.N, dtype=bool)
+        start = self.steps
+
+        exits = self._exits(head, back)
+
+        def stop(pc, mask):
+            if pc == head:
+                came_back[:] |= mask
+                return True
+            return pc in exits
+
+        try:
+            self._drive(stop)
+        except EmulationError:
+            return None
+        finally:
+            self.steps = start
+        return came_back
+
+
+def _loop_exits(program: list[Decoded], index_of: dict, head: int, back: int) -> set[int]:
+    """Where lanes leave the loop [head, back]: past its back edge, or a branch from inside it to outside (calls to
+    subroutines return into the loop and are not exits)."""
+    out = {back + 1}
+    for d in program[head:back + 1]:
+        if d.mnemonic in ("BRA", "JMP") and _target(d) is not None:
+            t = index_of.get(_target(d))
+            if t is not None and not head <= t <= back:
+                out.add(t)
+    return out
+
+
+def _words_taint(taints: np.ndarray, off: np.ndarray, width: int) -> int:
+    """The taint of the 4-byte words ``width`` bytes from each of ``off`` cover."""
+    if not len(off):
+        return 0
+    words = (off[:, None] + np.arange(0, max(width, 4), 4)) // 4
+    return int(np.bitwise_or.reduce(taints[np.clip(words, 0, len(taints) - 1)].reshape(-1)))
+
+
+def _set_words_taint(taints: np.ndarray, off: np.ndarray, width: int, t: int) -> None:
+    if len(off):
+        words = (off[:, None] + np.arange(0, max(width, 4), 4)) // 4
+        taints[np.clip(words, 0, len(taints) - 1)] = t
+
+
+def _target(d: Decoded) -> int | None:
+    t = next((o for o in d.ops if isinstance(o, Target)), None)
+    return None if t is None else t.addr
+
+
+def _max_reg(d: Decoded) -> int:
+    top = 0
+    for o in d.ops:
+        regs = [o] if isinstance(o, Reg) else [r for r in (getattr(o, "reg", None), getattr(o, "ureg", None))
+                                              if isinstance(r, Reg)]
+        for r in regs:
+            if not r.uniform and not r.zero:
+                top = max(top, r.idx + 8)  # vector loads and MMA fragments write up to 8 registers from the first
+    return min(top, 255)
+
+
+def _atomic_apply(op: str, typ: str, old: np.ndarray, src: np.ndarray, cmp, width: int) -> np.ndarray:
+    if width == 8:
+        o = old.view(np.uint64)[0]
+        s = src.view(np.uint64)[0]
+        if typ == "F64":
+            of, sf = old.view(np.float64)[0], src.view(np.float64)[0]
+            r = {"ADD": of + sf, "MIN": min(of, sf), "MAX": max(of, sf), "EXCH": sf}[op]
+            return np.array([r], dtype=np.float64).view(np.uint8)
+        r = {"ADD": (int(o) + int(s)) & (2 ** 64 - 1), "MIN": min(o, s), "MAX": max(o, s), "AND": o & s, "OR": o | s,
+             "XOR": o ^ s, "EXCH": s, "CAS": s if cmp is not None and o == cmp.view(np.uint64)[0] else o}[op]
+        return np.array([r], dtype=np.uint64).view(np.uint8)
+    o = int(old.view(np.uint32)[0])
+    s = int(src.view(np.uint32)[0])
+    if typ == "F32":
+        of, sf = float(old.view(np.float32)[0]), float(src.view(np.float32)[0])
+        r = {"ADD": of + sf, "MIN": min(of, sf), "MAX": max(of, sf), "EXCH": sf}[op]
+        return np.array([r], dtype=np.float32).view(np.uint8)
+    if typ == "S32" and op in ("MIN", "MAX"):
+        oi, si = np.int32(o), np.int32(s)
+        r = int(np.uint32(np.int32(min(oi, si) if op == "MIN" else max(oi, si))))
+    else:
+        r = {"ADD": o + s, "MIN": min(o, s), "MAX": max(o, s), "AND": o & s, "OR": o | s, "XOR": o ^ s, "EXCH": s,
+             "INC": 0 if o >= s else o + 1, "DEC": s if o == 0 or o > s else o - 1, "POPC": o + 1,
+             "CAS": s if cmp is not None and o == int(cmp.view(np.uint32)[0]) else o}[op]
+    return np.array([r & 0xFFFFFFFF], dtype=np.uint32).view(np.uint8)
