@@ -659,7 +659,7 @@ class ChipModel:
     def _barrier(self, wp: _Warp, op: Barrier):
         env, cta = self.env, wp.cta
         now = env.now
-        members = self.wpc if op.warps is None else len(op.warps)
+        members = op.members or (self.wpc if op.warps is None else len(op.warps))
         ev, count = self.barriers.arrive((cta.serial, "__syncthreads" if op.warps is None else op.name), members)
         self.waiting[(cta.serial, wp.lw)] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev

@@ -132,10 +132,15 @@ class Compute:
 
 @dataclass(frozen=True)
 class Barrier:
-    """``__syncthreads()`` (``warps=None``) or a named barrier (``bar.sync id, n``) among ``warps``."""
+    """``__syncthreads()`` (``warps=None``) or a named barrier (``bar.sync id, n``) among ``warps``.
+
+    ``members``: the warps that must arrive before any goes on, where they are not the warps executing this
+    operation (0: ``warps``, or the whole CTA). Warps that reach ``__syncthreads`` at different places in the code
+    (divergent roles) execute different operations named ``__syncthreads`` with ``members`` the CTA's warps."""
 
     name: str = "bar"
     warps: tuple[int, ...] | None = None
+    members: int = 0
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ import numpy as np
 from gpusim.ir import AddrCtx, Kernel, KernelError, Loop, Mem
 from gpusim.memory import coalescing, shared
 
+PREDICATED_OFF = -2  # an address expression's value for a lane whose warp issues the instruction with the lane off
+
 if TYPE_CHECKING:
     from gpusim.config import HardwareConfig
 
@@ -112,9 +114,10 @@ def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int, geo: AccessGeometry) 
     """(5, warps) counts: instructions, wavefronts, ideal wavefronts, sectors, lines."""
     a = eval_addresses(kernel, op, cta, it, j, geo.lanes)
     rows = a.reshape(-1, geo.lanes)
-    active = (rows >= 0).sum(axis=1)
+    # a lane at PREDICATED_OFF is at the instruction with its guard off: its warp issues the instruction, the lane
+    # does no memory work (the front-end's per-CTA form of ``predicated``)
     out = np.zeros((5, rows.shape[0]), dtype=np.int64)
-    out[0] = active > 0
+    out[0] = ((rows >= 0) | (rows == PREDICATED_OFF)).any(axis=1)
     if op.predicated:  # a guarded instruction: every executing warp issues it, lanes on or off
         warps = a.shape[1]
         executing = np.ones(warps, dtype=bool) if op.warps is None else np.isin(np.arange(warps), op.warps)
@@ -181,12 +184,15 @@ def analyze(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int] = (0,
 
 @dataclass(frozen=True)
 class CtaClass:
-    """CTAs that share one access pattern: the interior, or the last CTA of some grid dimensions (a partial tile
-    or block behind a bounds guard)."""
+    """CTAs that share one access pattern: the interior, or the last (or first) CTA of some grid dimensions (a partial
+    tile or block behind a bounds guard, a border guard at index 0)."""
 
-    edges: tuple[bool, bool, bool]  # whether these CTAs are the last of grid dimension x, y, z
+    edges: tuple[int, int, int]  # per grid dimension: INTERIOR, LAST or FIRST
     count: int  # real CTAs of the class
     pats: dict[str, MemPattern]
+
+
+INTERIOR, LAST, FIRST = 0, 1, 2
 
 
 def _first_counts(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int]) -> dict[str, np.ndarray]:
@@ -200,36 +206,53 @@ def _differs(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> str | None:
 
 def cta_classes(kernel: Kernel, geo: AccessGeometry) -> list[CtaClass]:
     """The CTAs of the grid grouped by access pattern, the interior first. Only the last CTA of a grid dimension
-    may differ from the interior (a partial last tile or block, a bounds guard). CTAs are told apart by their
-    first iteration's counts: interior CTAs at the middle and the far end of the grid must match the first CTA's,
-    and each edge (the last CTA of some dimensions) whose counts differ gets its own class, analysed whole."""
+    may differ from the interior (a partial last tile or block, a bounds guard), and the first where a border guard
+    makes it differ (then the interior is analysed at CTA 1 of each dimension of more than two CTAs). CTAs are told
+    apart by their first iteration's counts: interior CTAs at the middle and the far end of the grid must match, and
+    each edge (the last or first CTA of some dimensions) whose counts differ gets its own class, analysed whole."""
     grid = kernel.launch.grid
-    interior = analyze(kernel, geo)
     first = _first_counts(kernel, geo, (0, 0, 0))
-    for probe in sorted({tuple(max(g // 2 - 1, 0) for g in grid), tuple(max(g - 2, 0) for g in grid)} - {(0, 0, 0)}):
-        name = _differs(first, _first_counts(kernel, geo, probe))
+    inner_cta = tuple(1 if g > 2 else 0 for g in grid)
+    firsts = inner_cta != (0, 0, 0) and _differs(first, _first_counts(kernel, geo, inner_cta)) is not None
+    ref = inner_cta if firsts else (0, 0, 0)
+    base = _first_counts(kernel, geo, ref) if firsts else first
+    for probe in sorted({tuple(max(g // 2 - 1, 0) for g in grid), tuple(max(g - 2, 0) for g in grid)} - {ref}):
+        if firsts and any(p == 0 < g - 1 for p, g in zip(probe, grid, strict=True)):
+            continue  # a first CTA: its own class
+        name = _differs(base, _first_counts(kernel, geo, probe))
         if name:
-            raise KernelError(f"{kernel.name}: the access pattern of '{name}' differs between blocks (0,0,0) and "
-                              f"{probe}; gpusim lets only the last block of a grid dimension differ (a partial tile)")
+            raise KernelError(f"{kernel.name}: the access pattern of '{name}' differs between blocks {ref} and "
+                              f"{probe}; gpusim lets only the first and last block of a grid dimension differ (a "
+                              "partial tile, a border guard)")
+    interior = analyze(kernel, geo, ref)
     dims = [d for d in range(3) if grid[d] > 1]
     classes: list[CtaClass] = []
     rest = kernel.launch.num_ctas
-    for mask in range(1, 1 << len(dims)):
-        edges = tuple(any(dims[i] == d and mask >> i & 1 for i in range(len(dims))) for d in range(3))
-        cta = tuple(grid[d] - 1 if edges[d] else 0 for d in range(3))
-        if _differs(first, _first_counts(kernel, geo, cta)) is None:
+    if not firsts:
+        combos = [tuple(LAST if any(dims[i] == d and mask >> i & 1 for i in range(len(dims))) else INTERIOR
+                        for d in range(3)) for mask in range(1, 1 << len(dims))]
+    else:
+        choices = [(INTERIOR, LAST, FIRST) if grid[d] > 2 else (INTERIOR, LAST) if grid[d] > 1 else (INTERIOR,)
+                   for d in range(3)]
+        combos = [(x, y, z) for z in choices[2] for y in choices[1] for x in choices[0] if (x, y, z) != (0, 0, 0)]
+    for edges in combos:
+        cta = tuple(grid[d] - 1 if edges[d] == LAST else 0 if edges[d] == FIRST else ref[d] for d in range(3))
+        if _differs(base, _first_counts(kernel, geo, cta)) is None:
             continue
-        count = math.prod(1 if edges[d] else (grid[d] - 1 if d in dims else grid[d]) for d in range(3))
+        inner = [grid[d] - (1 if grid[d] > 1 else 0) - (1 if firsts and grid[d] > 2 else 0) for d in range(3)]
+        count = math.prod(1 if edges[d] != INTERIOR else inner[d] for d in range(3))
         classes.append(CtaClass(edges, count, analyze(kernel, geo, cta)))
         rest -= count
-    return [CtaClass((False, False, False), rest, interior), *classes]
+    return [CtaClass((INTERIOR, INTERIOR, INTERIOR), rest, interior), *classes]
 
 
 def class_of(kernel: Kernel, classes: list[CtaClass], linear: int) -> int:
     """Index in ``classes`` of the CTA with linear index ``linear`` (0, the interior, when its edges match none)."""
     if len(classes) == 1:
         return 0
-    edges = tuple(c == g - 1 and g > 1 for c, g in zip(cta_coords(kernel, linear), kernel.launch.grid, strict=True))
+    firsts = any(FIRST in c.edges for c in classes)
+    edges = tuple(LAST if c == g - 1 and g > 1 else FIRST if firsts and c == 0 and g > 2 else INTERIOR
+                  for c, g in zip(cta_coords(kernel, linear), kernel.launch.grid, strict=True))
     return next((i for i, c in enumerate(classes) if c.edges == edges), 0)
 
 

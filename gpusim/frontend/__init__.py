@@ -1,0 +1,119 @@
+"""The CUDA front-end: a kernel as it is written (a ``.cu`` file, a cubin or a SASS listing) to the engine's IR.
+
+    from gpusim.frontend import kernel_from_source
+    k = kernel_from_source("my.cu", "my_kernel", grid=(64, 1, 1), block=(256, 1, 1),
+                           args=["x=f32[16384]", "y=f32[16384]", "n=16384"])
+
+The steps, one module each: :mod:`~gpusim.frontend.build` compiles the source for sm_90 and reads its SASS and
+resources; :mod:`~gpusim.frontend.args` lays out the arguments; :mod:`~gpusim.frontend.machine` emulates the compiled
+code for a batch of CTAs (:mod:`~gpusim.frontend.semantics`: what each instruction does;
+:mod:`~gpusim.frontend.memory`: global, shared and local memory); :mod:`~gpusim.frontend.trace` records what each warp
+executed and where it pointed; :mod:`~gpusim.frontend.lower` writes it as IR operations the engine times. The
+emulator decides *what* each warp executes and which addresses it touches; the engine decides *when*.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpusim import ir
+from gpusim.frontend import args as fargs
+from gpusim.frontend import build as fbuild
+from gpusim.frontend.lower import Context
+from gpusim.frontend.lower import build as lower_build
+from gpusim.frontend.machine import WARP, Launch, Machine
+from gpusim.frontend.memory import GlobalMemory
+from gpusim.frontend.trace import Batch, LoweringError, Recorder, cta_refs, ref_of, segment
+
+MAX_THREADS_PER_BLOCK = 1024  # CUDA's launch limits (the programming guide's table of compute capability 9.0)
+MAX_BLOCK_DIM = (1024, 1024, 64)
+MAX_GRID_DIM = (2 ** 31 - 1, 65535, 65535)
+SOURCE_SUFFIXES = (".cu", ".cubin", ".sass")
+
+
+class FrontendError(ValueError):
+    """Anything the front-end refuses, in one line."""
+
+
+def compile_source(path: str | Path, arch: str = "sm_90", defines: tuple[str, ...] = ()) -> list[fbuild.CompiledKernel]:
+    """The kernels of a ``.cu`` file (compiled), a cubin or a ``cuobjdump -sass`` listing."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".cu":
+        return fbuild.compile_cuda(p, arch, tuple(defines))
+    if suffix == ".cubin":
+        return fbuild.load_cubin(p)
+    if suffix == ".sass":
+        return fbuild.load_sass(p)
+    raise fbuild.BuildError(f"{p}: expected a .cu, .cubin or .sass file")
+
+
+def _dims(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, int):
+        value = (value,)
+    if isinstance(value, str):
+        try:
+            value = tuple(int(x) for x in value.split(","))
+        except ValueError:
+            raise FrontendError(f"--{what} {value!r}: expected up to three comma-separated integers") from None
+    v = tuple(int(x) for x in value)
+    if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
+        raise FrontendError(f"--{what} {value!r}: expected one to three positive integers")
+    return (*v, *(1,) * (3 - len(v)))
+
+
+def check_launch(grid, block) -> None:
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise FrontendError(f"--block {','.join(map(str, block))}: {threads} threads per block, CUDA allows "
+                            f"{MAX_THREADS_PER_BLOCK}")
+    for axis, (v, hi) in enumerate(zip(block, MAX_BLOCK_DIM, strict=True)):
+        if v > hi:
+            raise FrontendError(f"--block: blockDim.{'xyz'[axis]}={v} exceeds CUDA's {hi}")
+    for axis, (v, hi) in enumerate(zip(grid, MAX_GRID_DIM, strict=True)):
+        if v > hi:
+            raise FrontendError(f"--grid: gridDim.{'xyz'[axis]}={v} exceeds CUDA's {hi}")
+
+
+def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, block, args: list[str],
+                       smem_dynamic: int = 0, defines: tuple[str, ...] = (), arch: str = "sm_90", seed: int = 0,
+                       max_steps: int = 400_000, compiled: list | None = None) -> ir.Kernel:
+    """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR."""
+    grid, block = _dims(grid, "grid"), _dims(block, "block")
+    check_launch(grid, block)
+    if smem_dynamic < 0:
+        raise FrontendError(f"--smem {smem_dynamic}: dynamic shared memory cannot be negative")
+    kernels = compiled if compiled is not None else compile_source(source, arch, defines)
+    ck = fbuild.pick(kernels, kernel, str(source))
+    bound = fargs.bind(ck, list(args))
+    bufs = fargs.tensor_buffers(bound, seed)
+    gmem = GlobalMemory(bufs)
+    params = fargs.param_block(ck, bound, {b.name: b.base for b in bufs})
+    smem = ck.static_smem_bytes + smem_dynamic
+    launch = Launch(grid, block, smem, ck.stack_bytes, params)
+    ctas = cta_refs(grid)
+    no_jump: frozenset = frozenset()
+    for _ in range(3):
+        rec = Recorder()
+        m = Machine(ck.program, launch, ctas, gmem, rec, max_steps, no_jump)
+        m.run()
+        lane_trips = m.jump.trips if m.jump is not None else None
+        batch = Batch(ctas, grid, m.T // WARP, rec.recs, m.jump, lane_trips)
+        try:
+            seg = segment(rec.recs, m.jump)
+            mid = tuple(g // 2 for g in grid)
+            base = ctas.index(ref_of(mid, grid))
+            threads = block[0] * block[1] * block[2]
+            ctx = Context(batch, seg, [b.name for b in bufs], threads, m.T // WARP, base, ck.stack_bytes,
+                          threads * grid[0] * grid[1] * grid[2])
+            tensors = [ir.Tensor(b.name, b.size_bytes) for b in bufs]
+            loop_insts = (m.jump.back - m.jump.head + 1) if m.jump is not None else 0
+            notes = "; ".join(m.notes)
+            regs = ck.regs or 32
+            return lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
+                               ck.source, notes, loop_insts)
+        except LoweringError as e:
+            if not e.retry_without_jump or m.jump is None:
+                raise
+            no_jump = no_jump | {m.jump.head}
+    raise LoweringError("the kernel's loops could not be summarised")

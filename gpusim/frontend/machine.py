@@ -33,7 +33,8 @@ SHARED_WINDOW_MASK = 0xFFFFFF  # the window address's low 24 bits are the byte i
 # memory descriptor (read only as ULDC.64 for desc[URx] operands) and the kernel parameters from PARAM_BASE
 CONST_BLOCK_DIM, CONST_GRID_DIM, CONST_STACK, CONST_DESC, PARAM_BASE = 0x0, 0xC, 0x28, 0x208, 0x210
 SHARED_WINDOW_HI = 0x7E00  # the high word of a generic address in the shared window (global tensors sit at 0x7F00...)
-WARM_ARRIVALS = 3  # a loop's head reached this many times from its back edge before its strides are trusted
+MAX_PERIOD = 4  # the longest period of a loop's induction variables looked for (a 4-stage pipeline's buffers)
+WARM_ARRIVALS = 2 * MAX_PERIOD + 1  # iterations emulated (after the first) before a loop's strides are trusted
 
 MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", "LDGSTS", "ATOMS", "ATOMG", "ATOM",
           "RED", "REDG", "ATOMS"}
@@ -82,6 +83,7 @@ class LoopJump:
     trips: np.ndarray  # (lanes,) trips of each lane (0: not in the loop)
     resume: np.ndarray  # (lanes,) iteration each lane resumed at
     step_index: int  # steps recorded before the jump
+    period: int = 1  # the period of its induction variables
 
 
 @dataclass
@@ -150,6 +152,8 @@ class Machine:
         self.jump: LoopJump | None = None
         self.probing = False
         self.loop_data = False  # the tracked loop's addresses or trip count depend on loaded data
+        self.watch = None  # (instruction index, operands) whose values a trip-count probe records
+        self.watched = None
         self.back_edges = {d.index: self.index_of.get(_target(d)) for d in self.program
                            if d.mnemonic in ("BRA", "JMP") and _target(d) is not None and _target(d) <= d.addr}
 
@@ -578,6 +582,8 @@ class Machine:
             return
         else:
             fn = S.SEMANTICS.get(mn)
+            if self.watch is not None and d.index == self.watch[0]:
+                self.watched = (S.u32(self, self.watch[1]).copy(), S.u32(self, self.watch[2]).copy())
             if fn is None:
                 why = UNSUPPORTED_WHY.get(mn, "")
                 raise S.unsupported(d, why)
@@ -614,6 +620,8 @@ class Machine:
             self._goto(d.index + 1, mask & ~taken)
             if self.tracked is not None and self.tracked[1] == d.index and not self.probing:
                 self.iters[mask & ~taken] = -1  # lanes leaving the loop
+                if self.jump is None and not taken.any() and not (self.iters >= 0).any():
+                    self._untrack()
             if d.index in self.back_edges and taken.any():
                 self._back_edge(d, target, taken)
                 return
@@ -681,122 +689,292 @@ class Machine:
         if self.tracked is None and self.jump is None and head not in self.no_jump:
             self.tracked = key
             self.iters[:] = -1
+            self.iters[taken] = 0
+            self.snapshots = []
+            self.loop_data = False
+            if self.recorder is not None:
+                self.recorder.loop_start(head, d.index, taken)
         if self.tracked == key:
             if d.guard is not None and S.any_taint(S.taint(self, d.guard), taken) & DATA:
                 self.loop_data = True  # the trip count depends on data: emulate the loop whole
-            fresh = taken & (self.iters < 0)
-            self.iters[fresh] = 0
+            self.iters[taken & (self.iters < 0)] = 0
             self.iters[taken] += 1
             arrivals = int(self.iters[taken].max())
-            if self.jump is None and len(self.snapshots) < WARM_ARRIVALS and \
-                    (not self.snapshots or arrivals > self.snapshots[-1][0]):
-                self.snapshots.append((arrivals, taken.copy(), self._regs()))
-            if self.jump is None and len(self.snapshots) == WARM_ARRIVALS and arrivals == WARM_ARRIVALS:
-                if self._try_jump(head, d.index, taken):
-                    return
+            if self.jump is None and not self.loop_data and len(self.snapshots) < WARM_ARRIVALS:
+                self.snapshots.append((taken.copy(), self._regs()))
+                if len(self.snapshots) == WARM_ARRIVALS and arrivals == WARM_ARRIVALS:
+                    if self._try_jump(head, d.index, taken):
+                        return
         self._goto(head, taken)
+
+    def _untrack(self) -> None:
+        """The tracked loop ended without a jump: another loop may be tracked."""
+        self.tracked = None
+        self.snapshots = []
+        self.iters[:] = -1
+        if self.recorder is not None:
+            self.recorder.loop_abandon()
 
     def _regs(self):
         n = self.nreg
-        return self.R[:n].copy(), self.UR.copy(), self.P.copy(), self.UP.copy()
+        return self.R[:n].copy(), self.UR.copy()
+
+    def _induction(self, lanes: np.ndarray):
+        """The period (iterations) with which the loop's registers repeat, up to a constant step per period, and
+        for each register whether it does: the period that makes the most registers induction variables (a
+        double-buffered loop's buffer offsets toggle with period 2; counters and global addresses advance every
+        iteration; accumulators never qualify)."""
+        stack_r = np.stack([s[1][0] for s in self.snapshots])  # (arrivals, regs, lanes), arrivals 1..WARM
+        stack_u = np.stack([s[1][1] for s in self.snapshots])
+        best = None
+        for p in range(1, MAX_PERIOD + 1):
+            if 2 * p + 1 > len(self.snapshots):
+                break
+            ok_r = _periodic(stack_r, p, lanes)
+            ok_u = _periodic(stack_u, p, lanes)
+            score = int(ok_r.sum() + ok_u.sum())
+            if best is None or score > best[0]:
+                best = (score, p, ok_r, ok_u)
+        _, p, ok_r, ok_u = best
+        return p, stack_r, stack_u, ok_r, ok_u
 
     def _try_jump(self, head: int, back: int, taken: np.ndarray) -> bool:
-        (_, m1, s1), (_, m2, s2), (_, m3, s3) = self.snapshots
-        lanes = m1 & m2 & m3
-        if not (lanes == taken).all():  # lanes left or joined the loop during the warm-up: emulate it whole
+        lanes = np.logical_and.reduce([s[0] for s in self.snapshots])
+        if not (lanes == taken).all() or self.loop_data:  # lanes left or joined during the warm-up: emulate whole
             return False
-        if self.loop_data:
-            return False
-        d_r = s2[0] - s1[0]
-        ind_r = ((s3[0] - s2[0]) == d_r) | ~lanes
-        ind_r = ind_r.all(axis=1)
-        d_u = s2[1] - s1[1]
-        ind_u = (((s3[1] - s2[1]) == d_u) | ~lanes).all(axis=1)
-        trips = self._probe_trips(head, back, lanes, s3, d_r, ind_r, d_u, ind_u)
+        ind = self._induction(lanes)
+        trips = self._probe_trips(head, back, lanes, ind)
         if trips is None:
             return False
-        resume = np.where(lanes, np.maximum(trips - 2, WARM_ARRIVALS), -1)
-        if (resume <= WARM_ARRIVALS)[lanes].all():
-            return False  # too short to be worth a jump
-        k = (resume - WARM_ARRIVALS).astype(np.uint32)
-        self._set_iteration(lanes, k, s3, d_r, ind_r, d_u, ind_u)
+        t = trips[lanes]
+        if (t < WARM_ARRIVALS + 2).any() or (t == WARM_ARRIVALS + 2).all():
+            return False  # each lane must have iterations to skip or run after the warm-up: too short to jump
+        resume = np.where(lanes, trips - 2, -1)
+        self._set_iteration(lanes, resume, ind)
         self.iters[lanes] = resume[lanes]
         self.jump = LoopJump(head, back, WARM_ARRIVALS, np.where(lanes, trips, 0), resume,
-                             getattr(self.recorder, "count", 0))
+                             getattr(self.recorder, "count", 0), ind[0])
         self._goto(head, taken)
         return True
 
-    def _set_iteration(self, lanes, k, s3, d_r, ind_r, d_u, ind_u) -> None:
-        n = self.nreg
-        r = self.R[:n]
-        adv = (s3[0] + d_r * k[None, :]).astype(np.uint32)
-        sel = ind_r[:, None] & lanes[None, :]
-        r[sel] = adv[sel]
-        advu = (s3[1] + d_u * k[None, :]).astype(np.uint32)
-        selu = ind_u[:, None] & lanes[None, :]
-        self.UR[selu] = advu[selu]
+    def _set_iteration(self, lanes: np.ndarray, n: np.ndarray, ind) -> None:
+        """Set the induction registers of ``lanes`` to their values at the start of iteration ``n`` (per lane),
+        extrapolated from the warm-up's last period."""
+        p, stack_r, stack_u, ok_r, ok_u = ind
+        a_max = len(self.snapshots)  # snapshot k holds iteration k + 1
+        nn = np.maximum(n, 1)
+        b = a_max - ((a_max - nn) % p)  # the last warm-up iteration in the same phase
+        q = (((nn - b) // p) % (1 << 32)).astype(np.uint32)  # negative: modular arithmetic steps back
+        cols = np.arange(self.N)
+        bi = np.clip(b - 1, 0, a_max - 1)
+        pi = np.clip(b - 1 - p, 0, a_max - 1)
+        for stack, ok, arr in ((stack_r, ok_r, self.R), (stack_u, ok_u, self.UR)):
+            last = stack[bi, :, cols].T  # (regs, lanes)
+            step = last - stack[pi, :, cols].T
+            val = (last + step * q[None, :]).astype(np.uint32)
+            sel = ok[:, None] & lanes[None, :]
+            sub = arr[:stack.shape[1]]
+            sub[sel] = val[sel]
 
     def _exits(self, head: int, back: int) -> set[int]:
         return _loop_exits(self.program, self.index_of, head, back)
 
-    def _probe_trips(self, head, back, lanes, s3, d_r, ind_r, d_u, ind_u) -> np.ndarray | None:
-        """Each lane's trip count of the loop [head, back], found by executing single iterations far ahead from the
-        advanced induction variables (stores dropped, nothing recorded): whether the back edge is taken after
-        iteration n, searched exponentially then by bisection, per lane."""
+    def _probe_trips(self, head, back, lanes, ind) -> np.ndarray | None:
+        """Each lane's trip count of the loop [head, back], from single iterations executed far ahead from the
+        advanced induction variables (stores dropped, nothing recorded). Where the back edge's predicate is one
+        compare of two values that advance by a constant step (``i != n``, ``i < n``), the trip count is solved
+        from the compare's operands in three probes and checked with two more; otherwise it is searched
+        (exponentially, then by bisection) on the assumption that the loop, once left, stays left."""
         saved = (self.R.copy(), self.UR.copy(), self.P.copy(), self.UP.copy(), list(self.Rt), list(self.URt),
                  list(self.Pt), list(self.UPt), self._pending, self._heap, self.full)
-        n_lanes = self.N
-        lo = np.full(n_lanes, WARM_ARRIVALS - 1, dtype=np.int64)  # the back edge was taken after iteration lo
-        hi = np.full(n_lanes, -1, dtype=np.int64)  # ... and not after iteration hi (-1: not known yet)
         self.probing = True
         self.gmem.frozen = True
         try:
-            for _ in range(80):
-                todo = lanes & ((hi < 0) | (hi - lo > 1))
-                if not todo.any():
-                    break
-                n = np.where(hi < 0, np.maximum(2 * lo + 1, WARM_ARRIVALS), (lo + hi) // 2)
-                if (n[todo] > 1 << 40).any():
-                    return None
-                cont = self._probe(head, back, lanes, n, s3, d_r, ind_r, d_u, ind_u, saved)
-                if cont is None:
-                    return None
-                lo = np.where(todo & cont, n, lo)
-                hi = np.where(todo & ~cont, n, hi)
-            else:
-                return None
+            trips = self._solve_trips(head, back, lanes, ind, saved)
+            if trips is None:
+                trips = self._search_trips(head, back, lanes, ind, saved)
         finally:
             self.probing = False
             self.gmem.frozen = False
+            self.watch = None
             (self.R, self.UR, self.P, self.UP, self.Rt, self.URt, self.Pt, self.UPt, self._pending, self._heap,
              self.full) = saved
-            saved = None
-        return np.where(lanes, hi + 1, 0)
+        return trips
 
-    def _probe(self, head, back, lanes, n, s3, d_r, ind_r, d_u, ind_u, saved) -> np.ndarray | None:
+    def _search_trips(self, head, back, lanes, ind, saved) -> np.ndarray | None:
+        n_lanes = self.N
+        lo = np.full(n_lanes, WARM_ARRIVALS - 1, dtype=np.int64)  # the back edge was taken after iteration lo
+        hi = np.full(n_lanes, -1, dtype=np.int64)  # ... and not after iteration hi (-1: not known yet)
+        for _ in range(100):
+            todo = lanes & ((hi < 0) | (hi - lo > 1))
+            if not todo.any():
+                return np.where(lanes, hi + 1, 0)
+            n = np.where(hi < 0, 2 * lo + 1, (lo + hi) // 2)
+            if (n[todo] > 1 << 40).any():
+                return None
+            cont = self._probe(head, back, lanes, np.where(todo, n, lo), ind, saved)
+            if cont is None:
+                return None
+            lo = np.where(todo & cont, n, lo)
+            hi = np.where(todo & ~cont, n, hi)
+        return None
+
+    def _deciding_compare(self, head: int, back: int) -> tuple[Decoded, bool] | None:
+        """The ISETP whose result alone decides the back edge (and whether the branch is taken on its false side)."""
+        br = self.program[back]
+        if br.guard is None or br.guard.uniform != False and br.mnemonic != "BRA":
+            pass
+        guard = br.guard if br.guard is not None else next((o for o in br.ops if isinstance(o, Pred)), None)
+        if guard is None:
+            return None
+        for d in reversed(self.program[head:back]):
+            dests = [o for o in d.ops[:2] if isinstance(o, Pred)]
+            if not any(p.idx == guard.idx and p.uniform == guard.uniform for p in dests):
+                continue
+            if d.mnemonic not in ("ISETP", "UISETP") or len(d.ops) < 5 or d.has("EX"):
+                return None
+            first = d.ops[0]
+            comb = d.ops[4]
+            if not (first.idx == guard.idx and first.uniform == guard.uniform) or not isinstance(comb, Pred) \
+                    or not comb.const_true:
+                return None
+            return d, guard.neg
+        return None
+
+    def _solve_trips(self, head, back, lanes, ind, saved) -> np.ndarray | None:
+        found = self._deciding_compare(head, back)
+        if found is None:
+            return None
+        d, negated = found
+        cmp = next(k for k in d.mods if k in S._CMP)
+        signed = not d.has("U32")
+        self.watch = (d.index, d.ops[2], d.ops[3])
+        n1 = WARM_ARRIVALS
+        vals = []
+        for n in (n1, n1 + 1, n1 + 2):
+            self.watched = None
+            if self._probe(head, back, lanes, np.full(self.N, n), ind, saved) is None or self.watched is None:
+                return None
+            vals.append(self.watched)
+        (a1, b1), (a2, b2), (a3, b3) = vals
+        da, db = (a2 - a1).astype(np.uint32), (b2 - b1).astype(np.uint32)
+        if not (((a3 - a2) == da) | ~lanes).all() or not (((b3 - b2) == db) | ~lanes).all():
+            return None
+        k = _first_exit(a1, b1, da, db, cmp, signed, negated)
+        if k is None:
+            return None
+        trips = np.where(lanes, n1 + k + 1, 0)
+        # check: the back edge is not taken after the last iteration, and is after the one before
+        last = self._probe(head, back, lanes, np.where(lanes, trips - 1, n1), ind, saved)
+        before = self._probe(head, back, lanes, np.where(lanes, trips - 2, n1), ind, saved)
+        if last is None or before is None or (last & lanes).any() or ((~before) & lanes & (trips - 2 >= n1)).any():
+            return None
+        return trips
+
+    def _probe(self, head, back, lanes, n, ind, saved) -> np.ndarray | None:
         self.R, self.UR, self.P, self.UP = (a.copy() for a in saved[:4])
         self.Rt, self.URt, self.Pt, self.UPt = (list(a) for a in saved[4:8])
-        k = (np.maximum(n, WARM_ARRIVALS) - WARM_ARRIVALS).astype(np.uint32)
-        self._set_iteration(lanes, k, s3, d_r, ind_r, d_u, ind_u)
+        self._set_iteration(lanes, n, ind)
         self._pending, self._heap = {head: lanes.copy()}, [head]
         came_back = np.zeros(self.N, dtype=bool)
         start = self.steps
-
         exits = self._exits(head, back)
+
+        started = [False]
 
         def stop(pc, mask):
             if pc == head:
+                if not started[0]:  # the probe's own start
+                    started[0] = True
+                    return False
                 came_back[:] |= mask
                 return True
             return pc in exits
 
         try:
             self._drive(stop)
-        except EmulationError:
+        except EmulationError as e:
+            self.probe_error = str(e)
             return None
         finally:
             self.steps = start
         return came_back
+
+
+def _first_exit(a, b, da, db, cmp: str, signed: bool, negated: bool) -> np.ndarray | None:
+    """Per lane, the first k >= 0 at which ``cmp(a + k*da, b + k*db)`` (32-bit, wrapping) no longer lets the branch
+    be taken (taken while the compare holds, or while it fails when ``negated``); None where no k < 2^32 does."""
+    a, b = a.astype(np.uint64), b.astype(np.uint64)
+    da, db = da.astype(np.uint64), db.astype(np.uint64)
+    mask = np.uint64(0xFFFFFFFF)
+    fn = S._CMP[cmp]
+
+    def taken(k):
+        k = np.asarray(k, dtype=np.uint64)
+        x = (a + k * da) & mask
+        y = (b + k * db) & mask
+        if signed:
+            x = x.astype(np.uint32).view(np.int32)
+            y = y.astype(np.uint32).view(np.int32)
+        r = fn(x, y)
+        return ~r if negated else r
+
+    n = len(a)
+    if cmp in ("EQ", "NE"):
+        # the compare flips where x == y: (a - b) + k (da - db) = 0 mod 2^32
+        diff = (b - a) & mask
+        step = (da - db) & mask
+        k = np.zeros(n, dtype=np.int64)
+        now = taken(np.zeros(n, dtype=np.uint64))
+        for i in range(n):
+            if not now[i]:
+                continue
+            sol = _congruence(int(step[i]), int(diff[i]))
+            if sol is None:
+                return None
+            k[i] = sol if not taken(np.full(n, sol, dtype=np.uint64))[i] else -1
+        if (k < 0).any():
+            return None
+        return k
+    lo = np.zeros(n, dtype=np.int64) - 1  # taken at every k <= lo
+    hi = np.full(n, -1, dtype=np.int64)
+    if (~taken(np.zeros(n, dtype=np.uint64))).any():
+        first = ~taken(np.zeros(n, dtype=np.uint64))
+        hi = np.where(first, 0, hi)
+    for _ in range(200):
+        todo = (hi < 0) | (hi - lo > 1)
+        if not todo.any():
+            return hi
+        k = np.where(hi < 0, np.maximum(2 * lo + 1, 1), (lo + hi) // 2)
+        if (k[todo] >= 1 << 32).any():
+            return None
+        t = taken(np.where(todo, k, 0).astype(np.uint64))
+        lo = np.where(todo & t, k, lo)
+        hi = np.where(todo & ~t, k, hi)
+    return None
+
+
+def _congruence(step: int, diff: int, bits: int = 32) -> int | None:
+    """The least k >= 0 with k * step = diff (mod 2^bits), or None."""
+    mod = 1 << bits
+    if step == 0:
+        return 0 if diff == 0 else None
+    g = step & -step  # the power of two dividing step
+    if diff % g:
+        return None
+    m = mod // g
+    return (diff // g) * pow(step // g, -1, m) % m
+
+
+def _periodic(stack: np.ndarray, p: int, lanes: np.ndarray) -> np.ndarray:
+    """Registers whose values over the warm-up (``stack``: arrivals x regs x lanes) advance by the same step every
+    ``p`` iterations, on every lane of ``lanes``."""
+    a = stack.shape[0]
+    ok = np.ones(stack.shape[1], dtype=bool)
+    for k in range(2 * p, a):
+        same = (stack[k] - stack[k - p]) == (stack[k - p] - stack[k - 2 * p])
+        ok &= (same | ~lanes[None, :]).all(axis=1)
+    return ok
 
 
 def _loop_exits(program: list[Decoded], index_of: dict, head: int, back: int) -> set[int]:

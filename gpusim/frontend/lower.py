@@ -1,0 +1,392 @@
+"""The emulated kernel as the engine's IR: memory operations, compute bundles, barriers and the dependencies between
+them (see :mod:`gpusim.frontend.trace` for how the steps were recorded and cut into a prologue, a loop and an
+epilogue)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim import ir
+from gpusim.frontend.isa import Decoded, Imm
+from gpusim.frontend.machine import WARP
+from gpusim.frontend.trace import (AddressBook, Batch, LoweringError, Rec, Segments, SYNC_MNEMONICS, pipe_of,
+                                   reads_of, ref_of, writes_of)
+
+MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
+                "LDSM": "ldsm", "LDGSTS": "cp"}
+ATOMICS = {"ATOMS", "ATOMG", "ATOM", "RED", "REDG"}
+LOCAL_TENSOR = "__local"  # local memory (spills, stack arrays), interleaved by thread as the hardware lays it out
+FLOPS = {"FFMA": 2, "FADD": 1, "FMUL": 1, "HFMA2": 4, "HADD2": 2, "HMUL2": 2, "DFMA": 2, "DADD": 1, "DMUL": 1}
+MMA_FLOPS = {"16816": 2 * 16 * 8 * 16, "1688": 2 * 16 * 8 * 8, "884": 2 * 8 * 8 * 4}
+
+
+@dataclass
+class Position:
+    """One instruction of the program: its recorded steps by iteration slot."""
+
+    part: str  # p(rologue), l(oop), e(pilogue)
+    inst: Decoded
+    recs: dict  # slot -> Rec
+
+
+@dataclass
+class Context:
+    batch: Batch
+    seg: Segments
+    tensor_names: list[str]
+    threads: int
+    warps: int  # per CTA
+    base: int  # batch index of the CTA whose warps decide who executes a compute bundle
+    local_bytes: int
+    grid_threads: int
+
+
+def positions(seg: Segments, program: list[Decoded]) -> list[Position]:
+    out = [Position("p", program[r.index], {0: r}) for r in seg.prologue]
+    for k, idx in enumerate(seg.template):
+        out.append(Position("l", program[idx], {slot: recs[k] for slot, recs in seg.slots.items()}))
+    out += [Position("e", program[r.index], {0: r}) for r in seg.epilogue]
+    return out
+
+
+def _key_rec(pos: Position) -> Rec:
+    return pos.recs.get(1, pos.recs.get(0, next(iter(pos.recs.values()))))
+
+
+def _cta_warps(ctx: Context, rec: Rec, i: int) -> np.ndarray:
+    return rec.warps[i * ctx.warps:(i + 1) * ctx.warps]
+
+
+def _kind(pos: Position) -> str:
+    mn = pos.inst.mnemonic
+    if mn in MEMORY_KINDS or mn in ATOMICS:
+        return "mem"
+    if mn in SYNC_MNEMONICS:
+        return "sync"
+    return "compute"
+
+
+def _mem_key(pos: Position):
+    r = _key_rec(pos)
+    return (pos.part, pos.inst.mnemonic, pos.inst.mods, r.space, r.kind, r.width, r.tensor, r.matrices)
+
+
+def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
+    """Consecutive instructions the IR takes as one operation: alike memory instructions (one op with ``repeat``),
+    compute instructions on one pipe executed by the same warps (one bundle)."""
+    out: list[list[Position]] = []
+    prev = None
+    for p in pos:
+        kind = _kind(p)
+        if kind == "mem":
+            key = ("mem", _mem_key(p))
+        elif kind == "compute":
+            w = _cta_warps(ctx, _key_rec(p), ctx.base)
+            key = ("compute", p.part, pipe_of(p.inst), w.tobytes())
+        else:
+            key = None
+        if key is not None and key == prev and (kind != "mem" or len(out[-1]) < 32):
+            out[-1].append(p)
+        else:
+            out.append([p])
+        prev = key
+    return out
+
+
+def _warps_tuple(ctx: Context, w: np.ndarray) -> tuple[int, ...] | None:
+    if w.all():
+        return None
+    return tuple(int(i) for i in np.nonzero(w)[0])
+
+
+def _slots_of(unit: list[Position]) -> list:
+    return list(unit[0].recs)
+
+
+def _addresses(ctx: Context, unit: list[Position], field: str = "addr") -> list[dict]:
+    """Per batch CTA, per slot: (repeat, warps, 32) offsets of a memory unit."""
+    n = len(ctx.batch.ctas)
+    T = ctx.warps * WARP
+    out = []
+    for i in range(n):
+        per = {}
+        for slot in _slots_of(unit):
+            rows = [getattr(p.recs[slot], field)[i * T:(i + 1) * T].reshape(ctx.warps, WARP) for p in unit]
+            per[slot] = np.stack(rows)
+        out.append(per)
+    return out
+
+
+def _local(ctx: Context, per_cta: list[dict]) -> list[dict]:
+    """Local-memory offsets as addresses in the interleaved local tensor: word w of thread t of the grid at
+    ``(w * grid threads + t) * 4``, so a warp's same word is 128 contiguous bytes, as the hardware lays it out."""
+    out = []
+    gx, gy, _ = ctx.batch.grid
+    for i, per in enumerate(per_cta):
+        cx, cy, cz = ctx.batch.ctas[i]
+        linear = cx + gx * (cy + gy * cz)
+        tid = np.arange(ctx.warps * WARP).reshape(ctx.warps, WARP)
+        gt = linear * ctx.threads + tid
+        new = {}
+        for slot, a in per.items():
+            new[slot] = np.where(a >= 0, ((a // 4) * ctx.grid_threads + gt) * 4 + a % 4, a)
+        out.append(new)
+    return out
+
+
+def _narrow_shared(per_cta: list[dict], width: int) -> tuple[list[dict], int]:
+    """Shared accesses narrower than a bank word as the word they touch (lanes in one word share it: a broadcast)."""
+    if width >= 4:
+        return per_cta, width
+    return [{k: np.where(a >= 0, a & ~3, a) for k, a in per.items()} for per in per_cta], 4
+
+
+class Builder:
+    """Turns units into IR operations, keeping the register producers for ``after=``."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.names: set[str] = set()
+        self.used_local = False
+        self.books: list[AddressBook] = []
+
+    def _name(self, unit: list[Position], what: str) -> str:
+        base = f"{unit[0].part}_{what}_{unit[0].inst.addr:x}"
+        name, k = base, 1
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def book(self, name: str, unit: list[Position], per_cta: list[dict]) -> AddressBook:
+        b = self.ctx.batch
+        in_loop = unit[0].part == "l"
+        trips = None
+        if in_loop:
+            T = self.ctx.warps * WARP
+            trips = [b.lane_trips[i * T:(i + 1) * T].reshape(self.ctx.warps, WARP) for i in range(len(b.ctas))]
+        book = AddressBook(name, per_cta, b.grid, b.ctas, in_loop, trips, self.ctx.seg.peel_first,
+                           self.ctx.seg.period)
+        if in_loop:
+            book.verify_loop()
+        self.books.append(book)
+        return book
+
+    def memory(self, unit: list[Position]) -> list:
+        d = unit[0].inst
+        rec = _key_rec(unit[0])
+        mn = d.mnemonic
+        if mn in ATOMICS:
+            raise LoweringError(f"{d.where}: atomics are not modelled yet")
+        stall = sum(p.inst.stall_cycles or 0 for p in unit)
+        if mn == "LDGSTS":
+            gname = self._name(unit, "ldgsts")
+            sname = gname + "_st"
+            self.names.add(sname)
+            tensor = self.ctx.tensor_names[rec.tensor]
+            g = ir.Mem(gname, "global", "ld", rec.width, self.book(gname, unit, _addresses(self.ctx, unit)),
+                       tensor, repeat=len(unit), group="cp.async", stall_cycles=stall)
+            shared, width = _narrow_shared(_addresses(self.ctx, unit, "saddr"), rec.width)
+            s = ir.Mem(sname, "shared", "st", width, self.book(sname, unit, shared), repeat=len(unit),
+                       after=(gname,), async_copy=True, group="cp.async")
+            return [g, s]
+        per_cta = _addresses(self.ctx, unit)
+        space, kind, width = rec.space, MEMORY_KINDS[mn], rec.width
+        tensor = ""
+        if space == "local":
+            per_cta = _local(self.ctx, per_cta)
+            space, tensor = "global", LOCAL_TENSOR
+            self.used_local = True
+        elif space == "global":
+            if rec.tensor < 0:  # no lane ever executed it in the batch
+                tensor = self.ctx.tensor_names[0] if self.ctx.tensor_names else LOCAL_TENSOR
+            else:
+                tensor = self.ctx.tensor_names[rec.tensor]
+        else:
+            per_cta, width = _narrow_shared(per_cta, width)
+        name = self._name(unit, mn.lower())
+        extra = {}
+        if kind == "ldsm":
+            extra["matrices"] = rec.matrices
+            width = 16
+        return [ir.Mem(name, space, kind, width, self.book(name, unit, per_cta), tensor, repeat=len(unit),
+                       stall_cycles=stall, **extra)]
+
+    def compute(self, unit: list[Position]) -> ir.Compute:
+        d0 = unit[0].inst
+        pipe = pipe_of(d0)
+        depth: list[int] = []
+        for i, p in enumerate(unit):
+            r = reads_of(p.inst)
+            dep = [depth[j] for j in range(i) if writes_of(unit[j].inst) & r]
+            depth.append(1 + max(dep, default=0))
+        chain = max(depth)
+        n = len(unit)
+        ilp = max(1, round(n / chain))
+        stall = sum(p.inst.stall_cycles or 0 for p in unit)
+        reads = 0.0
+        if pipe == "fp32":
+            reads = float(np.mean([p.inst.inst.register_reads for p in unit])) if unit[0].inst.inst else 0.0
+        warps = _warps_tuple(self.ctx, _cta_warps(self.ctx, _key_rec(unit[0]), self.ctx.base))
+        return ir.Compute(self._name(unit, pipe), pipe, n, ilp, warps=warps, stall_cycles=stall,
+                          register_reads=min(reads, 8.0))
+
+    def sync(self, unit: list[Position]):
+        p = unit[0]
+        d = p.inst
+        warps_arr = _cta_warps(self.ctx, _key_rec(p), self.ctx.base)
+        warps = _warps_tuple(self.ctx, warps_arr)
+        if d.mnemonic == "BAR":
+            bid = d.ops[0].bits if d.ops and isinstance(d.ops[0], Imm) else 0
+            if len(d.ops) > 1:  # a named barrier with a thread count
+                count = d.ops[1].bits if isinstance(d.ops[1], Imm) else self.ctx.threads
+                return ir.Barrier(f"bar{bid}", warps, members=-(-count // WARP))
+            if warps is None:
+                return ir.Barrier(self._name(unit, "bar"))
+            return ir.Barrier("__syncthreads", warps, members=self.ctx.warps)
+        if d.mnemonic == "LDGDEPBAR":
+            return ir.Commit("cp.async", warps)
+        if d.mnemonic == "DEPBAR":
+            n = next((o.bits for o in d.ops if isinstance(o, Imm)), 0)
+            return ir.WaitGroup("cp.async", n, warps)
+        raise LoweringError(f"{d.where}: no IR operation for it")
+
+
+def _after(units_ops: list[tuple[list[Position], list]], parts: tuple[str, ...]) -> list:
+    """Each op waits for the ops that last wrote the registers it reads: in the loop body the writer of the same
+    iteration, else the previous iteration's and the prologue's."""
+    producers: dict[str, str] = {}  # register -> op name (before the loop, then as the walk goes)
+    out = []
+    loop = [(u, ops) for u, ops in units_ops if u[0].part == "l"]
+    body_last: dict[str, str] = {}
+    for u, ops in loop:
+        for reg in _unit_writes(u, ops):
+            body_last[reg] = _producer(ops)
+    in_body: dict[str, str] = {}
+    for u, ops in units_ops:
+        part = u[0].part
+        if part == "e" and in_body:  # after the loop: its last writers
+            producers.update(in_body)
+            in_body = {}
+        reads = _unit_reads(u)
+        deps: set[str] = set()
+        for reg in reads:
+            if part == "l" and reg in in_body:
+                deps.add(in_body[reg])
+                continue
+            if reg in producers:
+                deps.add(producers[reg])
+            if part == "l" and reg in body_last:
+                deps.add(body_last[reg])
+        target = ops[0]
+        name = _producer(ops)
+        deps.discard(name)
+        deps.discard(None)
+        if deps and hasattr(target, "after"):
+            import dataclasses
+
+            ops[0] = dataclasses.replace(target, after=tuple(sorted(set(target.after) | deps)))
+        out.extend(ops)
+        writes = _unit_writes(u, ops)
+        for reg in writes:
+            (in_body if part == "l" else producers)[reg] = name
+    return out
+
+
+def _producer(ops: list) -> str | None:
+    op = ops[0]
+    if isinstance(op, ir.Mem) and op.kind in ("ld", "ldsm") and not op.group:
+        return op.name
+    if isinstance(op, ir.Compute):
+        return op.name
+    return None
+
+
+def _unit_reads(u: list[Position]) -> set[str]:
+    seen: set[str] = set()
+    out: set[str] = set()
+    for p in u:
+        out |= reads_of(p.inst) - seen
+        seen |= writes_of(p.inst)
+    return out
+
+
+def _unit_writes(u: list[Position], ops: list) -> set[str]:
+    if _producer(ops) is None:
+        return set()
+    out: set[str] = set()
+    for p in u:
+        out |= writes_of(p.inst)
+    return out
+
+
+def flops_per_cta(ctx: Context, pos: list[Position], trips: int) -> int:
+    total = 0
+    for p in pos:
+        d = p.inst
+        per = FLOPS.get(d.mnemonic, 0) * WARP
+        if d.mnemonic == "HMMA":
+            shape = next((k for k in d.mods if k[0].isdigit()), "16816")
+            per = MMA_FLOPS.get(shape, 0)
+        if not per:
+            continue
+        warps = int(_cta_warps(ctx, _key_rec(p), ctx.base).sum())
+        total += per * warps * (trips if p.part == "l" else 1)
+    return total
+
+
+def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, tensors: list[ir.Tensor],
+          source: str, notes: str, loop_insts: int) -> ir.Kernel:
+    seg = ctx.seg
+    pos = positions(seg, program)
+    b = Builder(ctx)
+    units_ops = []
+    for u in units(ctx, pos):
+        kind = _kind(u[0])
+        if kind == "mem":
+            ops = b.memory(u)
+        elif kind == "sync":
+            ops = [b.sync(u)]
+        else:
+            ops = [b.compute(u)]
+        units_ops.append((u, ops))
+    checks = [c for c in ctx.batch.ctas if ref_of(c, ctx.batch.grid) != c]
+    for book in b.books:
+        book.verify_ctas(checks)
+    ops = _after(units_ops, ("p", "l", "e"))
+    pro = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "p")
+    body = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "l")
+    epi = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "e")
+    batch = ctx.batch
+    trips_by_cta = {}
+    loop = None
+    trips_of = None
+    if body:
+        T = ctx.warps * WARP
+        peel = int(seg.peel_first) + int(seg.peel_last)
+        for i, c in enumerate(batch.ctas):
+            trips_by_cta[c] = int(batch.lane_trips[i * T:(i + 1) * T].max()) - peel
+        base_c = batch.ctas[ctx.base]
+        trips = trips_by_cta[base_c]
+        loop = ir.Loop(trips, body)
+        if len(set(trips_by_cta.values())) > 1:
+            gx, gy, _ = batch.grid
+
+            def trips_of(linear: int) -> int:
+                c = (linear % gx, (linear // gx) % gy, linear // (gx * gy))
+                return trips_by_cta.get(c, trips_by_cta[ref_of(c, batch.grid)])
+    flops = flops_per_cta(ctx, pos, loop.trips if loop else 1) * math.prod(batch.grid)
+    if b.used_local:
+        tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads)]
+    return ir.Kernel(name, "cuda", tuple(batch.grid), {}, launch, pro, loop, epi, tuple(tensors), flops, source,
+                     notes, trips_of=trips_of, loop_sass_instructions=loop_insts)
+
+
+def _flat(units_ops):
+    for u, ops in units_ops:
+        for _ in ops:
+            yield u[0].part, None

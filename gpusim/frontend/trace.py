@@ -1,0 +1,437 @@
+"""From emulated steps to the engine's kernel description (:class:`gpusim.ir.Kernel`).
+
+:class:`Recorder` keeps, for each step the emulator executed, the instruction, the warps at it and, for a memory
+instruction, every lane's byte offset (``-1``: the lane is not at the instruction; ``-2``: it is, but its guard
+predicate is off, so its warp still issues the instruction). :func:`lower` then cuts the steps into a prologue, one
+loop body and an epilogue, and turns them into IR operations: each memory instruction (or run of alike ones) a
+:class:`gpusim.ir.Mem` whose address function returns the emulated offsets, each run of compute instructions on one
+pipe a :class:`gpusim.ir.Compute` bundle with the SASS's control-code stalls, and each op waiting (``after=``) for the
+operations that wrote the registers it reads.
+
+The CTAs the emulator ran (a *batch*) are the first, second, third and last of every grid dimension and two
+interior CTAs to check with. A CTA outside the batch gets the addresses of its nearest batch CTA of the same kind
+(first, interior or last in each dimension) moved by the per-CTA strides the batch shows; :func:`lower` checks those
+strides on the two check CTAs. In the loop, addresses are those of iteration 1 moved by the stride between
+iterations 1 and 2, checked on iteration 0 and on the last two iterations, which the emulator ran for real.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
+from gpusim.frontend.machine import WARP, LoopJump, Step
+from gpusim.frontend.memory import EmulationError
+from gpusim.patterns import PREDICATED_OFF
+
+INACTIVE = -1
+
+
+@dataclass
+class Rec:
+    """One recorded step."""
+
+    index: int  # instruction index
+    warps: np.ndarray  # (batch warps,) bool: warps with a lane at the instruction
+    witer: np.ndarray | None  # (batch warps,) iteration of the tracked loop each warp is in (-1: none)
+    addr: np.ndarray | None = None  # (lanes,) offsets, INACTIVE / PREDICATED_OFF
+    saddr: np.ndarray | None = None  # LDGSTS: shared destination offsets
+    space: str = ""
+    kind: str = ""
+    width: int = 0
+    tensor: int = -1
+    matrices: int = 0
+    taint: int = 0
+
+
+class Recorder:
+    """Collects the steps of one emulation (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.recs: list[Rec] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.recs)
+
+    def step(self, s: Step) -> None:
+        nw = len(s.group) // WARP
+        warps = s.group.reshape(nw, WARP).any(axis=1)
+        witer = None
+        if s.iters is not None:
+            witer = np.where(s.group, s.iters, -1).reshape(nw, WARP).max(axis=1).astype(np.int32)
+        r = Rec(s.inst.index, warps, witer)
+        m = s.mem
+        if m is not None:
+            r.addr = np.where(s.exec, m.addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
+            if m.shared_addr is not None:
+                r.saddr = np.where(s.exec, m.shared_addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
+            r.space, r.kind, r.width, r.tensor, r.matrices, r.taint = (m.space, m.kind, m.width, m.tensor,
+                                                                      m.matrices, m.taint)
+        self.recs.append(r)
+
+    def loop_start(self, head: int, back: int, lanes: np.ndarray) -> None:
+        """The loop [head, back] is tracked from now: the steps since its lanes last entered it are iteration 0."""
+        nw = len(lanes) // WARP
+        warps = lanes.reshape(nw, WARP).any(axis=1)
+        start = None
+        for i in range(len(self.recs) - 1, -1, -1):
+            r = self.recs[i]
+            if r.index == head and (r.warps & warps).any():
+                start = i
+                break
+        if start is None:
+            return
+        for r in self.recs[start:]:
+            it = np.where(r.warps & warps, 0, -1).astype(np.int32)
+            r.witer = it if r.witer is None else np.maximum(r.witer, it)
+
+    def loop_abandon(self) -> None:
+        for r in self.recs:
+            r.witer = None
+
+
+# --- what each instruction is for the engine ------------------------------------------------------------------------
+PIPE_OF = {"FFMA": "fp32", "FADD": "fp32", "FMUL": "fp32", "FMNMX": "fp32", "FSEL": "fp32", "FSETP": "fp32",
+           "HFMA2": "fp32", "HADD2": "fp32", "HMUL2": "fp32", "HMNMX2": "fp32", "FCHK": "fp32", "FRND": "fp32",
+           "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "HMMA": "tensor", "IMMA": "tensor", "DMMA": "tensor"}
+SYNC_MNEMONICS = {"BAR", "LDGDEPBAR", "DEPBAR"}
+
+
+def pipe_of(d: Decoded) -> str:
+    return PIPE_OF.get(d.mnemonic, "int32")
+
+
+NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
+           "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CCTL", "YIELD", "BMOV", "JMP",
+           "BRX", "NANOSLEEP", "STSM"}
+TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
+
+
+def _leading_preds(ops, start: int = 0) -> int:
+    k = start
+    while k < len(ops) and isinstance(ops[k], Pred):
+        k += 1
+    return k - start
+
+
+def dest_operands(d: Decoded) -> int:
+    """How many of an instruction's leading operands it writes."""
+    mn = d.mnemonic
+    if mn in NO_DEST:
+        return 0
+    if mn in TWO_PREDS or mn in ("SHFL", "VOTE", "VOTEU"):
+        return 2
+    if mn in ("LOP3", "ULOP3", "ATOMS", "ATOMG", "ATOM", "MATCH", "FLO", "UFLO"):
+        return _leading_preds(d.ops) + 1
+    if mn in ("IADD3", "UIADD3", "LEA", "ULEA"):
+        return 1 + _leading_preds(d.ops, 1)
+    return 1
+
+
+def _wide_mods(d: Decoded) -> int:
+    return next((int(k) // 32 for k in d.mods if k in ("64", "128")), 1)
+
+
+def _regs_of(d: Decoded, i: int, dest: bool) -> int:
+    """Registers operand ``i`` spans (vector loads and stores, MMA fragments, 64-bit values)."""
+    mn = d.mnemonic
+    if mn in ("DADD", "DMUL", "DFMA", "DSETP") or (mn in ("F2F", "I2F", "F2I") and d.has("F64", "S64", "U64")):
+        return 2
+    if dest and i == 0:
+        if mn in ("LDG", "LDS", "LDL", "LD", "LDC", "ULDC", "ATOMS", "ATOMG", "ATOM"):
+            return _wide_mods(d)
+        if mn == "LDSM":
+            return int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
+        if mn in ("HMMA", "IMMA", "DMMA"):
+            return 4 if d.has("F32") or mn != "HMMA" else 2
+        if mn in ("IMAD", "UIMAD") and d.has("WIDE") or mn == "CS2R":
+            return 2
+    if not dest:
+        if mn in ("STG", "STS", "STL", "ST") and i == 1:
+            return _wide_mods(d)
+        if mn == "HMMA":
+            return {1: 4, 2: 2, 3: 4}.get(i, 1)
+        if mn in ("IMAD", "UIMAD") and d.has("WIDE") and i == 3:
+            return 2
+    return 1
+
+
+def _names(r: Reg, n: int) -> list[str]:
+    if r.zero:
+        return []
+    return [f"{'U' if r.uniform else ''}R{r.idx + k}" for k in range(n)]
+
+
+def reads_of(d: Decoded) -> set[str]:
+    """Registers (``R5``, ``UR4``, ``P0``) an instruction reads."""
+    out: set[str] = set()
+    for i, o in enumerate(d.ops[dest_operands(d):], start=dest_operands(d)):
+        if isinstance(o, Reg):
+            out.update(_names(o, 2 if o.wide else _regs_of(d, i, False)))
+        elif isinstance(o, Pred) and o.idx != 7:
+            out.add(f"{'U' if o.uniform else ''}P{o.idx}")
+        elif isinstance(o, Addr):
+            for r in (o.reg, o.ureg):
+                if r is not None:
+                    out.update(_names(r, 2 if r.wide else 1))
+    if d.guard is not None:
+        out.add(f"{'U' if d.guard.uniform else ''}P{d.guard.idx}")
+    return out
+
+
+def writes_of(d: Decoded) -> set[str]:
+    out: set[str] = set()
+    for i, o in enumerate(d.ops[:dest_operands(d)]):
+        if isinstance(o, Reg):
+            out.update(_names(o, _regs_of(d, i, True)))
+        elif isinstance(o, Pred) and o.idx != 7:
+            out.add(f"{'U' if o.uniform else ''}P{o.idx}")
+    return out
+
+
+# --- lowering --------------------------------------------------------------------------------------------------------
+@dataclass
+class Batch:
+    """What the emulator ran: its CTAs and their recorded steps."""
+
+    ctas: list[tuple[int, int, int]]
+    grid: tuple[int, int, int]
+    warps_per_cta: int
+    recs: list[Rec]
+    jump: LoopJump | None
+    lane_trips: np.ndarray | None  # (lanes,) trips of the tracked loop
+
+
+@dataclass
+class OpData:
+    """The recorded addresses of one IR memory operation: per batch CTA, per iteration slot, (repeat, warps, 32)."""
+
+    fixed: dict = field(default_factory=dict)  # cta -> (R, W, 32) for a part outside the loop
+
+
+def cta_refs(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    """The CTAs the emulator runs for a grid (see the module docstring): per dimension the first, second, third and
+    last, and two interior CTAs (the middle and the one before the last) to check the strides on."""
+    per = [sorted({0, min(1, g - 1), min(2, g - 1), g - 1}) for g in grid]
+    out = [(x, y, z) for z in per[2] for y in per[1] for x in per[0]]
+    for probe in (tuple(g // 2 for g in grid), tuple(max(g - 2, 0) for g in grid)):
+        if probe not in out:
+            out.append(probe)
+    return out
+
+
+def ref_of(c: tuple[int, int, int], grid: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The batch CTA whose addresses a CTA's are moved from: the same coordinate where it is first or last in a
+    dimension, 1 where it is interior."""
+    return tuple(v if v == 0 or v == g - 1 else 1 for v, g in zip(c, grid, strict=True))
+
+
+class LoweringError(EmulationError):
+    """The emulated steps do not fit the engine's one-loop program (one line); ``retry_without_jump`` when a
+    loop's addresses were not the affine (or periodic) function of its iteration the jump assumed."""
+
+    def __init__(self, msg: str, retry_without_jump: bool = False) -> None:
+        super().__init__(msg)
+        self.retry_without_jump = retry_without_jump
+
+
+def _blocks(recs: list[Rec], back: int) -> list[list[Rec]]:
+    out, cur = [], []
+    for r in recs:
+        cur.append(r)
+        if r.index == back:
+            out.append(cur)
+            cur = []
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _seq(block: list[Rec]) -> tuple[int, ...]:
+    return tuple(r.index for r in block)
+
+
+@dataclass
+class Segments:
+    """The recorded steps cut into the engine's program: prologue, one loop (its iterations' steps by slot) and
+    epilogue."""
+
+    prologue: list[Rec]
+    template: tuple[int, ...]  # instruction indices of one loop iteration (empty: no loop)
+    slots: dict  # iteration slot -> list[Rec] (slot: the iteration number, or "pen"/"last" per lane after a jump)
+    epilogue: list[Rec]
+    peel_first: bool = False  # iteration 0 runs another path: moved to the prologue
+    peel_last: bool = False  # the last iteration runs another path: moved to the epilogue
+    period: int = 1
+
+
+def segment(recs: list[Rec], jump: LoopJump | None) -> Segments:
+    if jump is None:
+        return Segments(recs, (), {}, [])
+    in_loop = [r.witer is not None and bool((r.witer >= 0).any()) for r in recs]
+    if True not in in_loop:
+        return Segments(recs, (), {}, [])
+    first = in_loop.index(True)
+    last = len(in_loop) - 1 - in_loop[::-1].index(True)
+    if not all(in_loop[first:last + 1]):
+        raise LoweringError("the loop's iterations are interleaved with code outside it (CTAs of the batch take "
+                            "different paths around the loop): not supported yet")
+    blocks = _blocks(recs[first:last + 1], jump.back)
+    warm = jump.arrivals
+    pre, post = blocks[:warm], blocks[warm:]
+    if len(post) != 2 or len(pre) != warm:
+        raise LoweringError(f"the loop at instruction {jump.head} did not run {warm} warm-up iterations and two "
+                            "final ones", retry_without_jump=True)
+    template = _seq(pre[1])
+    for k, b in enumerate(pre[2:], start=2):
+        if _seq(b) != template:
+            raise LoweringError(f"iteration {k} of the loop runs another instruction path than iteration 1",
+                                retry_without_jump=True)
+    if _seq(post[0]) != template:
+        raise LoweringError("the next-to-last iteration runs another instruction path", retry_without_jump=True)
+    peel_first = _seq(pre[0]) != template
+    peel_last = _seq(post[1]) != template
+    slots = {k: b for k, b in enumerate(pre) if k > 0 or not peel_first}
+    slots["pen"] = post[0]
+    if not peel_last:
+        slots["last"] = post[1]
+    prologue = recs[:first] + (pre[0] if peel_first else [])
+    epilogue = (post[1] if peel_last else []) + recs[last + 1:]
+    return Segments(prologue, template, slots, epilogue, peel_first, peel_last, jump.period)
+
+
+# --- addresses of the CTAs and iterations the engine asks for ---------------------------------------------------------
+class AddressBook:
+    """The recorded offsets of one IR memory operation (``repeat`` SASS instructions) and how every CTA and loop
+    iteration's offsets follow from them (see the module docstring)."""
+
+    def __init__(self, name: str, per_cta: list[dict], grid, ctas, in_loop: bool, lane_trips: list | None,
+                 peel_first: bool, period: int) -> None:
+        self.name = name
+        self.grid = grid
+        self.index = {c: i for i, c in enumerate(ctas)}
+        self.per_cta = per_cta  # batch CTA -> {slot: (R, W, 32)} (slot 0 alone outside the loop)
+        self.in_loop = in_loop
+        self.lane_trips = lane_trips  # batch CTA -> (W, 32) trips of each lane
+        self.peel = 1 if peel_first else 0
+        self.p = period
+        self.strides: dict[int, np.ndarray] = {}
+        if in_loop:
+            self.model = [self._model_arrays(i) for i in range(len(ctas))]
+        self._cta_strides(ctas)
+
+    # the loop model: iteration k >= 1 of a lane is A[1 + j] + q * step[j], j = (k - 1) % p, q = (k - 1) // p
+    def _model_arrays(self, i: int):
+        s = self.per_cta[i]
+        p = self.p
+        if any(k not in s for k in range(1, 2 * p + 1)):
+            raise LoweringError(f"{self.name}: too few warm-up iterations for a period of {p}", True)
+        a = np.stack([s[1 + j] for j in range(p)])
+        b = np.stack([s[1 + j + p] for j in range(p)])
+        if ((a < 0) != (b < 0)).any() or ((a < 0) & (a != b)).any():
+            raise LoweringError(f"{self.name}: which lanes execute it changes from one loop iteration to the next",
+                                True)
+        return a, np.where(a >= 0, b - a, 0)
+
+    def _at(self, i: int, k: np.ndarray | int) -> np.ndarray:
+        """Model offsets of batch CTA ``i`` at iteration ``k`` (a number, or (W, 32) per lane)."""
+        a, step = self.model[i]
+        k = np.asarray(k)
+        j = (k - 1) % self.p
+        q = (k - 1) // self.p
+        if k.ndim == 0:
+            return np.where(a[int(j)] >= 0, a[int(j)] + int(q) * step[int(j)], a[int(j)])
+        jj = np.broadcast_to(j, a.shape[1:])[None]
+        aj = np.take_along_axis(a, jj, axis=0)[0]
+        sj = np.take_along_axis(step, jj, axis=0)[0]
+        return np.where(aj >= 0, aj + q * sj, aj)
+
+    def verify_loop(self) -> None:
+        p = self.p
+        for i, s in enumerate(self.per_cta):
+            for k in sorted(x for x in s if isinstance(x, int) and x > 2 * p):
+                if not np.array_equal(self._at(i, k), s[k]):
+                    raise LoweringError(f"{self.name}: iteration {k}'s addresses are not those the strides of "
+                                        "iterations 1..{2 * p} predict", True)
+            trips = self.lane_trips[i]
+            for slot, back in (("pen", 2), ("last", 1)):
+                if slot not in s:
+                    continue
+                k = np.maximum(trips - back, 1)
+                want = self._at(i, k)
+                got = s[slot]
+                both = (want >= 0) & (got >= 0)
+                active = trips > back
+                bad = (both & (want != got)) | (((want < 0) != (got < 0)) & active if slot == "pen" else False)
+                if (bad & active).any():
+                    raise LoweringError(f"{self.name}: the {'next-to-last' if back == 2 else 'last'} iteration's "
+                                        "addresses are not those the warm-up's strides predict", True)
+
+    # the CTA model: a CTA outside the batch is its reference CTA moved by the strides between interior CTAs
+    def _slot1(self, i: int) -> np.ndarray:
+        s = self.per_cta[i]
+        return s[1] if self.in_loop else s[0]
+
+    def _cta_strides(self, ctas) -> None:
+        for d in range(3):
+            g = self.grid[d]
+            if g < 4:
+                continue
+            ref = tuple(1 if e == d else 0 for e in range(3))
+            nxt = tuple(2 if e == d else 0 for e in range(3))
+            a, b = self._slot1(self.index[ref]), self._slot1(self.index[nxt])
+            if ((a < 0) != (b < 0)).any():
+                raise LoweringError(f"{self.name}: CTAs {ref} and {nxt} differ in which lanes execute it; gpusim needs "
+                                    "interior CTAs alike")
+            self.strides[d] = np.where(a >= 0, b - a, 0)
+
+    def verify_ctas(self, checks: list[tuple[int, int, int]]) -> None:
+        for c in checks:
+            i = self.index[c]
+            ref = ref_of(c, self.grid)
+            if ref == c:
+                continue
+            slots = self.per_cta[i].keys() if not self.in_loop else [k for k in self.per_cta[i]
+                                                                      if isinstance(k, int) and k >= 1]
+            for k in slots:
+                want = self._shifted(self.per_cta[self.index[ref]][k], c, ref)
+                if not np.array_equal(want, self.per_cta[i][k]):
+                    raise LoweringError(f"{self.name}: the addresses of CTA {c} are not those of CTA {ref} moved by "
+                                        "the strides between neighbouring CTAs (addresses that depend on data or on "
+                                        "the block index in another way): not supported yet")
+
+    def _shifted(self, a: np.ndarray, c, ref) -> np.ndarray:
+        shift = 0
+        for d, g in self.strides.items():
+            if c[d] != ref[d]:
+                shift = shift + (c[d] - ref[d]) * g
+        return np.where(a >= 0, a + shift, a)
+
+    def __call__(self, ctx) -> np.ndarray:
+        c = (int(ctx.bx), int(ctx.by), int(ctx.bz))
+        i = self.index.get(c)
+        ref = c
+        if i is None:
+            ref = ref_of(c, self.grid)
+            i = self.index[ref]
+        if not self.in_loop:
+            out = self.per_cta[i][0]
+        else:
+            k = int(ctx.it) + self.peel
+            s = self.per_cta[i]
+            trips = self.lane_trips[i]
+            if k in s:
+                out = s[k]
+            else:
+                out = self._at(i, k)
+            pen, last = s.get("pen"), s.get("last")
+            if pen is not None:
+                out = np.where(trips - 2 == k, pen, out)
+            if last is not None:
+                out = np.where(trips - 1 == k, last, out)
+            out = np.where(k >= trips, INACTIVE, out)
+        return out if ref == c else self._shifted(out, c, ref)
