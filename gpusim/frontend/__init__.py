@@ -35,12 +35,13 @@ class FrontendError(ValueError):
     """Anything the front-end refuses, in one line."""
 
 
-def compile_source(path: str | Path, arch: str = "sm_90", defines: tuple[str, ...] = ()) -> list[fbuild.CompiledKernel]:
-    """The kernels of a ``.cu`` file (compiled), a cubin or a ``cuobjdump -sass`` listing."""
+def compile_source(path: str | Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
+                   compiler: str = "nvcc") -> list[fbuild.CompiledKernel]:
+    """The kernels of a ``.cu`` file (compiled by nvcc or NVRTC), a cubin or a ``cuobjdump -sass`` listing."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix == ".cu":
-        return fbuild.compile_cuda(p, arch, tuple(defines))
+        return fbuild.compile_cuda(p, arch, tuple(defines), compiler=compiler)
     if suffix == ".cubin":
         return fbuild.load_cubin(p)
     if suffix == ".sass":
@@ -77,13 +78,13 @@ def check_launch(grid, block) -> None:
 
 def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, block, args: list[str],
                        smem_dynamic: int = 0, defines: tuple[str, ...] = (), arch: str = "sm_90", seed: int = 0,
-                       max_steps: int = 400_000, compiled: list | None = None) -> ir.Kernel:
+                       max_steps: int = 400_000, compiled: list | None = None, compiler: str = "nvcc") -> ir.Kernel:
     """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR."""
     grid, block = _dims(grid, "grid"), _dims(block, "block")
     check_launch(grid, block)
     if smem_dynamic < 0:
         raise FrontendError(f"--smem {smem_dynamic}: dynamic shared memory cannot be negative")
-    kernels = compiled if compiled is not None else compile_source(source, arch, defines)
+    kernels = compiled if compiled is not None else compile_source(source, arch, defines, compiler)
     ck = fbuild.pick(kernels, kernel, str(source))
     bound = fargs.bind(ck, list(args))
     bufs = fargs.tensor_buffers(bound, seed)
@@ -100,7 +101,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
         lane_trips = m.jump.trips if m.jump is not None else None
         batch = Batch(ctas, grid, m.T // WARP, rec.recs, m.jump, lane_trips)
         try:
-            seg = segment(rec.recs, m.jump)
+            seg = segment(rec.recs, rec.loops, m.jump)
             mid = tuple(g // 2 for g in grid)
             base = ctas.index(ref_of(mid, grid))
             threads = block[0] * block[1] * block[2]

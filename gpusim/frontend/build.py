@@ -106,9 +106,13 @@ def _tool_env() -> dict:
     return env
 
 
+COMPILERS = ("nvcc", "nvrtc")
+
+
 def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
-                 options: tuple[str, ...] = ()) -> list[CompiledKernel]:
-    """Every kernel of ``cu`` compiled for ``arch`` (cached by content)."""
+                 options: tuple[str, ...] = (), compiler: str = "nvcc") -> list[CompiledKernel]:
+    """Every kernel of ``cu`` compiled for ``arch`` (cached by content) by nvcc, or by NVRTC as CuPy's RawModule and
+    PyTorch's JIT compile (``-std=c++17``)."""
     cu = Path(cu)
     if not cu.is_file():
         raise BuildError(f"{cu}: no such file")
@@ -120,13 +124,15 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
         raise BuildError(f"{cu}: cannot read: {e.strerror}") from None
     if b"\0" in src:
         raise BuildError(f"{cu}: not a text file")
-    nvcc = _find("nvcc")
+    if compiler not in COMPILERS:
+        raise BuildError(f"--compiler {compiler!r}: one of {', '.join(COMPILERS)}")
+    nvcc = _find("nvcc") if compiler == "nvcc" else "nvrtc"
     h = hashlib.sha256()
     h.update(src)
     for inc in _local_includes(cu.resolve()):
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
-    h.update(json.dumps([arch, list(defines), list(options), _version(nvcc)]).encode())
+    h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]).encode())
     entry = cache_dir() / h.hexdigest()[:32]
     if not (entry / "kernels.json").is_file():
         _build_entry(cu, nvcc, arch, defines, options, entry)
@@ -172,6 +178,16 @@ _VERSIONS: dict[str, str] = {}
 
 
 def _version(nvcc: str) -> str:
+    if nvcc == "nvrtc":
+        from gpusim.frontend import nvrtc
+
+        lib = nvrtc.find_library()
+        if lib is None:
+            raise BuildError("--compiler nvrtc: libnvrtc not found; 'pip install nvidia-cuda-nvrtc' (or "
+                             "'pip install gpusim[cuda]')")
+        import ctypes
+
+        return "nvrtc " + nvrtc.version(ctypes.CDLL(lib))
     if nvcc not in _VERSIONS:
         r = _run([nvcc, "--version"], "nvcc --version")
         _VERSIONS[nvcc] = _text(r.stdout).strip().splitlines()[-1] if r.returncode == 0 else "?"
@@ -183,14 +199,27 @@ def _build_entry(cu: Path, nvcc: str, arch: str, defines, options, entry: Path) 
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
     try:
         cubin = tmp / "k.cubin"
-        gencode = f"-gencode=arch=compute_{arch[3:]},code={arch}"
-        cmd = [nvcc, "-cubin", gencode, "-Xptxas", "-v", *[f"-D{d}" for d in defines], *options,
-               "-o", str(cubin), str(cu)]
-        r = _run(cmd, str(cu))
+        if nvcc == "nvrtc":
+            import sys
+
+            from gpusim.frontend import nvrtc
+
+            cmd = [sys.executable, "-m", "gpusim.frontend.nvrtc", str(cu), str(cubin), f"-arch={arch}", "-std=c++17",
+                   f"-I{cu.resolve().parent}", *[f"-D{d}" for d in defines], *options]
+            env = dict(os.environ)  # libnvrtc loads its builtins library from beside it
+            env["LD_LIBRARY_PATH"] = os.path.dirname(nvrtc.find_library()) + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+        else:
+            gencode = f"-gencode=arch=compute_{arch[3:]},code={arch}"
+            cmd = [nvcc, "-cubin", gencode, "-Xptxas", "-v", *[f"-D{d}" for d in defines], *options,
+                   "-o", str(cubin), str(cu)]
+            env = None
+        r = _run(cmd, str(cu), env)
         err = _text(r.stderr)
         if r.returncode:
             first = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[:300])
-            raise BuildError(f"{cu}: nvcc failed: {first.strip()}")
+            raise BuildError(f"{cu}: {'NVRTC' if nvcc == 'nvrtc' else 'nvcc'} failed: {first.strip()}")
+        if nvcc == "nvrtc":
+            err = ""
         _describe(tmp, err, str(cu))
         try:
             tmp.rename(entry)

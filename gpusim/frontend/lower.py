@@ -42,6 +42,21 @@ class Context:
     base: int  # batch index of the CTA whose warps decide who executes a compute bundle
     local_bytes: int
     grid_threads: int
+    lane_trips: list | None = None  # jumped loop: per batch CTA, (W, 32) trips of each lane
+    trip_strides: dict | None = None  # grid dimension -> (W, 32) trips added per interior CTA of that dimension
+
+    def __post_init__(self) -> None:
+        b = self.batch
+        if b.lane_trips is None:
+            return
+        T = self.warps * WARP
+        self.lane_trips = [b.lane_trips[i * T:(i + 1) * T].reshape(self.warps, WARP) for i in range(len(b.ctas))]
+        index = {c: i for i, c in enumerate(b.ctas)}
+        self.trip_strides = {}
+        for d in range(3):
+            if b.grid[d] >= 4:
+                one, two = (tuple(k if e == d else 0 for e in range(3)) for k in (1, 2))
+                self.trip_strides[d] = self.lane_trips[index[two]] - self.lane_trips[index[one]]
 
 
 def positions(seg: Segments, program: list[Decoded]) -> list[Position]:
@@ -165,12 +180,11 @@ class Builder:
     def book(self, name: str, unit: list[Position], per_cta: list[dict]) -> AddressBook:
         b = self.ctx.batch
         in_loop = unit[0].part == "l"
-        trips = None
-        if in_loop:
-            T = self.ctx.warps * WARP
-            trips = [b.lane_trips[i * T:(i + 1) * T].reshape(self.ctx.warps, WARP) for i in range(len(b.ctas))]
+        trips = strides = None
+        if in_loop and not self.ctx.seg.full:
+            trips, strides = self.ctx.lane_trips, self.ctx.trip_strides
         book = AddressBook(name, per_cta, b.grid, b.ctas, in_loop, trips, self.ctx.seg.peel_first,
-                           self.ctx.seg.period)
+                           self.ctx.seg.period, self.ctx.seg.full, strides)
         if in_loop:
             book.verify_loop()
         self.books.append(book)
@@ -355,8 +369,13 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
             ops = [b.compute(u)]
         units_ops.append((u, ops))
     checks = [c for c in ctx.batch.ctas if ref_of(c, ctx.batch.grid) != c]
-    for book in b.books:
-        book.verify_ctas(checks)
+    irregular = sorted({book.name for book in b.books if not book.verify_ctas(checks)})
+    if irregular:
+        notes = "; ".join(x for x in (notes, f"{len(irregular)} memory operations ({', '.join(irregular[:4])}"
+                                              f"{', ...' if len(irregular) > 4 else ''}) address CTAs other than by a "
+                                              "constant stride per block (data-dependent addresses): CTAs outside "
+                                              f"the {len(ctx.batch.ctas)} emulated take their nearest emulated "
+                                              "CTA's addresses") if x)
     ops = _after(units_ops, ("p", "l", "e"))
     pro = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "p")
     body = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "l")
@@ -366,19 +385,31 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     loop = None
     trips_of = None
     if body:
-        T = ctx.warps * WARP
         peel = int(seg.peel_first) + int(seg.peel_last)
         for i, c in enumerate(batch.ctas):
-            trips_by_cta[c] = int(batch.lane_trips[i * T:(i + 1) * T].max()) - peel
+            if seg.full:
+                lo = ctx.warps * i
+                active = [k for k, recs in seg.slots.items() if any(r.warps[lo:lo + ctx.warps].any() for r in recs)]
+                trips_by_cta[c] = max(active, default=-1) + 1 - int(seg.peel_first)
+            else:
+                trips_by_cta[c] = int(ctx.lane_trips[i].max()) - peel
         base_c = batch.ctas[ctx.base]
         trips = trips_by_cta[base_c]
-        loop = ir.Loop(trips, body)
+        loop = ir.Loop(max(trips, 1), body)
         if len(set(trips_by_cta.values())) > 1:
             gx, gy, _ = batch.grid
+            cta_strides = {}
+            for d in range(3):
+                if batch.grid[d] >= 4:
+                    one, two = (tuple(k if e == d else 0 for e in range(3)) for k in (1, 2))
+                    cta_strides[d] = trips_by_cta[two] - trips_by_cta[one]
 
             def trips_of(linear: int) -> int:
                 c = (linear % gx, (linear // gx) % gy, linear // (gx * gy))
-                return trips_by_cta.get(c, trips_by_cta[ref_of(c, batch.grid)])
+                if c in trips_by_cta:
+                    return max(trips_by_cta[c], 0)
+                ref = ref_of(c, batch.grid)
+                return max(trips_by_cta[ref] + sum((c[d] - ref[d]) * g for d, g in cta_strides.items()), 0)
     flops = flops_per_cta(ctx, pos, loop.trips if loop else 1) * math.prod(batch.grid)
     if b.used_local:
         tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads)]

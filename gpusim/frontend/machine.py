@@ -620,7 +620,7 @@ class Machine:
             self._goto(d.index + 1, mask & ~taken)
             if self.tracked is not None and self.tracked[1] == d.index and not self.probing:
                 self.iters[mask & ~taken] = -1  # lanes leaving the loop
-                if self.jump is None and not taken.any() and not (self.iters >= 0).any():
+                if not taken.any() and not (self.iters >= 0).any():
                     self._untrack()
             if d.index in self.back_edges and taken.any():
                 self._back_edge(d, target, taken)
@@ -686,7 +686,7 @@ class Machine:
         if self.probing:
             self._goto(head, taken)
             return
-        if self.tracked is None and self.jump is None and head not in self.no_jump:
+        if self.tracked is None:  # its iterations are counted (and it may be jumped, once)
             self.tracked = key
             self.iters[:] = -1
             self.iters[taken] = 0
@@ -700,7 +700,8 @@ class Machine:
             self.iters[taken & (self.iters < 0)] = 0
             self.iters[taken] += 1
             arrivals = int(self.iters[taken].max())
-            if self.jump is None and not self.loop_data and len(self.snapshots) < WARM_ARRIVALS:
+            if self.jump is None and head not in self.no_jump and not self.loop_data and \
+                    len(self.snapshots) < WARM_ARRIVALS:
                 self.snapshots.append((taken.copy(), self._regs()))
                 if len(self.snapshots) == WARM_ARRIVALS and arrivals == WARM_ARRIVALS:
                     if self._try_jump(head, d.index, taken):
@@ -708,12 +709,15 @@ class Machine:
         self._goto(head, taken)
 
     def _untrack(self) -> None:
-        """The tracked loop ended without a jump: another loop may be tracked."""
+        """Every lane left the tracked loop: another loop may be tracked (none jumped after the first jump)."""
+        if self.recorder is not None:
+            self.recorder.loop_end(self.jump is not None and self.jump.head == self.tracked[0] and
+                                   not getattr(self, "_jump_closed", False))
+        if self.jump is not None:
+            self._jump_closed = True
         self.tracked = None
         self.snapshots = []
         self.iters[:] = -1
-        if self.recorder is not None:
-            self.recorder.loop_abandon()
 
     def _regs(self):
         n = self.nreg

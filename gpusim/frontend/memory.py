@@ -143,6 +143,9 @@ def generated(kind: str, dtype: np.dtype, size_bytes: int, tensor: int, args: tu
         elif kind == "randint":
             lo, hi = args
             vals = rng.integers(int(lo), int(hi), n)
+        elif kind == "mulmod":  # element i holds (i * a) mod m: a permutation of 0..m-1 for odd a and m a power of 2
+            a, mod = (int(x) for x in args)
+            vals = (np.arange(first, first + n, dtype=np.uint64) * np.uint64(a % (1 << 64))) % np.uint64(mod)
         else:
             raise EmulationError(f"unknown distribution {kind!r}")
         if bf16:

@@ -52,6 +52,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.recs: list[Rec] = []
+        self.loops: list[dict] = []  # loops whose iterations were counted: head, back, start, end (recs), jumped
 
     @property
     def count(self) -> int:
@@ -84,14 +85,15 @@ class Recorder:
                 start = i
                 break
         if start is None:
-            return
+            start = len(self.recs)
         for r in self.recs[start:]:
-            it = np.where(r.warps & warps, 0, -1).astype(np.int32)
-            r.witer = it if r.witer is None else np.maximum(r.witer, it)
+            r.witer = np.where(r.warps & warps, 0, -1).astype(np.int32)
+        self.loops.append({"head": head, "back": back, "start": start, "end": None, "jumped": False})
 
-    def loop_abandon(self) -> None:
-        for r in self.recs:
-            r.witer = None
+    def loop_end(self, jumped: bool) -> None:
+        if self.loops and self.loops[-1]["end"] is None:
+            self.loops[-1]["end"] = len(self.recs)
+            self.loops[-1]["jumped"] = jumped
 
 
 # --- what each instruction is for the engine ------------------------------------------------------------------------
@@ -267,12 +269,30 @@ class Segments:
     peel_first: bool = False  # iteration 0 runs another path: moved to the prologue
     peel_last: bool = False  # the last iteration runs another path: moved to the epilogue
     period: int = 1
+    full: bool = False  # every iteration was emulated (the slots are 0..trips-1), no jump
 
 
-def segment(recs: list[Rec], jump: LoopJump | None) -> Segments:
-    if jump is None:
+def choose_loop(loops: list[dict], recs: list[Rec]) -> dict | None:
+    """The loop the IR summarises: the one the emulator jumped, else the one with the most steps (at least three
+    iterations); the others are written out in full."""
+    jumped = [lp for lp in loops if lp["jumped"]]
+    if jumped:
+        return jumped[0]
+    best = None
+    for lp in loops:
+        end = lp["end"] if lp["end"] is not None else len(recs)
+        iters = sum(1 for r in recs[lp["start"]:end] if r.index == lp["back"])
+        if iters >= 3 and (best is None or end - lp["start"] > best[0]):
+            best = (end - lp["start"], lp)
+    return best[1] if best else None
+
+
+def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segments:
+    lp = choose_loop(loops, recs)
+    if lp is None:
         return Segments(recs, (), {}, [])
-    in_loop = [r.witer is not None and bool((r.witer >= 0).any()) for r in recs]
+    lo, hi = lp["start"], lp["end"] if lp["end"] is not None else len(recs)
+    in_loop = [lo <= i < hi and r.witer is not None and bool((r.witer >= 0).any()) for i, r in enumerate(recs)]
     if True not in in_loop:
         return Segments(recs, (), {}, [])
     first = in_loop.index(True)
@@ -280,28 +300,37 @@ def segment(recs: list[Rec], jump: LoopJump | None) -> Segments:
     if not all(in_loop[first:last + 1]):
         raise LoweringError("the loop's iterations are interleaved with code outside it (CTAs of the batch take "
                             "different paths around the loop): not supported yet")
-    blocks = _blocks(recs[first:last + 1], jump.back)
-    warm = jump.arrivals
-    pre, post = blocks[:warm], blocks[warm:]
-    if len(post) != 2 or len(pre) != warm:
-        raise LoweringError(f"the loop at instruction {jump.head} did not run {warm} warm-up iterations and two "
-                            "final ones", retry_without_jump=True)
-    template = _seq(pre[1])
-    for k, b in enumerate(pre[2:], start=2):
-        if _seq(b) != template:
-            raise LoweringError(f"iteration {k} of the loop runs another instruction path than iteration 1",
-                                retry_without_jump=True)
-    if _seq(post[0]) != template:
-        raise LoweringError("the next-to-last iteration runs another instruction path", retry_without_jump=True)
+    blocks = _blocks(recs[first:last + 1], lp["back"])
+    if lp["jumped"]:
+        warm = jump.arrivals
+        pre, post = blocks[:warm], blocks[warm:]
+        if len(post) != 2 or len(pre) != warm:
+            raise LoweringError(f"the loop at instruction {jump.head} did not run {warm} warm-up iterations and two "
+                                "final ones", retry_without_jump=True)
+        middle = pre[1:] + post[:1]
+        tail = post[1]
+    else:  # emulated in full: every iteration recorded
+        pre, post = blocks, []
+        middle, tail = blocks[1:-1], blocks[-1]
+    template = _seq(middle[0]) if middle else _seq(tail)
+    if any(_seq(b) != template for b in middle):
+        if lp["jumped"]:
+            raise LoweringError("the loop's iterations run different instruction paths", retry_without_jump=True)
+        return Segments(recs, (), {}, [])  # written out in full
     peel_first = _seq(pre[0]) != template
-    peel_last = _seq(post[1]) != template
-    slots = {k: b for k, b in enumerate(pre) if k > 0 or not peel_first}
-    slots["pen"] = post[0]
-    if not peel_last:
-        slots["last"] = post[1]
+    peel_last = _seq(tail) != template
+    if lp["jumped"]:
+        slots = {k: b for k, b in enumerate(pre) if k > 0 or not peel_first}
+        slots["pen"] = post[0]
+        if not peel_last:
+            slots["last"] = post[1]
+    else:
+        slots = {k: b for k, b in enumerate(blocks) if (k > 0 or not peel_first) and
+                 (k < len(blocks) - 1 or not peel_last)}
     prologue = recs[:first] + (pre[0] if peel_first else [])
-    epilogue = (post[1] if peel_last else []) + recs[last + 1:]
-    return Segments(prologue, template, slots, epilogue, peel_first, peel_last, jump.period)
+    epilogue = (tail if peel_last else []) + recs[last + 1:]
+    return Segments(prologue, template, slots, epilogue, peel_first, peel_last,
+                    jump.period if lp["jumped"] else 1, not lp["jumped"])
 
 
 # --- addresses of the CTAs and iterations the engine asks for ---------------------------------------------------------
@@ -310,17 +339,21 @@ class AddressBook:
     iteration's offsets follow from them (see the module docstring)."""
 
     def __init__(self, name: str, per_cta: list[dict], grid, ctas, in_loop: bool, lane_trips: list | None,
-                 peel_first: bool, period: int) -> None:
+                 peel_first: bool, period: int, full: bool = False, trip_strides: dict | None = None) -> None:
         self.name = name
         self.grid = grid
         self.index = {c: i for i, c in enumerate(ctas)}
         self.per_cta = per_cta  # batch CTA -> {slot: (R, W, 32)} (slot 0 alone outside the loop)
         self.in_loop = in_loop
+        self.full = full  # every iteration recorded: the slots are the iterations
         self.lane_trips = lane_trips  # batch CTA -> (W, 32) trips of each lane
+        self.trip_strides = trip_strides or {}  # grid dimension -> (W, 32) trips added per CTA of that dimension
         self.peel = 1 if peel_first else 0
         self.p = period
         self.strides: dict[int, np.ndarray] = {}
-        if in_loop:
+        self.affine = True  # CTAs outside the batch follow the strides (False: they take their reference's offsets)
+        self.outside = 0  # lookups of CTAs outside the batch while not affine
+        if in_loop and not full:
             self.model = [self._model_arrays(i) for i in range(len(ctas))]
         self._cta_strides(ctas)
 
@@ -351,6 +384,8 @@ class AddressBook:
         return np.where(aj >= 0, aj + q * sj, aj)
 
     def verify_loop(self) -> None:
+        if self.full:
+            return
         p = self.p
         for i, s in enumerate(self.per_cta):
             for k in sorted(x for x in s if isinstance(x, int) and x > 2 * p):
@@ -372,9 +407,9 @@ class AddressBook:
                                         "addresses are not those the warm-up's strides predict", True)
 
     # the CTA model: a CTA outside the batch is its reference CTA moved by the strides between interior CTAs
-    def _slot1(self, i: int) -> np.ndarray:
+    def _slot1(self, i: int) -> np.ndarray | None:
         s = self.per_cta[i]
-        return s[1] if self.in_loop else s[0]
+        return s.get(1 if self.in_loop else 0)
 
     def _cta_strides(self, ctas) -> None:
         for d in range(3):
@@ -384,25 +419,29 @@ class AddressBook:
             ref = tuple(1 if e == d else 0 for e in range(3))
             nxt = tuple(2 if e == d else 0 for e in range(3))
             a, b = self._slot1(self.index[ref]), self._slot1(self.index[nxt])
+            if a is None or b is None or a.shape != b.shape:
+                self.affine = False
+                continue
             if ((a < 0) != (b < 0)).any():
-                raise LoweringError(f"{self.name}: CTAs {ref} and {nxt} differ in which lanes execute it; gpusim needs "
-                                    "interior CTAs alike")
-            self.strides[d] = np.where(a >= 0, b - a, 0)
+                self.affine = False
+            self.strides[d] = np.where((a >= 0) & (b >= 0), b - a, 0)
 
-    def verify_ctas(self, checks: list[tuple[int, int, int]]) -> None:
+    def verify_ctas(self, checks: list[tuple[int, int, int]]) -> bool:
+        """Whether the batch CTAs that are not their own reference have the offsets the strides give them."""
+        if not self.affine:
+            return False
         for c in checks:
             i = self.index[c]
             ref = ref_of(c, self.grid)
             if ref == c:
                 continue
-            slots = self.per_cta[i].keys() if not self.in_loop else [k for k in self.per_cta[i]
-                                                                      if isinstance(k, int) and k >= 1]
+            mine, theirs = self.per_cta[i], self.per_cta[self.index[ref]]
+            slots = [k for k in mine if k in theirs and (not self.in_loop or (isinstance(k, int) and k >= 1))]
             for k in slots:
-                want = self._shifted(self.per_cta[self.index[ref]][k], c, ref)
-                if not np.array_equal(want, self.per_cta[i][k]):
-                    raise LoweringError(f"{self.name}: the addresses of CTA {c} are not those of CTA {ref} moved by "
-                                        "the strides between neighbouring CTAs (addresses that depend on data or on "
-                                        "the block index in another way): not supported yet")
+                if not np.array_equal(self._shifted(theirs[k], c, ref), mine[k]):
+                    self.affine = False
+                    return False
+        return True
 
     def _shifted(self, a: np.ndarray, c, ref) -> np.ndarray:
         shift = 0
@@ -418,20 +457,30 @@ class AddressBook:
         if i is None:
             ref = ref_of(c, self.grid)
             i = self.index[ref]
+            if not self.affine:
+                self.outside += 1
         if not self.in_loop:
             out = self.per_cta[i][0]
         else:
             k = int(ctx.it) + self.peel
             s = self.per_cta[i]
-            trips = self.lane_trips[i]
-            if k in s:
-                out = s[k]
+            any_slot = next(iter(s.values()))
+            if self.full:
+                out = s.get(k, np.full(any_slot.shape, INACTIVE))
             else:
-                out = self._at(i, k)
-            pen, last = s.get("pen"), s.get("last")
-            if pen is not None:
-                out = np.where(trips - 2 == k, pen, out)
-            if last is not None:
-                out = np.where(trips - 1 == k, last, out)
-            out = np.where(k >= trips, INACTIVE, out)
-        return out if ref == c else self._shifted(out, c, ref)
+                trips = self.lane_trips[i] + self._trip_shift(c, ref)
+                out = s[k] if k in s and ref == c else self._at(i, k)
+                pen, last = s.get("pen"), s.get("last")
+                if pen is not None:
+                    out = np.where(trips - 2 == k, pen if ref == c else self._at(i, k), out)
+                if last is not None:
+                    out = np.where(trips - 1 == k, last if ref == c else self._at(i, k), out)
+                out = np.where(k >= trips, INACTIVE, out)
+        return out if ref == c or not self.affine else self._shifted(out, c, ref)
+
+    def _trip_shift(self, c, ref):
+        shift = 0
+        for d, g in self.trip_strides.items():
+            if c[d] != ref[d]:
+                shift = shift + (c[d] - ref[d]) * g
+        return shift

@@ -1,0 +1,97 @@
+"""How the measurement scripts launch each CUDA twin: grid, block, dynamic shared memory, arguments and defines, for a
+measured row (kernel, shape, params, defines). ``gpusim validate`` uses it to send every twin without Hopper-only
+instructions through the CUDA front-end (``gpusim run FILE.cu``) and compare with the H100 and with the hand IR.
+
+Each entry follows its script: ``run_h100.py`` (the FP32 ladder: Boehm's grid and block per rung,
+``validate/kernels/README.md``), ``run_membound.py`` (the memory-bound twins), ``run_tc_sm80.py`` (mma.sync GEMMs and
+FlashAttention-2: ``launch_geometry``). Tensor contents matter only where an address depends on them (the gather's
+index permutation, written as the script writes it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KERNELS = "validate/kernels"
+SGEMM = {  # (rows of C per CTA, columns of C per CTA, threads), grid (N/cols, M/rows) unless noted
+    "sgemm_naive": (32, 32, (32, 32, 1)), "sgemm_coalesced": (32, 32, (1024, 1, 1)),
+    "sgemm_smem_blocking": (32, 32, (1024, 1, 1)), "sgemm_1d_blocktiling": (64, 64, (512, 1, 1)),
+    "sgemm_2d_blocktiling": (128, 128, (256, 1, 1)), "sgemm_vectorized": (128, 128, (256, 1, 1)),
+    "sgemm_bank_linearized": (128, 128, (256, 1, 1)), "sgemm_bank_padded": (128, 128, (256, 1, 1)),
+    "sgemm_autotuned": (128, 128, (256, 1, 1)), "sgemm_warptiling": (128, 128, (128, 1, 1)),
+    "sgemm_double_buffered": (128, 256, (256, 1, 1)), "sgemm_memcpy_async": (128, 128, (128, 1, 1)),
+}
+# the twins whose grid is (M/32, N/32): Boehm's first kernels index rows by blockIdx.x
+ROW_MAJOR_GRID = ("sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking")
+STREAM = ("mem_copy", "mem_scale", "mem_add", "mem_triad")
+TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padded", "mem_transpose_swizzled",
+              "mem_transpose_naive_guarded", "mem_transpose_padded_guarded")
+REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_reduce_shuffle": 1024}
+HOPPER_ONLY = ("hgemm_tma_wgmma", "hgemm_ws", "hgemm_ws_cluster", "hgemm_persistent", "fa3")
+FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults
+
+
+@dataclass(frozen=True)
+class TwinLaunch:
+    source: str
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[str, ...]
+    smem_dynamic: int = 0
+    defines: tuple[str, ...] = ()
+
+
+def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
+              defines: dict | list | None = None) -> TwinLaunch | None:
+    """The launch of a measured twin row, or None for a twin the front-end does not take (Hopper-only)."""
+    params = params or {}
+    src = f"{KERNELS}/{kernel}.cu"
+    if kernel in HOPPER_ONLY:
+        return None
+    if kernel in SGEMM:
+        M, N, K = shape
+        rows, cols, block = SGEMM[kernel]
+        grid = (M // rows, N // cols, 1) if kernel in ROW_MAJOR_GRID else (N // cols, M // rows, 1)
+        return TwinLaunch(src, kernel, grid, block, (f"M={M}", f"N={N}", f"K={K}", "alpha=1.0", f"A=f32[{M * K}]",
+                                                     f"B=f32[{K * N}]", "beta=0.0", f"C=f32[{M * N}]"))
+    if kernel in STREAM:
+        (n,) = shape
+        v = n // 4
+        t = f"f32[{n}]"
+        args = {"mem_copy": (f"x={t}", f"y={t}"), "mem_scale": (f"x={t}", f"y={t}", "s=3.0"),
+                "mem_add": (f"a={t}", f"b={t}", f"c={t}"), "mem_triad": (f"a={t}", f"b={t}", f"c={t}", "s=3.0")}[kernel]
+        return TwinLaunch(src, kernel, (v // 256, 1, 1), (256, 1, 1), args)
+    if kernel in TRANSPOSES:
+        (n,) = shape
+        g = -(-n // 32)
+        return TwinLaunch(src, kernel, (g, g, 1), (32, 8, 1), (f"in=f32[{n * n}]", f"out=f32[{n * n}]", f"n={n}"))
+    if kernel in REDUCTIONS:
+        (n,) = shape
+        per = REDUCTIONS[kernel]
+        return TwinLaunch(src, kernel, (n // per, 1, 1), (256, 1, 1), (f"in=f32[{n}]", f"out=f32[{n // per}]"))
+    if kernel == "mem_strided":
+        (n,) = shape
+        st = int(params.get("stride", 1))
+        return TwinLaunch(src, kernel, (n // 256, 1, 1), (256, 1, 1), (f"x=f32[{n * st}]", f"y=f32[{n}]",
+                                                                         f"stride={st}"))
+    if kernel == "mem_gather":
+        (n,) = shape
+        return TwinLaunch(src, kernel, (n // 256, 1, 1), (256, 1, 1),
+                          (f"x=f32[{n}]", f"idx=u32[{n}]:mulmod(2654435761,{n})", f"y=f32[{n}]"))
+    defs = defines if isinstance(defines, dict) else dict(d.lstrip("-D").split("=", 1) for d in (defines or ()))
+    if kernel.startswith("hgemm_mma"):
+        M, N, K = shape
+        stages = int(defs.get("STAGES", 1))
+        return TwinLaunch(src, kernel, (N // 128, M // 128, 1), (256, 1, 1),
+                          ("M=%d" % M, "N=%d" % N, "K=%d" % K, f"A=u16[{M * K}]", f"B=u16[{N * K}]",
+                           f"C=u16[{M * N}]"), stages * 32768, tuple(f"{k}={v}" for k, v in defs.items()))
+    if kernel == "fa2":
+        B, H, N, d = shape
+        br, bc = FA_DEFAULT_TILES[d]
+        br, bc = int(params.get("br", br) or br), int(params.get("bc", bc) or bc)
+        n = B * H * N * d
+        return TwinLaunch(src, kernel, (N // br, H, B), (128, 1, 1),
+                          (f"B={B}", f"H={H}", f"N={N}", f"Q=u16[{n}]", f"K=u16[{n}]", f"V=u16[{n}]", f"O=u16[{n}]"),
+                          (br + 2 * bc) * d * 2, tuple(f"{k}={v}" for k, v in defs.items()))
+    return None
