@@ -84,7 +84,7 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
         M, N, K = shape
         stages = int(defs.get("STAGES", 1))
         return TwinLaunch(src, kernel, (N // 128, M // 128, 1), (256, 1, 1),
-                          ("M=%d" % M, "N=%d" % N, "K=%d" % K, f"A=u16[{M * K}]", f"B=u16[{N * K}]",
+                          (f"M={M}", f"N={N}", f"K={K}", f"A=u16[{M * K}]", f"B=u16[{N * K}]",
                            f"C=u16[{M * N}]"), stages * 32768, tuple(f"{k}={v}" for k, v in defs.items()))
     if kernel == "fa2":
         B, H, N, d = shape

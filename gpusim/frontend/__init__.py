@@ -14,6 +14,8 @@ emulator decides *what* each warp executes and which addresses it touches; the e
 
 from __future__ import annotations
 
+from gpusim.ir import KernelError
+
 from pathlib import Path
 
 from gpusim import ir
@@ -31,7 +33,7 @@ MAX_GRID_DIM = (2 ** 31 - 1, 65535, 65535)
 SOURCE_SUFFIXES = (".cu", ".cubin", ".sass")
 
 
-class FrontendError(ValueError):
+class FrontendError(KernelError):
     """Anything the front-end refuses, in one line."""
 
 
@@ -76,9 +78,32 @@ def check_launch(grid, block) -> None:
             raise FrontendError(f"--grid: gridDim.{'xyz'[axis]}={v} exceeds CUDA's {hi}")
 
 
+def resident_ctas(config, grid, block, regs: int, smem: int) -> list[tuple[int, int, int]]:
+    """The CTAs the engine's L1 model places on the first SM (linear indices c * SMs): emulated with the batch, so
+    that data-dependent addresses are known for every CTA the model asks about."""
+    from gpusim.config import load_config
+    from gpusim.sm.occupancy import LaunchError, occupancy
+
+    cfg = config if config is not None else load_config()
+    try:
+        occ = occupancy(cfg.sm, block[0] * block[1] * block[2], regs, smem, cfg.shared_memory.carveouts_bytes)
+    except LaunchError as e:
+        raise FrontendError(f"the launch does not fit an SM: {e}") from None
+    gx, gy, gz = grid
+    n = gx * gy * gz
+    sms = cfg.chip.sm_count
+    out = []
+    for c in range(occ.ctas_per_sm):
+        lin = c * sms
+        if lin < n:
+            out.append((lin % gx, (lin // gx) % gy, lin // (gx * gy)))
+    return out
+
+
 def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, block, args: list[str],
                        smem_dynamic: int = 0, defines: tuple[str, ...] = (), arch: str = "sm_90", seed: int = 0,
-                       max_steps: int = 400_000, compiled: list | None = None, compiler: str = "nvcc") -> ir.Kernel:
+                       max_steps: int = 400_000, compiled: list | None = None, compiler: str = "nvcc",
+                       config=None) -> ir.Kernel:
     """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR."""
     grid, block = _dims(grid, "grid"), _dims(block, "block")
     check_launch(grid, block)
@@ -93,6 +118,9 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     smem = ck.static_smem_bytes + smem_dynamic
     launch = Launch(grid, block, smem, ck.stack_bytes, params)
     ctas = cta_refs(grid)
+    for c in resident_ctas(config, grid, block, ck.regs or 32, smem):  # the first SM's CTAs (its L1 stream)
+        if c not in ctas:
+            ctas.append(c)
     no_jump: frozenset = frozenset()
     for _ in range(3):
         rec = Recorder()

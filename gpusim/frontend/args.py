@@ -12,6 +12,8 @@ Arguments go by name (``A=f32[...]``, where the signature is known) or in order.
 
 from __future__ import annotations
 
+from gpusim.ir import KernelError
+
 import re
 import struct
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ _TENSOR = re.compile(r"^(?P<dtype>[a-z0-9]+)\[(?P<size>[^\]]+)\](?::(?P<dist>[a-
                      r"(?:@(?P<file>.+))?$")
 
 
-class ArgError(ValueError):
+class ArgError(KernelError):
     """A malformed or missing kernel argument (one line naming it)."""
 
 

@@ -8,6 +8,8 @@ written to a temporary folder and renamed, so an interrupted build never leaves 
 
 from __future__ import annotations
 
+from gpusim.ir import KernelError
+
 import hashlib
 import json
 import os
@@ -27,7 +29,7 @@ NVCC_MEMORY_BYTES = 8 << 30
 ARCHES = ("sm_90", "sm_90a")
 
 
-class BuildError(ValueError):
+class BuildError(KernelError):
     """A source that does not compile, a missing toolkit, an unreadable cubin (one line)."""
 
 
@@ -287,7 +289,7 @@ def _kparams(text: str) -> dict[str, list[tuple[int, int, int]]]:
 
 
 def _decode(f: sass.Function, what: str) -> list[Decoded]:
-    insts = [x for x in f.insts]
+    insts = list(f.insts)
     try:
         return [decode(x, i) for i, x in enumerate(insts)]
     except SassDecodeError as e:

@@ -8,6 +8,8 @@ branch target. What an instruction *does* lives in :mod:`gpusim.frontend.semanti
 
 from __future__ import annotations
 
+from gpusim.ir import KernelError
+
 import re
 import struct
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ from gpusim.sass import Inst
 RZ, URZ, PT, UPT = 255, 63, 7, 7  # the zero registers and the always-true predicates
 
 
-class SassDecodeError(ValueError):
+class SassDecodeError(KernelError):
     """An instruction or operand the front-end cannot read (one line naming it and its SASS line)."""
 
 

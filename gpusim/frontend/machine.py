@@ -37,7 +37,7 @@ MAX_PERIOD = 4  # the longest period of a loop's induction variables looked for 
 WARM_ARRIVALS = 2 * MAX_PERIOD + 1  # iterations emulated (after the first) before a loop's strides are trusted
 
 MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", "LDGSTS", "ATOMS", "ATOMG", "ATOM",
-          "RED", "REDG", "ATOMS"}
+          "RED", "REDG"}
 CONTROL = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT"}
 BARRIER = {"BAR"}
 UNSUPPORTED_WHY = {
@@ -204,7 +204,7 @@ class Machine:
             return 4
         return 1
 
-    # --- memory instructions -------------------------------------------------------------------------------------
+    # --- memory instructions --------------------------------------------------------------------------------------
     def _address(self, d: Decoded, a: Addr, space: str) -> np.ndarray:
         n = self.N
         if space == "global":
@@ -320,7 +320,8 @@ class Machine:
     def _probe_memory(self, d: Decoded) -> None:
         """Loads in a probe write unknown values (the loop's control does not read them)."""
         mn = d.mnemonic
-        if mn in ("LDG", "LD", "LDS", "LDL", "LDSM") or (mn in ("ATOMS", "ATOMG", "ATOM") and isinstance(d.ops[0], Reg)):
+        returns = mn in ("ATOMS", "ATOMG", "ATOM") and isinstance(d.ops[0], Reg)
+        if mn in ("LDG", "LD", "LDS", "LDL", "LDSM") or returns:
             dst = d.ops[0]
             n = 4 if mn == "LDSM" else max(self.width_of(d) // 4, 1)
             for k in range(n):
@@ -512,7 +513,7 @@ class Machine:
                 _set_words_taint(self.smem_taint, off[idx], width, S.any_taint(S.taint(self, src), em) | DATA)
         return MemAccess(space, "atom", width, out, ti, t_addr)
 
-    # --- running ------------------------------------------------------------------------------------------------------
+    # --- running --------------------------------------------------------------------------------------------------
     def run(self) -> None:
         """Emulate every lane of the batch from the kernel's first instruction to its exit."""
         self._pending: dict[int, np.ndarray] = {0: self.valid.copy()}
@@ -640,7 +641,7 @@ class Machine:
             return
         raise S.unsupported(d)
 
-    # --- barriers ------------------------------------------------------------------------------------------------------
+    # --- barriers -------------------------------------------------------------------------------------------------
     def _barrier(self, d: Decoded, em: np.ndarray) -> None:
         """``BAR.SYNC id[, count]`` (``BAR.ARV``: arrive and go on): the lanes wait until every live warp of their CTA
         (or ``count`` threads) has arrived at barrier ``id``, wherever in the code."""
@@ -678,7 +679,7 @@ class Machine:
             self._goto(pc + 1, lanes)
         del self._bar_count[key]
 
-    # --- loops -----------------------------------------------------------------------------------------------------------
+    # --- loops ----------------------------------------------------------------------------------------------------
     def _back_edge(self, d: Decoded, head: int, taken: np.ndarray) -> None:
         """Lanes ``taken`` go round the loop [head, d.index] again: count their iterations, and jump the loop's
         middle once its induction variables are known."""
@@ -826,8 +827,6 @@ class Machine:
     def _deciding_compare(self, head: int, back: int) -> tuple[Decoded, bool] | None:
         """The ISETP whose result alone decides the back edge (and whether the branch is taken on its false side)."""
         br = self.program[back]
-        if br.guard is None or br.guard.uniform != False and br.mnemonic != "BRA":
-            pass
         guard = br.guard if br.guard is not None else next((o for o in br.ops if isinstance(o, Pred)), None)
         if guard is None:
             return None

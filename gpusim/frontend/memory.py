@@ -10,6 +10,8 @@ Values loaded from a tensor whose contents were not given are *unknown*: an addr
 
 from __future__ import annotations
 
+from gpusim.ir import KernelError
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,7 +26,7 @@ ALIGN_BYTES = 1 << 20  # as gpusim.ir.Kernel.tensor_base lays tensors out
 DATA, UNKNOWN = 1, 2
 
 
-class EmulationError(ValueError):
+class EmulationError(KernelError):
     """The emulated kernel did something gpusim cannot follow or a GPU would fault on (one line)."""
 
 

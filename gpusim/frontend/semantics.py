@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from gpusim.frontend.isa import Addr, Const, Decoded, Imm, Named, Pred, Reg, Special
-from gpusim.frontend.memory import DATA, UNKNOWN, EmulationError
+from gpusim.frontend.memory import UNKNOWN, EmulationError
 
 U32 = np.uint32
 MASK32 = np.uint64(0xFFFFFFFF)
@@ -27,7 +27,7 @@ def unsupported(d: Decoded, why: str = "") -> EmulationError:
                           f"{': ' + why if why else ''} (see docs/your-kernel.md for what the front-end emulates)")
 
 
-# --- operand access --------------------------------------------------------------------------------------------------
+# --- operand access -----------------------------------------------------------------------------------------------
 def raw(m, op) -> np.ndarray:
     """The 32-bit pattern of an operand over all lanes (no modifiers applied)."""
     if isinstance(op, Reg):
@@ -208,7 +208,7 @@ def _imm(op, d: Decoded) -> int:
     return op.bits
 
 
-# --- integer -----------------------------------------------------------------------------------------------------------
+# --- integer ------------------------------------------------------------------------------------------------------
 def mov(m, d, em):
     dst, src = d.ops[0], d.ops[1]
     put(m, dst, raw(m, src), em, taint(m, src))
@@ -543,7 +543,7 @@ def ldc(m, d, em):
         put(m, dst, m.const32(c), em, t)
 
 
-# --- floating point ----------------------------------------------------------------------------------------------------
+# --- floating point -----------------------------------------------------------------------------------------------
 def _ftz(d, v):
     return v
 
@@ -803,7 +803,7 @@ def nop(m, d, em):
     return None
 
 
-# --- warp-wide ---------------------------------------------------------------------------------------------------------
+# --- warp-wide ----------------------------------------------------------------------------------------------------
 def shfl(m, d, em):
     pout, dst, a, b, c = d.ops[:5]
     mode = next((k for k in d.mods if k in ("IDX", "UP", "DOWN", "BFLY")), None)
@@ -894,7 +894,7 @@ def match(m, d, em):
     put(m, dst, mask.reshape(-1), em, taint(m, a))
 
 
-# --- the table ---------------------------------------------------------------------------------------------------------
+# --- the table ----------------------------------------------------------------------------------------------------
 # memory, barrier and control instructions are the machine's (gpusim.frontend.machine): listed there
 SEMANTICS = {
     "MOV": mov, "UMOV": mov, "IMAD": imad, "UIMAD": imad, "IADD3": iadd3, "UIADD3": iadd3, "VIADD": viadd,

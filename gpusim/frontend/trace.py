@@ -17,7 +17,6 @@ iterations 1 and 2, checked on iteration 0 and on the last two iterations, which
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,7 +95,7 @@ class Recorder:
             self.loops[-1]["jumped"] = jumped
 
 
-# --- what each instruction is for the engine ------------------------------------------------------------------------
+# --- what each instruction is for the engine ----------------------------------------------------------------------
 PIPE_OF = {"FFMA": "fp32", "FADD": "fp32", "FMUL": "fp32", "FMNMX": "fp32", "FSEL": "fp32", "FSETP": "fp32",
            "HFMA2": "fp32", "HADD2": "fp32", "HMUL2": "fp32", "HMNMX2": "fp32", "FCHK": "fp32", "FRND": "fp32",
            "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "HMMA": "tensor", "IMMA": "tensor", "DMMA": "tensor"}
@@ -195,7 +194,7 @@ def writes_of(d: Decoded) -> set[str]:
     return out
 
 
-# --- lowering --------------------------------------------------------------------------------------------------------
+# --- lowering -----------------------------------------------------------------------------------------------------
 @dataclass
 class Batch:
     """What the emulator ran: its CTAs and their recorded steps."""
@@ -333,7 +332,7 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segmen
                     jump.period if lp["jumped"] else 1, not lp["jumped"])
 
 
-# --- addresses of the CTAs and iterations the engine asks for ---------------------------------------------------------
+# --- addresses of the CTAs and iterations the engine asks for -----------------------------------------------------
 class AddressBook:
     """The recorded offsets of one IR memory operation (``repeat`` SASS instructions) and how every CTA and loop
     iteration's offsets follow from them (see the module docstring)."""

@@ -1,0 +1,169 @@
+"""The front-end on the validation set: every measured twin without Hopper-only instructions, from its ``.cu``
+(compiled by NVRTC as the measurement scripts compiled it) to a prediction, beside the H100 measurement and the hand
+IR's prediction (``gpusim validate --frontend``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass, field
+
+from gpusim.validation import INSTRUCTIONS, REPO, TIME
+
+METRICS = {  # metric -> short name in the table
+    TIME: "time", INSTRUCTIONS: "inst", "dram__bytes_read.sum": "dram rd", "dram__bytes_write.sum": "dram wr",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "conf ld",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "conf st",
+}
+GOALS = {"time_mape_pct": 8.0, "time_worst_pct": 20.0, "inst_worst_pct": 5.0}
+
+
+@dataclass
+class FrontRow:
+    kernel: str
+    shape: tuple[int, ...]
+    params: dict
+    measured: dict
+    frontend: dict = field(default_factory=dict)
+    hand: dict = field(default_factory=dict)
+    error: str = ""  # why the front-end could not take the row
+    notes: str = ""
+
+    @property
+    def label(self) -> str:
+        extra = "".join(f"[{k}={v}]" for k, v in self.params.items())
+        return f"{self.kernel}{extra} {','.join(map(str, self.shape))}"
+
+    def err(self, which: str, metric: str) -> float | None:
+        p = (self.frontend if which == "frontend" else self.hand).get(metric)
+        m = self.measured.get(metric)
+        if not isinstance(p, (int, float)) or not isinstance(m, (int, float)):
+            return None
+        if metric.startswith("l1tex__data_bank_conflicts"):  # conflicts as a share of the measured wavefronts
+            ref = self.measured.get(metric.replace("bank_conflicts", "pipe_lsu_wavefronts").replace(
+                "l1tex__data_pipe_lsu", "l1tex__data_pipe_lsu"))
+            wav = self.measured.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" + metric[-6:-4])
+            ref = wav if isinstance(wav, (int, float)) and wav > 0 else ref
+            return 100.0 * (p - m) / ref if isinstance(ref, (int, float)) and ref > 0 else None
+        if m == 0:
+            return 0.0 if p == 0 else None
+        return 100.0 * (p - m) / m
+
+
+def _launches():
+    import sys
+
+    name = "gpusim_validate_launches"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "validate" / "launches.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # dataclasses look their module up while the file executes
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+def _point(task):
+    """Front-end and hand-IR predictions of one measured row (in a worker process)."""
+    from gpusim.api import predict
+    from gpusim.chip import simulate
+    from gpusim.frontend import kernel_from_source
+    from gpusim.metrics import report
+
+    entry, launch, cfg = task
+    out = {"frontend": {}, "hand": {}, "error": "", "notes": ""}
+    try:
+        k = kernel_from_source(REPO / launch.source, launch.kernel, grid=launch.grid, block=launch.block,
+                               args=list(launch.args), smem_dynamic=launch.smem_dynamic, defines=launch.defines,
+                               compiler="nvrtc", config=cfg)
+        out["frontend"] = report(simulate(k, cfg))
+        out["notes"] = k.notes
+    except Exception as e:  # a row the front-end cannot take: reported with its reason
+        out["error"] = f"{type(e).__name__}: {e}"
+    try:
+        over = {k: str(v) for k, v in (entry.get("params") or {}).items()}
+        if entry.get("registers_per_thread"):
+            over["regs_per_thread"] = entry["registers_per_thread"]
+        out["hand"], _ = predict(entry["kernel"], tuple(entry["shape"]), over or None, cfg)
+    except Exception as e:
+        out["hand"] = {"error": str(e)}
+    return out
+
+
+def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[FrontRow]:
+    from gpusim.api import run_processes
+
+    launches = _launches()
+    tasks, rows = [], []
+    for e in data["kernels"]:
+        if not e.get("correct"):
+            continue
+        launch = launches.launch_of(e["kernel"], tuple(e["shape"]), e.get("params") or {}, e.get("defines"))
+        if launch is None:
+            continue
+        meas = dict(e.get("ncu") or {})
+        meas[TIME] = e["time_ns"]["median"]
+        rows.append(FrontRow(e["kernel"], tuple(e["shape"]), dict(e.get("params") or {}), meas))
+        tasks.append((e, launch, cfg))
+    results: list = [None] * len(tasks)
+
+    def finish(i, r):
+        results[i] = r
+        if progress:
+            progress(sum(x is not None for x in results), len(tasks), rows[i].kernel)
+
+    import os
+
+    n = min(workers or os.cpu_count() or 1, len(tasks))
+    if n <= 1:
+        for i, t in enumerate(tasks):
+            finish(i, _point(t))
+    else:
+        run_processes(_point, tasks, finish, n)
+    for row, r in zip(rows, results, strict=True):
+        row.frontend, row.hand, row.error, row.notes = r["frontend"], r["hand"], r["error"], r["notes"]
+    return rows
+
+
+def summarize(rows: list[FrontRow]) -> dict:
+    ok = [r for r in rows if not r.error]
+    t = [abs(r.err("frontend", TIME)) for r in ok if r.err("frontend", TIME) is not None]
+    th = [abs(r.err("hand", TIME)) for r in ok if r.err("hand", TIME) is not None]
+    ins = [abs(r.err("frontend", INSTRUCTIONS)) for r in ok if r.err("frontend", INSTRUCTIONS) is not None]
+    return {"rows": len(rows), "taken": len(ok), "time_mape_pct": sum(t) / len(t) if t else math.nan,
+            "time_worst_pct": max(t, default=math.nan), "hand_time_mape_pct": sum(th) / len(th) if th else math.nan,
+            "inst_mean_pct": sum(ins) / len(ins) if ins else math.nan, "inst_worst_pct": max(ins, default=math.nan)}
+
+
+def _fmt(v: float | None, signed: bool = True) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:+.1f}%" if signed else f"{v:.1f}%"
+
+
+def lines(rows: list[FrontRow], summary: dict) -> list[str]:
+    """The section as Markdown lines."""
+    out = ["## The CUDA front-end on the validation twins", "",
+           "Each row: the twin's `.cu` compiled by NVRTC as the measurement script compiled it, emulated and "
+           "simulated (`gpusim run FILE.cu`), against the H100 and beside the hand IR (`gpusim run NAME`). "
+           "Errors are (predicted - measured) / measured; conflicts as a share of the measured wavefronts.", ""]
+    s = summary
+    out.append(f"Rows taken: {s['taken']} of {s['rows']}. Time MAPE {_fmt(s['time_mape_pct'], False)} "
+               f"(goal <= {GOALS['time_mape_pct']:.0f}%; hand IR {_fmt(s['hand_time_mape_pct'], False)}), worst "
+               f"{_fmt(s['time_worst_pct'], False)} (goal <= {GOALS['time_worst_pct']:.0f}%); instructions: mean "
+               f"{_fmt(s['inst_mean_pct'], False)}, worst {_fmt(s['inst_worst_pct'], False)} (goal <= "
+               f"{GOALS['inst_worst_pct']:.0f}%).")
+    out += ["", "| row | time: front-end | hand IR | inst: front-end | hand IR | DRAM read: front-end | hand IR "
+                "| conflicts ld: front-end | hand IR |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.error:
+            out.append(f"| {r.label} | not taken: {r.error[:160]} | {_fmt(r.err('hand', TIME))} | | | | | | |")
+            continue
+        cells = [r.label]
+        for metric in (TIME, INSTRUCTIONS, "dram__bytes_read.sum",
+                       "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"):
+            cells += [_fmt(r.err("frontend", metric)), _fmt(r.err("hand", metric))]
+        out.append("| " + " | ".join(cells) + " |")
+    notes = [f"- {r.label}: {r.notes}" for r in rows if r.notes]
+    if notes:
+        out += ["", "Notes from the emulation:", "", *notes]
+    return out
