@@ -56,16 +56,62 @@ def _fmt(v) -> str:
     return str(v)
 
 
+SOURCE_SUFFIXES = (".cu", ".cubin", ".sass")
+
+
+def is_source(name: str) -> bool:
+    """Whether ``gpusim run NAME`` names a CUDA file for the front-end rather than a registered kernel."""
+    return name.lower().endswith(SOURCE_SUFFIXES) or os.sep in name
+
+
+def _run_source(a):
+    """``gpusim run FILE.cu --kernel K --grid ... --block ... --arg ...``: the front-end's prediction."""
+    from gpusim.api import predict_source
+
+    if a.shape or a.set:
+        raise UserError(f"{a.kernel}: --shape and --set are for registered kernels; a CUDA file takes --grid, "
+                        "--block and --arg")
+    if not a.grid or not a.block:
+        raise UserError(f"{a.kernel}: give the launch with --grid X[,Y,Z] and --block X[,Y,Z]")
+    for flag in ("grid", "block"):
+        _dims_text(getattr(a, flag), flag)
+    m, sim = predict_source(a.kernel, a.name, grid=a.grid, block=a.block, args=a.arg or [], smem_dynamic=a.smem,
+                            defines=tuple(a.D or ()), compiler=a.compiler, config=a.config)
+    label = f"{sim.kernel.name} ({a.kernel})"
+    m = {"gpusim__kernel": sim.kernel.name, "gpusim__source": a.kernel, "gpusim__grid": list(sim.kernel.launch.grid),
+         "gpusim__block": list(sim.kernel.launch.block), **m}
+    if sim.kernel.notes:
+        m["gpusim__notes"] = sim.kernel.notes
+    return m, sim, label
+
+
+def _dims_text(text: str, flag: str) -> None:
+    parts = text.split(",")
+    if not 1 <= len(parts) <= 3 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise UserError(f"--{flag} {text!r}: expected one to three positive integers, e.g. 128,128")
+
+
 def cmd_run(a) -> int:
     from gpusim.api import predict
 
-    m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
-    _check_sass(a.kernel, sim.kernel)
-    m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m}
+    if is_source(a.kernel):
+        m, sim, label = _run_source(a)
+    else:
+        for flag in ("grid", "block", "arg", "name"):
+            if getattr(a, flag):
+                raise UserError(f"--{'kernel' if flag == 'name' else flag} is for a CUDA file (gpusim run FILE.cu); "
+                                f"{a.kernel!r} is a registered kernel: give --shape")
+        if not a.shape:
+            raise UserError(f"{a.kernel}: the following arguments are required: --shape")
+        m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
+        _check_sass(a.kernel, sim.kernel)
+        label = a.kernel
+        m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m}
     if a.json:
         print(json.dumps(m, indent=1, sort_keys=False))
         return 0
-    print(f"{a.kernel} {sim.kernel.shape} on {sim.config.name}, SM clock "
+    where = "" if is_source(a.kernel) else f" {sim.kernel.shape}"
+    print(f"{label}{where} on {sim.config.name}, SM clock "
           f"{m['sm__cycles_elapsed.avg.per_second'] / 1e6:,.0f} MHz")
     print(f"  {m['gpu__time_duration.sum'] / 1e6:.3f} ms, {_rate(m, sim.kernel)}; {m['gpusim__verdict']}")
     width = max(len(k) for k in m)
@@ -447,10 +493,22 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--shape", required=shape_required, help="problem shape, e.g. 4096,4096,4096 (M,N,K)")
         sp.add_argument("--config", default=None, help="hardware config TOML (default configs/h100_sxm.toml)")
 
-    r = sub.add_parser("run", help="predict one kernel")
-    r.add_argument("kernel")
-    common(r)
+    r = sub.add_parser("run", help="predict one kernel: a registered one (--shape) or a CUDA file (--grid, --block, "
+                                   "--arg)")
+    r.add_argument("kernel", help="a registered kernel, or a .cu / .cubin / .sass file")
+    common(r, shape_required=False)
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a kernel parameter")
+    r.add_argument("--kernel", dest="name", default=None, metavar="NAME",
+                   help="the kernel of the CUDA file (needed when it has several)")
+    r.add_argument("--grid", default=None, metavar="X[,Y,Z]", help="CUDA file: gridDim")
+    r.add_argument("--block", default=None, metavar="X[,Y,Z]", help="CUDA file: blockDim")
+    r.add_argument("--arg", action="append", metavar="[NAME=]VALUE",
+                   help="CUDA file: a kernel argument, by name or in order: 4096, 0.5, f32[1024], "
+                        "i32[N]:randint(0,N), f32[N]@x.npy (repeatable; see docs/your-kernel.md)")
+    r.add_argument("--smem", type=int, default=0, metavar="BYTES", help="CUDA file: dynamic shared memory per block")
+    r.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="CUDA file: a preprocessor definition")
+    r.add_argument("--compiler", default="nvcc", choices=("nvcc", "nvrtc"),
+                   help="CUDA file: nvcc (default) or NVRTC (as CuPy and PyTorch compile)")
     r.add_argument("--json", action="store_true", help="one JSON object keyed by ncu metric names")
     r.set_defaults(fn=cmd_run)
     lst = sub.add_parser("list", help="list the registered kernels and their parameters")
