@@ -100,6 +100,10 @@ class Mem:
     # the least cycles the warp spends issuing the ``repeat`` instructions: their SASS control codes' stall counts
     # (``gpusim sass``); the cycles beyond one per instruction are ncu's ``wait``. 0: one a cycle
     stall_cycles: int = 0
+    # an atomic read-modify-write (``atomicAdd``: ATOMS on shared, RED/ATOMG on global), kind ``st`` for its traffic;
+    # on shared memory its lanes serialize per bank with no broadcast (:func:`gpusim.memory.shared.
+    # atomic_wavefronts_batch`), and ncu counts it under op_atom / op_red, not op_st
+    atomic: bool = False
 
 
 @dataclass(frozen=True)
@@ -413,6 +417,8 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
         if isinstance(op, Mem) and (op.space not in SPACES or op.kind not in KINDS):
             raise KernelError(f"{name}: '{op.name}' has space '{op.space}' and kind '{op.kind}' "
                               f"(allowed: {', '.join(SPACES)} / {', '.join(KINDS)})")
+        if isinstance(op, Mem) and op.atomic and (op.kind != "st" or op.async_copy):
+            raise KernelError(f"{name}: atomic '{op.name}' needs kind 'st' (its traffic is a store's)")
         if isinstance(op, Mem) and op.kind in ("ldsm", "stsm") and (
                 op.space != "shared" or op.matrices not in (1, 2, 4) or op.width_bytes != 16):
             raise KernelError(f"{name}: '{op.name}' ({op.kind}) needs space 'shared', width_bytes=16 and "

@@ -34,9 +34,24 @@ def _op_total(sim: Simulation, name: str, field: str) -> float:
     return class_totals(sim.classes, name, field, sim.in_loop[name], trips) * scale
 
 
-def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False) -> float:
+def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False,
+             atomic: bool = False) -> float:
     return sum(_op_total(sim, name, field) for name, p in sim.pats.items()
-               if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy)
+               if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy
+               and p.op.atomic == atomic)
+
+
+def _atomic_metrics(sim: Simulation) -> dict:
+    """ncu's counters of atomics, for a kernel that has any: shared atomics' wavefronts and global atomics'
+    requests and sectors (ncu: op_atom; the reductions without a result, RED, count as op_red there)."""
+    if not any(p.op.atomic for p in sim.pats.values()):
+        return {}
+    return {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum":
+            round(_sum_ops(sim, "shared", "st", "wavefronts", atomic=True)),
+            "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum":
+            round(_sum_ops(sim, "global", "st", "instructions", atomic=True)),
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum":
+            round(_sum_ops(sim, "global", "st", "sectors", atomic=True))}
 
 
 def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
@@ -132,6 +147,7 @@ def report(sim: Simulation) -> dict:
         "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum":
             round(_sum_ops(sim, "shared", "stsm", "wavefronts")),
         "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),
+        **_atomic_metrics(sim),
         "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
         "smsp__inst_executed.sum": round(issue + _unsimulated_instructions(k)),
         "launch__registers_per_thread": k.launch.regs_per_thread,

@@ -21,6 +21,9 @@ SGEMM = {  # (rows of C per CTA, columns of C per CTA, threads), grid (N/cols, M
     "sgemm_autotuned": (128, 128, (256, 1, 1)), "sgemm_warptiling": (128, 128, (128, 1, 1)),
     "sgemm_double_buffered": (128, 256, (256, 1, 1)), "sgemm_memcpy_async": (128, 128, (128, 1, 1)),
 }
+# run_fp32_knobs.py: the tile sizes its knob rows override (as -D defines)
+KNOB_DEFAULTS = {"sgemm_1d_blocktiling": {"BM": 64, "BN": 64, "BK": 8, "TM": 8},
+                 "sgemm_2d_blocktiling": {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8}}
 # the twins whose grid is (M/32, N/32): Boehm's first kernels index rows by blockIdx.x
 ROW_MAJOR_GRID = ("sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking")
 STREAM = ("mem_copy", "mem_scale", "mem_add", "mem_triad")
@@ -52,9 +55,16 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
     if kernel in SGEMM:
         M, N, K = shape
         rows, cols, block = SGEMM[kernel]
+        tiles = ()
+        if params and kernel in KNOB_DEFAULTS:  # run_fp32_knobs.py: tile sizes as -D defines
+            t = KNOB_DEFAULTS[kernel] | {k: int(v) for k, v in params.items()}
+            rows, cols = t["BM"], t["BN"]
+            per_thread = t["TM"] * t.get("TN", 1)
+            block = (t["BM"] * t["BN"] // per_thread, 1, 1)
+            tiles = tuple(f"{k}={v}" for k, v in t.items())
         grid = (M // rows, N // cols, 1) if kernel in ROW_MAJOR_GRID else (N // cols, M // rows, 1)
         return TwinLaunch(src, kernel, grid, block, (f"M={M}", f"N={N}", f"K={K}", "alpha=1.0", f"A=f32[{M * K}]",
-                                                     f"B=f32[{K * N}]", "beta=0.0", f"C=f32[{M * N}]"))
+                                                     f"B=f32[{K * N}]", "beta=0.0", f"C=f32[{M * N}]"), 0, tiles)
     if kernel in STREAM:
         (n,) = shape
         v = n // 4

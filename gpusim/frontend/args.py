@@ -3,7 +3,7 @@
 Scalars are passed by value: ``4096``, ``-1``, ``0.5``, ``0x10`` (the type from the kernel's signature where the
 source says it, else an integer unless written with a point or exponent; ``f32:1``, ``i64:7`` force one).
 Pointers are tensors: ``f32[4096*4096]`` or ``f32[4096,4096]`` (dtype and elements), optionally with contents:
-``:uniform(0,1)``, ``:normal``, ``:randint(0,256)``, ``:zeros``, ``:ones``, ``:const(3)``, ``:arange``,
+``:uniform(0,1)``, ``:normal``, ``:randint(0,256)``, ``:zeros``, ``:ones``, ``:const(3)``, ``:arange(step, start)``,
 ``:mulmod(a,m)`` (element i holds i*a mod m), or
 ``@file.npy`` (dtype and size from the file unless written before it). A tensor whose contents are not given holds
 generated values (uniform in [-1, 1) for floats, zeros for integers) that an address may not depend on.

@@ -194,8 +194,6 @@ class Builder:
         d = unit[0].inst
         rec = _key_rec(unit[0])
         mn = d.mnemonic
-        if mn in ATOMICS:
-            raise LoweringError(f"{d.where}: atomics are not modelled yet")
         stall = sum(p.inst.stall_cycles or 0 for p in unit)
         if mn == "LDGSTS":
             gname = self._name(unit, "ldgsts")
@@ -209,7 +207,8 @@ class Builder:
                        after=(gname,), async_copy=True, group="cp.async")
             return [g, s]
         per_cta = _addresses(self.ctx, unit)
-        space, kind, width = rec.space, MEMORY_KINDS[mn], rec.width
+        space, kind, width = rec.space, MEMORY_KINDS.get(mn, "st"), rec.width
+        atomic = mn in ATOMICS
         tensor = ""
         if space == "local":
             per_cta = _local(self.ctx, per_cta)
@@ -227,6 +226,8 @@ class Builder:
         if kind == "ldsm":
             extra["matrices"] = rec.matrices
             width = 16
+        if atomic:
+            extra["atomic"] = True
         return [ir.Mem(name, space, kind, width, self.book(name, unit, per_cta), tensor, repeat=len(unit),
                        stall_cycles=stall, **extra)]
 

@@ -134,8 +134,9 @@ def generated(kind: str, dtype: np.dtype, size_bytes: int, tensor: int, args: tu
             vals = np.ones(n)
         elif kind == "const":
             vals = np.full(n, args[0])
-        elif kind == "arange":
-            vals = np.arange(first, first + n, dtype=np.float64)
+        elif kind == "arange":  # element i holds start + i * step
+            step, start = (tuple(args) + (1, 0))[:2] if args else (1, 0)
+            vals = start + np.arange(first, first + n, dtype=np.float64) * step
         elif kind == "uniform":
             lo, hi = args if args else (-1.0, 1.0)
             vals = rng.uniform(lo, hi, n)

@@ -192,6 +192,19 @@ def ideal_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int,
     return in_blocks(lambda block: _active_phases_2d(block, access_bytes, banks, bank_width_bytes), a)
 
 
+def atomic_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int, bank_width_bytes: int,
+                            lanes: int) -> np.ndarray:
+    """Wavefronts of each row of shared-memory atomics (``atomicAdd`` on shared: ATOMS): every active lane's
+    read-modify-write takes its bank once, lanes on one word included (an atomic has no broadcast), so a row costs
+    the most lanes any bank serves. A hypothesis the micro-benchmark ``validate/run_irregular.py`` checks."""
+    _check_banks(banks, bank_width_bytes)
+    a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes, batch=True)
+    bank = np.where(a >= 0, (a // bank_width_bytes) % banks, banks)
+    counts = np.zeros((len(a), banks + 1), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(len(a)), a.shape[1]), bank.reshape(-1)), 1)
+    return counts[:, :banks].max(axis=1) * max(access_bytes // bank_width_bytes, 1)
+
+
 def in_blocks(fn: Callable[[np.ndarray], np.ndarray], a: np.ndarray, rows: int = BATCH_ROWS) -> np.ndarray:
     """``fn`` (vectorized over the rows of ``a``) applied block by block of ``rows`` rows."""
     if len(a) <= rows:
