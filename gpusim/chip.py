@@ -148,6 +148,8 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm) -> list[L2
     per_chunk = max(trips // chunks, 1)
     gx, gy, gz = kernel.launch.grid
     probe = [(0, 0, 0), (1 % gx, 0, 0), (0, 1 % gy, 0), (0, 0, 1 % gz)]
+    seen = []  # per global op: (pattern, in loop, inner trips, sector ids of the first iteration, dependence,
+    #            sector ids of the sampled iterations, of their first half)
     for p in pats.values():
         op = p.op
         if op.space != "global":
@@ -155,18 +157,28 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm) -> list[L2
         in_loop, inner, _ = structure[op.name]
         sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
         its = range(sampled) if in_loop else [0]
-
         base0 = patterns.cta_sector_ids(kernel, op, probe[0], [0], inner, geo)
         depends = tuple(probe[d + 1] != probe[0] and not np.array_equal(
             base0, patterns.cta_sector_ids(kernel, op, probe[d + 1], [0], inner, geo)) for d in range(3))
         base = patterns.cta_sector_ids(kernel, op, probe[0], its, inner, geo)
+        half = None
+        if in_loop and per_chunk > sampled:
+            half = patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, geo)
+        seen.append((p, in_loop, inner, base0, depends, base, half))
+    # ops that touch the same fetch blocks of one tensor (a stencil's neighbouring loads, a loop unrolled into one
+    # load per element) hold the same data: one tile of their union, so their bytes are counted once
+    union = _shared_data(seen, sector_bytes, hbm.fetch_granularity_bytes)
+    for i, (p, in_loop, _, base0, depends, base, half) in enumerate(seen):
+        op = p.op
+        sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
+        if i in union:
+            base0, base, half = union[i]
         if in_loop:  # distinct bytes of a chunk: exact when it is short, else the sampled iterations' and what
             # each further one adds (a two-point fit over the first half and all of the sample, so iterations
             # that share sectors in pairs or fours are counted right)
             distinct = float(len(base))
             if per_chunk > sampled:
-                half = len(patterns.cta_sector_ids(kernel, op, probe[0], range(sampled // 2), inner, geo))
-                distinct += (len(base) - half) / (sampled - sampled // 2) * (per_chunk - sampled)
+                distinct += (len(base) - len(half)) / (sampled - sampled // 2) * (per_chunk - sampled)
             tile = distinct * sector_bytes * trips / (per_chunk * chunks)
         else:
             tile = len(base) * sector_bytes
@@ -185,6 +197,46 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm) -> list[L2
                                tile_bytes_per_chunk=tile * scale,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated))
+    return out
+
+
+def _shared_data(seen: list, sector_bytes: int, granularity_bytes: int) -> dict[int, tuple]:
+    """Groups of global ops of one tensor, direction (loads, stores), loop part and block dependence whose first
+    CTA's sampled sectors fall in common fetch blocks (``granularity_bytes``): for each op of a group of two or
+    more, the union of the group's sector ids (first iteration, sampled iterations, their first half)."""
+    per = max(granularity_bytes // sector_bytes, 1)
+    keys: dict[tuple, list[int]] = {}
+    for i, (p, in_loop, _, _, depends, _, _) in enumerate(seen):
+        op = p.op
+        keys.setdefault((op.tensor, op.kind in ("ld", "tma"), in_loop, depends), []).append(i)
+    out: dict[int, tuple] = {}
+    for members in keys.values():
+        if len(members) < 2:
+            continue
+        parent = {i: i for i in members}
+
+        def find(i, parent=parent):
+            while parent[i] != i:
+                i = parent[i]
+            return i
+
+        blocks = {i: np.unique(seen[i][5] // per) for i in members}
+        for a, i in enumerate(members):
+            for j in members[a + 1:]:
+                if find(i) != find(j) and np.intersect1d(blocks[i], blocks[j], assume_unique=True).size:
+                    parent[find(j)] = find(i)
+        groups: dict[int, list[int]] = {}
+        for i in members:
+            groups.setdefault(find(i), []).append(i)
+        for g in groups.values():
+            if len(g) < 2:
+                continue
+            halves = [seen[i][6] for i in g]
+            merged = (np.unique(np.concatenate([seen[i][3] for i in g])),
+                      np.unique(np.concatenate([seen[i][5] for i in g])),
+                      None if any(h is None for h in halves) else np.unique(np.concatenate(halves)))
+            for i in g:
+                out[i] = merged
     return out
 
 

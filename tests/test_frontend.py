@@ -1,0 +1,180 @@
+"""The CUDA front-end: SASS emulated as the hardware runs it, lowered to the IR the engine times.
+
+Each test compiles a small kernel with the CUDA toolkit's nvcc (``GPUSIM_REQUIRE_CUDA=1``, as CI sets it: fail rather
+than skip when it is missing)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim.frontend import FrontendError, kernel_from_source
+from gpusim.frontend.args import ArgError, bind, param_block, tensor_buffers
+from gpusim.frontend.build import BuildError, compile_cuda, pick
+from gpusim.frontend.machine import Launch, Machine
+from gpusim.frontend.memory import EmulationError, GlobalMemory
+from gpusim.ir import KernelError, Mem, instructions_per_warp
+from gpusim.sass import SassError, find_tool
+
+REPO = Path(__file__).resolve().parent.parent
+TWINS = REPO / "validate" / "kernels"
+
+
+def _toolkit() -> bool:
+    try:
+        find_tool("nvcc")
+        find_tool("cuobjdump")
+        return True
+    except SassError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _toolkit() and not os.environ.get("GPUSIM_REQUIRE_CUDA"),
+                                reason="the CUDA toolkit (nvcc, cuobjdump) is not installed")
+
+
+def _emulate_all(cu: Path, name: str, grid, block, args: list[str]) -> GlobalMemory:
+    """Every CTA of a small launch, emulated with no loop jump: the kernel's whole computation."""
+    ck = pick(compile_cuda(cu), name, str(cu))
+    bound = bind(ck, args)
+    bufs = tensor_buffers(bound)
+    gmem = GlobalMemory(bufs)
+    launch = Launch(grid, block, ck.static_smem_bytes, ck.stack_bytes, param_block(ck, bound, {b.name: b.base
+                                                                                          for b in bufs}))
+    ctas = [(x, y, 0) for y in range(grid[1]) for x in range(grid[0])]
+    m = Machine(ck.program, launch, ctas, gmem, no_jump=frozenset(range(len(ck.program))))
+    m.run()
+    return gmem
+
+
+def _tensor(gmem: GlobalMemory, name: str, dtype, n: int) -> np.ndarray:
+    t = next(b for b in gmem.tensors if b.name == name)
+    pages = -(-t.size_bytes // 16384)
+    return np.concatenate([t.page(p) for p in range(pages)])[:t.size_bytes].view(dtype)[:n]
+
+
+def test_emulated_gemm_computes_the_product():
+    """The emulator runs the compiled SGEMM (FFMA, LDS.128, predicated loads, a software-pipelined loop) to the
+    right answer: a wrong integer, float or memory semantic breaks the product."""
+    n = 128
+    args = [f"M={n}", f"N={n}", f"K={n}", "alpha=1.0", f"A=f32[{n * n}]", f"B=f32[{n * n}]", "beta=0.0",
+            f"C=f32[{n * n}]"]
+    gmem = _emulate_all(TWINS / "sgemm_vectorized.cu", "sgemm_vectorized", (1, 1, 1), (256, 1, 1), args)
+    a, b, c = (_tensor(gmem, t, np.float32, n * n).reshape(n, n) for t in "ABC")
+    assert np.abs(c - a @ b).max() < 1e-4
+
+
+def test_divergent_warps_meet_at_their_barriers(tmp_path):
+    """Warps that reach __syncthreads at different places (a load/compute split by thread index) wait for each
+    other: without barrier waiting the consumer half reads shared memory before the producer half wrote it."""
+    cu = tmp_path / "split.cu"
+    cu.write_text("""
+extern "C" __global__ void split(const float* in, float* out) {
+  __shared__ float buf[128];
+  int t = threadIdx.x;
+  for (int i = 0; i < 4; i++) {
+    if (t < 64) { buf[t] = in[i * 64 + t]; buf[t + 64] = 2.0f * in[i * 64 + t]; __syncthreads(); __syncthreads(); }
+    else { __syncthreads(); out[i * 64 + t - 64] = buf[t - 64] + buf[t]; __syncthreads(); }
+  }
+}""")
+    gmem = _emulate_all(cu, "split", (1, 1, 1), (128, 1, 1), ["in=f32[256]", "out=f32[256]"])
+    x = _tensor(gmem, "in", np.float32, 256)
+    y = _tensor(gmem, "out", np.float32, 256)
+    assert np.allclose(y, 3 * x)
+
+
+def test_prediction_counts_the_compiled_instructions():
+    """A front-end kernel issues, per warp, the instructions the emulator executed (checked against the static
+    count of the SASS for a loop-free kernel: every instruction once, EXIT included)."""
+    k = kernel_from_source(TWINS / "mem_copy.cu", "mem_copy", grid=(8,), block=(256,),
+                           args=["x=f32[8192]", "y=f32[8192]"])
+    ck = pick(compile_cuda(TWINS / "mem_copy.cu"), "mem_copy", "")
+    executed = [d for d in ck.program if d.mnemonic not in ("NOP",)]
+    reached = executed[:next(i for i, d in enumerate(executed) if d.mnemonic == "EXIT") + 1]
+    assert instructions_per_warp(k.prologue) == len(reached)
+
+
+def test_long_loop_is_jumped_and_summarised():
+    """A K loop of 512 trips is emulated for its warm-up and its last iterations only, and becomes the IR's one
+    loop with the trip count the compare of its back edge gives."""
+    k = kernel_from_source(TWINS / "sgemm_naive.cu", "sgemm_naive", grid=(2, 2), block=(32, 32),
+                           args=["M=64", "N=64", "K=2048", "alpha=1.0", "A=f32[131072]", "B=f32[131072]", "beta=0.0",
+                                 "C=f32[4096]"])
+    assert k.loop is not None and k.loop.trips == 2048 // 4  # nvcc unrolls the K loop by four
+    loads = [op for op in k.loop.body if isinstance(op, Mem)]
+    assert {op.tensor for op in loads} == {"A", "B"}
+
+
+def test_addresses_follow_the_loop_and_the_grid():
+    """Iteration 100 of CTA (1, 0) reads A at the offsets the kernel computes: row * K + 4 * 100 .. for the rows of
+    its block (a wrong stride, period or CTA shift moves them)."""
+    K = 1024
+    k = kernel_from_source(TWINS / "sgemm_naive.cu", "sgemm_naive", grid=(4, 4), block=(32, 32),
+                           args=["M=128", "N=128", f"K={K}", "alpha=1.0", f"A=f32[{128 * K}]", f"B=f32[{128 * K}]",
+                                 "beta=0.0", "C=f32[16384]"])
+    from gpusim.ir import AddrCtx
+
+    op = next(o for o in k.loop.body if isinstance(o, Mem) and o.tensor == "A")
+    warps = 32
+    ctx = AddrCtx(r=np.zeros((1, 1, 1), int), warp=np.arange(warps).reshape(1, warps, 1),
+                  lane=np.arange(32).reshape(1, 1, 32), tid=np.arange(1024).reshape(1, warps, 32),
+                  block=(32, 32, 1), bx=1, by=0, bz=0, it=100, j=0)
+    a = np.asarray(op.addr(ctx))
+    active = a[a >= 0]
+    rows = 32 + np.arange(32)  # sgemm_naive: row = blockIdx.x * 32 + threadIdx.x
+    assert set(np.unique(active // (4 * K))) <= set(rows.tolist())
+    assert len(np.unique(active % (4 * K))) == 1 and int(active[0] % (4 * K)) // 4 // 4 == 100
+
+
+def test_bad_inputs_are_one_line(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k(float* x) { x[0] = undefined_name; }\n")
+    with pytest.raises(BuildError, match="failed"):
+        compile_cuda(bad)
+    ok = tmp_path / "ok.cu"
+    ok.write_text('extern "C" __global__ void k(float* x, int n) { int i = blockIdx.x * 256 + threadIdx.x; '
+                  "if (i < n) x[i] = 1.0f; }\n")
+    with pytest.raises(ArgError, match="missing argument"):
+        kernel_from_source(ok, "k", grid=(1,), block=(256,), args=["x=f32[256]"])
+    with pytest.raises(ArgError, match="pointer"):
+        kernel_from_source(ok, "k", grid=(1,), block=(256,), args=["x=5", "n=256"])
+    with pytest.raises(FrontendError, match="1024"):
+        kernel_from_source(ok, "k", grid=(1,), block=(2048,), args=["x=f32[256]", "n=256"])
+    with pytest.raises(EmulationError, match="out-of-bounds"):
+        kernel_from_source(ok, "k", grid=(4,), block=(256,), args=["x=f32[256]", "n=1024"])
+    with pytest.raises(BuildError, match="did you mean"):
+        kernel_from_source(ok, "kk", grid=(1,), block=(256,), args=["x=f32[256]", "n=256"])
+    for e in (BuildError, ArgError, FrontendError, EmulationError):
+        assert issubclass(e, KernelError)  # one line, exit 2, on every surface
+
+
+def test_address_from_data_needs_the_data(tmp_path):
+    """A gather whose index tensor has no contents is refused, naming the tensor; with contents it runs."""
+    cu = tmp_path / "g.cu"
+    cu.write_text('extern "C" __global__ void g(const float* x, const int* idx, float* y) '
+                  "{ int i = blockIdx.x * 256 + threadIdx.x; y[i] = x[idx[i]]; }\n")
+    with pytest.raises(EmulationError, match="idx"):
+        kernel_from_source(cu, "g", grid=(4,), block=(256,), args=["x=f32[1024]", "idx=i32[1024]", "y=f32[1024]"])
+    k = kernel_from_source(cu, "g", grid=(4,), block=(256,),
+                           args=["x=f32[1024]", "idx=i32[1024]:randint(0,1024)", "y=f32[1024]"])
+    assert any(isinstance(op, Mem) and op.tensor == "x" for op in k.prologue)
+
+
+def test_cli_runs_a_cuda_file():
+    r = subprocess.run([sys.executable, "-m", "gpusim.cli", "run", str(TWINS / "mem_copy.cu"), "--grid", "64",
+                        "--block", "256", "--arg", "x=f32[65536]", "--arg", "y=f32[65536]", "--json"],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    m = json.loads(r.stdout)
+    assert m["gpusim__kernel"] == "mem_copy"
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] == 65536 * 4 // 32  # every byte stored once
+    r = subprocess.run([sys.executable, "-m", "gpusim.cli", "run", str(TWINS / "mem_copy.cu"), "--grid", "64",
+                        "--block", "256", "--arg", "x=f32[65536]"], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "missing" in r.stderr
