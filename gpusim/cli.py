@@ -323,6 +323,9 @@ def cmd_validate(a) -> int:
         raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
     summary = v.summarize(rows)
     report = v.markdown(rows, summary, str(path), cfg, explanations)
+    frontend = _validate_frontend(cfg, data, a.workers) if a.frontend else None
+    if frontend:
+        report = report.rstrip("\n") + "\n\n" + "\n".join(frontend[1]) + "\n"
     if a.report:
         with _writing("--report", a.report):
             Path(a.report).write_text(report)
@@ -364,6 +367,12 @@ def cmd_validate(a) -> int:
     print("\nwhat misses a goal (why: validate/misses.toml, the report's \"What misses a goal, and why\"):")
     for line in v.misses_lines(v.explain(v.goal_misses(rows, summary, knobs), explanations)):
         print(f"  {line}")
+    if frontend:
+        fs = frontend[0]
+        print(f"\nCUDA front-end ({fs['taken']} of {fs['rows']} twin rows taken from their .cu): time MAPE "
+              f"{fs['time_mape_pct']:.1f}% (goal <= 8%; hand IR on the same rows {fs['hand_time_mape_pct']:.1f}%), "
+              f"worst {fs['time_worst_pct']:.1f}% (goal <= 20%), instructions worst {fs['inst_worst_pct']:.1f}% of "
+              "ncu's (goal <= 5%); per row: the report's front-end section")
     if a.report or a.figure:
         print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))
     if a.check:
@@ -372,6 +381,15 @@ def cmd_validate(a) -> int:
             print(f"gpusim: accuracy regression: {line}", file=sys.stderr)
         return 1 if bad else 0
     return 0
+
+
+def _validate_frontend(cfg, data, workers):
+    """(summary, report lines) of the twins sent through the CUDA front-end (``gpusim validate --frontend``)."""
+    from gpusim.frontend import validate as fv
+
+    rows = fv.compare(cfg, data, workers, _progress)
+    summary = fv.summarize(rows)
+    return summary, fv.lines(rows, summary)
 
 
 def cmd_sweep(a) -> int:
@@ -455,13 +473,32 @@ class _sweep_progress:  # noqa: N801 (a context manager used like a function)
         return False
 
 
+def inputs_text(path) -> str:
+    """A text file's contents, or a one-line error naming it."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+
+
 def cmd_sass(a) -> int:
     from pathlib import Path
 
     from gpusim import sass
 
     cu = Path(a.file)
-    funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
+    suffix = cu.suffix.lower()
+    if suffix in (".sass", ".cubin"):  # an existing listing or binary: read, not compiled
+        from gpusim.frontend import build as fbuild
+
+        if suffix == ".sass":
+            funcs = sass.parse_sass(inputs_text(cu))
+            if not any(f.insts for f in funcs):
+                raise UserError(f"{cu}: no SASS functions found (expected `cuobjdump -sass` output)")
+        else:
+            funcs = fbuild.cubin_functions(cu)
+    else:
+        funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
     print(sass.summarize(funcs, a.kernel))
     if a.listing:
         print(sass.listing(funcs, a.kernel))
@@ -538,6 +575,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--report", default=None, help="write a markdown report here")
     val.add_argument("--figure", default=None, help="write a predicted-vs-measured PNG here")
     val.add_argument("--check", action="store_true", help="exit 1 if validate/tolerances.toml is exceeded")
+    val.add_argument("--frontend", action="store_true",
+                     help="also send every twin without Hopper-only instructions through the CUDA front-end (its .cu "
+                          "compiled by NVRTC, emulated) and compare with the H100 and the hand IR (minutes)")
     val.set_defaults(fn=cmd_validate)
     sw = sub.add_parser("sweep", help="predict every combination of knobs, shapes and GPU configs (a tidy table)")
     sw.add_argument("kernel", help="kernel to sweep (several: comma-separated)")
@@ -560,8 +600,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="compute every point (default: reuse results cached in ~/.cache/gpusim/sweep or "
                          "$GPUSIM_CACHE_DIR)")
     sw.set_defaults(fn=cmd_sweep)
-    sa = sub.add_parser("sass", help="compile a .cu file and count its SASS instructions per loop body")
-    sa.add_argument("file", help="CUDA source (.cu)")
+    sa = sub.add_parser("sass", help="compile a .cu file (or read a cubin or a cuobjdump -sass listing) and count its "
+                                     "SASS instructions per loop body")
+    sa.add_argument("file", help="CUDA source (.cu), cubin (.cubin) or SASS listing (.sass)")
     sa.add_argument("--arch", default="sm_90a", help="target architecture (default sm_90a)")
     sa.add_argument("--kernel", default=None, help="only this kernel (function name)")
     sa.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="preprocessor definition for nvcc")

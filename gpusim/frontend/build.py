@@ -154,6 +154,23 @@ def load_cubin(path: Path) -> list[CompiledKernel]:
         return _load_entry(entry, path, "sm_90")
 
 
+def cubin_functions(path: Path) -> list[sass.Function]:
+    """The SASS functions of a cubin, with their registers and shared memory (``gpusim sass FILE.cubin``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise BuildError(f"{path}: no such file")
+    with tempfile.TemporaryDirectory() as tmp:
+        entry = Path(tmp)
+        shutil.copyfile(path, entry / "k.cubin")
+        _describe(entry, ptxas_text="", what=str(path))
+        funcs = sass.parse_sass((entry / "sass.txt").read_text())
+        meta = json.loads((entry / "kernels.json").read_text())
+    for f in funcs:
+        if f.mangled in meta:
+            f.regs, f.smem_bytes = meta[f.mangled]["regs"], meta[f.mangled]["smem"]
+    return funcs
+
+
 def load_sass(path: Path) -> list[CompiledKernel]:
     """The kernels of a ``cuobjdump -sass`` listing. Registers and shared memory are unknown (the listing does not
     say them): give them with --set regs_per_thread=... smem_bytes=...; parameters are read as the listing's
