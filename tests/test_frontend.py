@@ -47,7 +47,7 @@ def _emulate_all(cu: Path, name: str, grid, block, args: list[str]) -> GlobalMem
     launch = Launch(grid, block, ck.static_smem_bytes, ck.stack_bytes, param_block(ck, bound, {b.name: b.base
                                                                                           for b in bufs}))
     ctas = [(x, y, 0) for y in range(grid[1]) for x in range(grid[0])]
-    m = Machine(ck.program, launch, ctas, gmem, no_jump=frozenset(range(len(ck.program))))
+    m = Machine(ck.program, launch, ctas, gmem, no_jump=frozenset(range(len(ck.program))), data=True)
     m.run()
     return gmem
 

@@ -103,8 +103,9 @@ def resident_ctas(config, grid, block, regs: int, smem: int) -> list[tuple[int, 
 def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, block, args: list[str],
                        smem_dynamic: int = 0, defines: tuple[str, ...] = (), arch: str = "sm_90", seed: int = 0,
                        max_steps: int = 400_000, compiled: list | None = None, compiler: str = "nvcc",
-                       config=None) -> ir.Kernel:
-    """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR."""
+                       config=None, data: bool = False) -> ir.Kernel:
+    """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR. ``data``: compute
+    every value, not only those addresses and control flow need (the prediction is the same; slower)."""
     grid, block = _dims(grid, "grid"), _dims(block, "block")
     check_launch(grid, block)
     if smem_dynamic < 0:
@@ -124,7 +125,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     no_jump: frozenset = frozenset()
     for _ in range(3):
         rec = Recorder()
-        m = Machine(ck.program, launch, ctas, gmem, rec, max_steps, no_jump)
+        m = Machine(ck.program, launch, ctas, gmem, rec, max_steps, no_jump, data=data)
         m.run()
         lane_trips = m.jump.trips if m.jump is not None else None
         batch = Batch(ctas, grid, m.T // WARP, rec.recs, m.jump, lane_trips)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpusim.frontend import regs
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import DATA, UNKNOWN, EmulationError, GlobalMemory
@@ -105,6 +106,7 @@ class Machine:
     max_steps: int = 200_000
     no_jump: frozenset = frozenset()  # loops (head index) not to jump
     notes: list = field(default_factory=list)
+    data: bool = False  # compute every value (the data too), not only what addresses and control need
 
     def __post_init__(self) -> None:
         bx, by, bz = self.launch.block
@@ -141,6 +143,8 @@ class Machine:
         c0[PARAM_BASE:] = self.launch.params
         self.const0 = bytes(c0)
         self.index_of = {d.addr: d.index for d in self.program}
+        # instructions whose results only ever become data, and whether loads may skip their values (regs.data_only)
+        self.skip, self.skip_values = (set(), False) if self.data else regs.data_only(self.program, S.SEMANTICS)
         self.full = True
         self.steps = 0
         self.exited = ~self.valid  # lanes that have executed EXIT (or were never launched)
@@ -336,15 +340,20 @@ class Machine:
         if space == "global":
             if em.any():
                 ti, o = self.gmem.locate(off[em], width, d.where)
+                out[em] = o
+                if self.skip_values:  # the value never reaches control (regs.data_only)
+                    return MemAccess(space, "ld", width, out, ti, t_addr)
                 data = np.zeros((self.N, width), dtype=np.uint8)
                 data[em] = self.gmem.read(ti, o, width)
-                out[em] = o
                 tensor = self.gmem.tensors[ti]
                 t = DATA | (0 if tensor.given else UNKNOWN) | t_addr
             else:
                 data, t = np.zeros((self.N, width), dtype=np.uint8), 0
         elif space == "shared":
             self._check_shared(d, off, width, em)
+            if self.skip_values:
+                out[em] = off[em]
+                return MemAccess(space, "ld", width, out, ti, t_addr)
             data = self._smem_read(off, width, em)
             out[em] = off[em]
             t = DATA | _words_taint(self.smem_taint, off[em], width) | t_addr
@@ -360,23 +369,24 @@ class Machine:
         off = self._address(d, a, space)
         t_addr = S.any_taint(S.taint(self, a), em)
         self._check_address_taint(d, t_addr)
-        data = self._regs_bytes(src, width)
+        data = None if self.skip_values else self._regs_bytes(src, width)
         out = np.full(self.N, -1, dtype=np.int64)
         ti = -1
         if space == "global":
             if em.any():
                 ti, o = self.gmem.locate(off[em], width, d.where)
-                if not self.probing:
+                if not self.probing and data is not None:
                     self.gmem.write(ti, o, data[em])
                 out[em] = o
         elif space == "shared":
             self._check_shared(d, off, width, em)
-            self._smem_write(off, data, em)
+            if data is not None:
+                self._smem_write(off, data, em)
             _set_words_taint(self.smem_taint, off[em], width, S.any_taint(S.taint(self, src), em))
             out[em] = off[em]
         else:
             self._check_local(d, off, width, em)
-            if not self.probing:
+            if not self.probing and data is not None:
                 rows = np.nonzero(em)[0]
                 self.local[rows[:, None], off[em][:, None] + np.arange(width)] = data[em]
             _set_words_taint(self.local_taint, off[em], width, S.any_taint(S.taint(self, src), em))
@@ -406,6 +416,8 @@ class Machine:
         self._check_address_taint(d, t_addr)
         rows_active = em & (self.lane < 8 * x)
         self._check_shared(d, off, 16, rows_active)
+        if self.skip_values:
+            return MemAccess("shared", "ldsm", 16, np.where(rows_active, off, -1), -1, t_addr, matrices=x)
         nw = self.N // WARP
         rowaddr = np.where(rows_active, off, 0).reshape(nw, WARP)
         flat = self.smem.reshape(-1)
@@ -438,7 +450,11 @@ class Machine:
         gout = np.full(self.N, -1, dtype=np.int64)
         sout = np.full(self.N, -1, dtype=np.int64)
         ti = -1
-        if em.any():
+        if em.any() and self.skip_values:
+            ti, o = self.gmem.locate(goff[em], width, d.where)
+            gout[em] = o
+            sout[em] = soff[em]
+        elif em.any():
             ti, o = self.gmem.locate(goff[em], width, d.where)
             data = np.zeros((self.N, width), dtype=np.uint8)
             data[em] = self.gmem.read(ti, o, width)
@@ -566,6 +582,10 @@ class Machine:
         if mn in CONTROL:
             self._record(d, mask, em, None, cond_taint)
             self._control(d, mask, em, cond_taint)
+            return
+        if d.index in self.skip:
+            self._record(d, mask, em, None, cond_taint)
+            self._goto(nxt, mask)
             return
         if mn in MEMORY:
             mem = self.memory(d, em)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
+from gpusim.frontend.isa import Decoded
+from gpusim.frontend.regs import reads_of, writes_of  # noqa: F401  (the lowering's register def-use)
 from gpusim.frontend.machine import WARP, LoopJump, Step
 from gpusim.frontend.memory import EmulationError
 from gpusim.patterns import PREDICATED_OFF
@@ -104,94 +105,6 @@ SYNC_MNEMONICS = {"BAR", "LDGDEPBAR", "DEPBAR"}
 
 def pipe_of(d: Decoded) -> str:
     return PIPE_OF.get(d.mnemonic, "int32")
-
-
-NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
-           "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CCTL", "YIELD", "BMOV", "JMP",
-           "BRX", "NANOSLEEP", "STSM"}
-TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
-
-
-def _leading_preds(ops, start: int = 0) -> int:
-    k = start
-    while k < len(ops) and isinstance(ops[k], Pred):
-        k += 1
-    return k - start
-
-
-def dest_operands(d: Decoded) -> int:
-    """How many of an instruction's leading operands it writes."""
-    mn = d.mnemonic
-    if mn in NO_DEST:
-        return 0
-    if mn in TWO_PREDS or mn in ("SHFL", "VOTE", "VOTEU"):
-        return 2
-    if mn in ("LOP3", "ULOP3", "ATOMS", "ATOMG", "ATOM", "MATCH", "FLO", "UFLO"):
-        return _leading_preds(d.ops) + 1
-    if mn in ("IADD3", "UIADD3", "LEA", "ULEA"):
-        return 1 + _leading_preds(d.ops, 1)
-    return 1
-
-
-def _wide_mods(d: Decoded) -> int:
-    return next((int(k) // 32 for k in d.mods if k in ("64", "128")), 1)
-
-
-def _regs_of(d: Decoded, i: int, dest: bool) -> int:
-    """Registers operand ``i`` spans (vector loads and stores, MMA fragments, 64-bit values)."""
-    mn = d.mnemonic
-    if mn in ("DADD", "DMUL", "DFMA", "DSETP") or (mn in ("F2F", "I2F", "F2I") and d.has("F64", "S64", "U64")):
-        return 2
-    if dest and i == 0:
-        if mn in ("LDG", "LDS", "LDL", "LD", "LDC", "ULDC", "ATOMS", "ATOMG", "ATOM"):
-            return _wide_mods(d)
-        if mn == "LDSM":
-            return int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
-        if mn in ("HMMA", "IMMA", "DMMA"):
-            return 4 if d.has("F32") or mn != "HMMA" else 2
-        if mn in ("IMAD", "UIMAD") and d.has("WIDE") or mn == "CS2R":
-            return 2
-    if not dest:
-        if mn in ("STG", "STS", "STL", "ST") and i == 1:
-            return _wide_mods(d)
-        if mn == "HMMA":
-            return {1: 4, 2: 2, 3: 4}.get(i, 1)
-        if mn in ("IMAD", "UIMAD") and d.has("WIDE") and i == 3:
-            return 2
-    return 1
-
-
-def _names(r: Reg, n: int) -> list[str]:
-    if r.zero:
-        return []
-    return [f"{'U' if r.uniform else ''}R{r.idx + k}" for k in range(n)]
-
-
-def reads_of(d: Decoded) -> set[str]:
-    """Registers (``R5``, ``UR4``, ``P0``) an instruction reads."""
-    out: set[str] = set()
-    for i, o in enumerate(d.ops[dest_operands(d):], start=dest_operands(d)):
-        if isinstance(o, Reg):
-            out.update(_names(o, 2 if o.wide else _regs_of(d, i, False)))
-        elif isinstance(o, Pred) and o.idx != 7:
-            out.add(f"{'U' if o.uniform else ''}P{o.idx}")
-        elif isinstance(o, Addr):
-            for r in (o.reg, o.ureg):
-                if r is not None:
-                    out.update(_names(r, 2 if r.wide else 1))
-    if d.guard is not None:
-        out.add(f"{'U' if d.guard.uniform else ''}P{d.guard.idx}")
-    return out
-
-
-def writes_of(d: Decoded) -> set[str]:
-    out: set[str] = set()
-    for i, o in enumerate(d.ops[:dest_operands(d)]):
-        if isinstance(o, Reg):
-            out.update(_names(o, _regs_of(d, i, True)))
-        elif isinstance(o, Pred) and o.idx != 7:
-            out.add(f"{'U' if o.uniform else ''}P{o.idx}")
-    return out
 
 
 # --- lowering -----------------------------------------------------------------------------------------------------
