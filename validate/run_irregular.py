@@ -113,8 +113,8 @@ def contents(xp: Any, dtype: str, n: int, dist: str, args: tuple, tensor: int) -
     dt = DTYPES[dtype]
     if dist == "randint":
         return xp.asarray(randint_pages(args[0], args[1], dtype, n, tensor))
-    if dist == "arange":  # start + i * step
-        step, start = (tuple(args) + (1, 0))[:2] if args else (1, 0)
+    if dist == "arange":  # start + i * step: arange, arange(step), arange(step, start)
+        step, start = tuple(args[:2]) + (1, 0)[len(args[:2]):]
         return (start + xp.arange(n, dtype=xp.float64) * step).astype(dt)
     if dist == "mulmod":  # (i * a) mod m in 64-bit unsigned arithmetic
         a, m = (int(v) for v in args)
@@ -326,10 +326,16 @@ def print_table(data: dict[str, Any]) -> None:
     for f in data.get("failed", []):
         print(f"FAILED {f['kernel']} {f['shape']} {f['params']}: {f['error'].strip().splitlines()[-1][:120]}")
     micro = data.get("micro") or {}
-    for r in (micro.get("shared") or {}).get("rows", []):
-        if r["warps_per_sm"] == 32:
-            print(f"shared {r['kernel']:13s} 32 warps k={r['k']:2d} stride={r['stride_words']:2d}: "
-                  f"{r['sm_cycles_per_warp_instr']:6.2f} SM cycles per warp instr, total ok {r['total_ok']}")
+    rows = (micro.get("shared") or {}).get("rows", [])
+    if rows:
+        print("shared, 32 warps per SM: SM cycles per warp instruction for k = 1 2 4 8 16 32 distinct addresses "
+              "(stride 1 | stride 32) and 32 lanes at stride 33")
+    for kern in sorted({r["kernel"] for r in rows}):
+        by = {(r["k"], r["stride_words"]): r for r in rows if r["kernel"] == kern and r["warps_per_sm"] == 32}
+        cells = [" ".join(f"{by[k, s]['sm_cycles_per_warp_instr']:.2f}" for k in (1, 2, 4, 8, 16, 32) if (k, s) in by)
+                 for s in (1, 32, 33)]
+        ok = all(r["total_ok"] for r in by.values())
+        print(f"  {kern:13s} {cells[0]} | {cells[1]} | {cells[2]}  total ok {ok}")
     for r in (micro.get("global_red") or {}).get("rows", []):
         print(f"RED {r['case']:15s}: {r['ns_per_warp_instr_chip']:.4f} ns per warp instr (chip), "
               f"{r['thread_ops_per_s'] / 1e9:8.2f} G ops/s, total ok {r['total_ok']}")

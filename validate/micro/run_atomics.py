@@ -214,7 +214,7 @@ def attach_ncu(micro: dict[str, Any], rows: list[dict[str, Any] | None], metrics
                       "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
                       "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"):
                 if m in vals:
-                    per[m.split("__", 1)[1].replace(".sum", "") + "_per_warp_instr"] = vals[m] / instr
+                    per[m.replace(".sum", "") + "_per_warp_instr"] = vals[m] / instr
         else:
             w, k, s = case
             target = shared.get((kern, w, k, s))
@@ -224,7 +224,7 @@ def attach_ncu(micro: dict[str, Any], rows: list[dict[str, Any] | None], metrics
             for m in (f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum",
                       f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"):
                 if m in vals:
-                    per[m.split("__", 1)[1].replace(".sum", "") + "_per_warp_instr"] = vals[m] / instr
+                    per[m.replace(".sum", "") + "_per_warp_instr"] = vals[m] / instr
         if target is not None:
             target["ncu"] = vals
             target |= per
