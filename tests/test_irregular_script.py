@@ -106,11 +106,11 @@ def test_every_case_launches_enough_threads_for_its_tensors(kernel, shape, param
 
 
 def test_atomics_rows_and_ncu_ratios():
-    rec = np.array([[100, 100 + 4096 * 3], [100, 100 + 4096 * 3]])
+    rec = np.array([[100, 100 + 4096 * 3, 0], [100, 100 + 4096 * 3, 0]])
     row = ra.smem_row("smem_atom_add", 2, 4, 32, 256, [(rec, np.array([ra.smem_expected_total("smem_atom_add", 2, 4,
                                                                                               256)]))], np)
     assert row["cycles_per_warp_instr"] == 3.0 and row["sm_cycles_per_warp_instr"] == 1.5 and row["total_ok"]
-    assert row["distinct_banks"] == 1
+    assert row["distinct_banks"] == 1 and row["distinct_sms"] == 1
     assert ra.smem_expected_total("smem_sts", 32, 8, 128) == 8 * 16
     assert ra.red_iters_for(1e9) == 1 and ra.red_iters_for(1.0) == ra.RED_MAX_ITERS
     micro = {"shared": {"rows": [{"kernel": k, "warps_per_sm": w, "k": kk, "stride_words": s}
@@ -150,7 +150,8 @@ class _Function:
         elif n.startswith("smem_"):
             k, _stride, iters, _inc, rec, out = args
             warps = block[0] // 32
-            rec[1::2] = int(iters) * ra.SMEM_UNROLL * 2
+            rec[1::3] = int(iters) * ra.SMEM_UNROLL * 2
+            rec[2::3] = np.repeat(np.arange(grid[0]), warps)
             out[:] = ra.smem_expected_total(n, warps, int(k), int(iters))
         elif n == "red_pattern":
             buf, _mode, iters, _mask, _inc = args
@@ -224,6 +225,7 @@ def test_a_run_on_a_stand_in_writes_a_file_gpusim_validate_reads(tmp_path, monke
     assert "lts__t_requests_op_red.sum" in data["kernels"][2]["ncu"]
     micro = data["micro"]
     assert all(r["total_ok"] for r in micro["shared"]["rows"] + micro["global_red"]["rows"])
+    assert {r["distinct_sms"] for r in micro["shared"]["rows"]} == {4}
     assert all("ncu" in r for r in micro["global_red"]["rows"])
     assert (tmp_path / "irregular-2026-11-27-ncu-log.txt").read_text() == "log\n" * 2
     assert "histogram_aggregated" in capsys.readouterr().out

@@ -8,8 +8,8 @@
 // histogram's `atomicAdd(&h[v], 1)` compiles to); smem_atom_add, atomicAdd(p, inc) with inc a kernel argument
 // (ATOMS.ADD, the form of a warp-aggregated histogram); smem_sts, a volatile store (STS). After a __syncthreads, the
 // lane-0 thread of each warp records clock64 before and after its loop (the loop ends with a __syncthreads, so the
-// end is the CTA's), rec[2 * (blockIdx.x * warps + warp) + 0..1]; thread 0 then writes the sum of the array to
-// out[blockIdx.x] (the atomics' total, for the check).
+// end is the CTA's) and its SM, rec[3 * (blockIdx.x * warps + warp) + 0..2]; thread 0 then writes the sum of the
+// array to out[blockIdx.x] (the atomics' total, for the check).
 //
 // Global (red_pattern, any grid): each thread runs `iters` x 8 atomicAdd(&buf[a], inc) (REDG.E.ADD) where a is
 // mode 0: 0 for every thread of the grid; mode 1: 32 * (global warp index), a 128-B line per warp, every lane on its
@@ -21,9 +21,12 @@
 
 static __device__ __forceinline__ void smem_record(long long t0, long long t1, long long* rec) {
   if ((threadIdx.x & 31) == 0) {
+    unsigned int smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
     const int w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    rec[2 * w] = t0;
-    rec[2 * w + 1] = t1;
+    rec[3 * w] = t0;
+    rec[3 * w + 1] = t1;
+    rec[3 * w + 2] = smid;
   }
 }
 

@@ -85,12 +85,12 @@ def smem_expected_total(kernel: str, warps: int, k: int, iters: int, inc: int = 
 
 
 def smem_launch(cp: Any, np: Any, f: Any, sms: int, warps: int, k: int, stride: int, iters: int) -> tuple[Any, Any]:
-    """One launch, one CTA per SM: (per-warp (t0, t1) clock64 pairs, per-CTA array totals) as NumPy arrays."""
-    rec = cp.zeros(sms * warps * 2, dtype=cp.int64)
+    """One launch, one CTA per SM: (per-warp (t0, t1, SM id) records, per-CTA array totals) as NumPy arrays."""
+    rec = cp.zeros(sms * warps * 3, dtype=cp.int64)
     out = cp.zeros(sms, dtype=cp.uint32)
     f((sms,), (32 * warps,), (np.int32(k), np.int32(stride), np.int32(iters), np.uint32(1), rec, out))
     cp.cuda.runtime.deviceSynchronize()
-    return cp.asnumpy(rec).reshape(-1, 2), cp.asnumpy(out)
+    return cp.asnumpy(rec).reshape(-1, 3), cp.asnumpy(out)
 
 
 def smem_row(kernel: str, warps: int, k: int, stride: int, iters: int, runs: list[tuple[Any, Any]],
@@ -102,10 +102,11 @@ def smem_row(kernel: str, warps: int, k: int, stride: int, iters: int, runs: lis
     want = smem_expected_total(kernel, warps, k, iters)
     ok = all(bool((tot == want).all()) for _, tot in runs)
     banks = len({(lane % k) * stride % 32 for lane in range(32)})
+    sms_used = min(len(np.unique(r[:, 2])) for r, _ in runs)  # one CTA per SM, as meant, when this is the grid
     return {"kernel": kernel, "warps_per_sm": warps, "k": k, "stride_words": stride, "distinct_addresses": k,
             "distinct_banks": banks, "iters": iters, "ops_per_warp": ops, "cycles_median": cycles,
             "cycles_per_launch": per_launch, "cycles_per_warp_instr": cycles / ops,
-            "sm_cycles_per_warp_instr": cycles / (ops * warps), "total_ok": ok}
+            "sm_cycles_per_warp_instr": cycles / (ops * warps), "total_ok": ok, "distinct_sms": sms_used}
 
 
 def red_grid(sms: int) -> tuple[int, int]:
