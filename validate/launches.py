@@ -32,6 +32,13 @@ TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padd
 REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_reduce_shuffle": 1024}
 HOPPER_ONLY = ("hgemm_tma_wgmma", "hgemm_ws", "hgemm_ws_cluster", "hgemm_persistent", "fa3")
 FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults
+# the irregular twins (run_irregular.py; no hand IR): CSR SpMV, histograms, block scans, a stencil with border guards
+IRREGULAR = ("spmv_csr", "histogram", "histogram_aggregated", "block_scan", "block_scan_padded", "stencil5")
+SPMV_THREADS = 256
+SPMV_SCATTER = 2654435761  # scattered columns: col[j] = j * this mod ncols (odd: a permutation of each ncols run)
+HIST_GRID = 1056  # 8 CTAs of 256 threads on each of the H100's 132 SMs, a grid-stride loop over the input
+HIST_BINS = {"uniform": "randint(0,256)", "one": "const(7)"}
+SCAN_SEGMENT, SCAN_THREADS = 1024, 512
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,8 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
     src = f"{KERNELS}/{kernel}.cu"
     if kernel in HOPPER_ONLY:
         return None
+    if kernel in IRREGULAR:
+        return irregular_launch(kernel, shape, params)
     if kernel in SGEMM:
         M, N, K = shape
         rows, cols, block = SGEMM[kernel]
@@ -105,3 +114,37 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
                           (f"B={B}", f"H={H}", f"N={N}", f"Q=u16[{n}]", f"K=u16[{n}]", f"V=u16[{n}]", f"O=u16[{n}]"),
                           (br + 2 * bc) * d * 2, tuple(f"{k}={v}" for k, v in defs.items()))
     return None
+
+
+def irregular_launch(kernel: str, shape: tuple[int, ...], params: dict) -> TwinLaunch:
+    """The irregular twins' launches, as run_irregular.py measures them. Contents that addresses depend on are given
+    by formula (each twin's header says which); the others hold whatever values (measured: CuPy's random floats).
+
+    - spmv_csr, shape (nrows, ncols, nnz per row), params cols = scattered | banded: row_ptr[i] = nnz * i; scattered
+      col[j] = j * SPMV_SCATTER mod ncols; banded col[j] = (j div nnz + j mod nnz - nnz / 2) mod ncols, with the
+      distribution divmod(d,a,b,c,m): element i holds ((i div d) * a + (i mod d) * b + c) mod m.
+    - histogram, histogram_aggregated, shape (n,), params bins = uniform (randint(0,256)) | one (const(7)).
+    - block_scan, block_scan_padded, shape (n,): n / 1024 segments; stencil5, shape (n,): an n x n grid.
+    """
+    src = f"{KERNELS}/{kernel}.cu"
+    if kernel == "spmv_csr":
+        nrows, ncols, nnz = shape
+        cols = {"scattered": f"mulmod({SPMV_SCATTER},{ncols})",
+                "banded": f"divmod({nnz},1,1,{-(nnz // 2)},{ncols})"}[str(params.get("cols", "scattered"))]
+        return TwinLaunch(src, kernel, (-(-nrows // SPMV_THREADS), 1, 1), (SPMV_THREADS, 1, 1),
+                          (f"nrows={nrows}", f"row_ptr=i32[{nrows + 1}]:arange({nnz})",
+                           f"col=i32[{nrows * nnz}]:{cols}", f"val=f32[{nrows * nnz}]", f"x=f32[{ncols}]",
+                           f"y=f32[{nrows}]"))
+    if kernel in ("histogram", "histogram_aggregated"):
+        (n,) = shape
+        bins = HIST_BINS[str(params.get("bins", "uniform"))]
+        return TwinLaunch(src, kernel, (HIST_GRID, 1, 1), (256, 1, 1),
+                          (f"in=i32[{n}]:{bins}", "hist=u32[256]:zeros", f"n={n}"))
+    if kernel in ("block_scan", "block_scan_padded"):
+        (n,) = shape
+        return TwinLaunch(src, kernel, (n // SCAN_SEGMENT, 1, 1), (SCAN_THREADS, 1, 1),
+                          (f"in=f32[{n}]:uniform(0,1)", f"out=f32[{n}]"))
+    (n,) = shape  # stencil5
+    g = -(-n // 32)
+    return TwinLaunch(src, kernel, (g, g, 1), (32, 8, 1), (f"in=f32[{n * n}]:uniform(0,1)", f"out=f32[{n * n}]",
+                                                           f"n={n}"))
