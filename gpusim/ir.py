@@ -255,6 +255,10 @@ class Kernel:
     # SASS instructions of the hot (outer) loop, as `gpusim sass` reports them: what the instruction caches must
     # hold (gpusim/sm/icache.py); 0: small enough to fit
     loop_sass_instructions: int = 0
+    # memory operations whose addresses come from data (a histogram's bins, a gather's indices): their counts change
+    # from one loop iteration and one CTA to the next, and are sampled (gpusim.patterns.VARYING_SAMPLES), not
+    # required to repeat
+    varying: frozenset = frozenset()
 
     @property
     def tensor_bytes(self) -> int:

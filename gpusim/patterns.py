@@ -20,6 +20,7 @@ import numpy as np
 from gpusim.ir import AddrCtx, Kernel, KernelError, Loop, Mem
 from gpusim.memory import coalescing, shared
 
+VARYING_SAMPLES = 8  # loop iterations sampled of an operation whose addresses come from data (Kernel.varying)
 PREDICATED_OFF = -2  # an address expression's value for a lane whose warp issues the instruction with the lane off
 
 if TYPE_CHECKING:
@@ -166,8 +167,13 @@ def analyze(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int] = (0,
             elif isinstance(op, Mem):
                 if op.name in out:
                     raise KernelError(f"{kernel.name}: two memory operations are named '{op.name}'")
-                its = samples if in_loop else [0]
+                varying = in_loop and op.name in kernel.varying
+                its = (list(range(min(trips, VARYING_SAMPLES))) if varying else samples) if in_loop else [0]
                 per_it = [np.stack([_counts(kernel, op, cta, it, j, geo) for j in range(inner)]) for it in its]
+                if varying:  # a sample of its iterations, cycled through (no period to find, no last row)
+                    c = np.stack(per_it)
+                    out[op.name] = MemPattern(op, len(per_it), *(c[:, :, k, :] for k in range(5)))
+                    continue
                 period = _period(kernel, op, per_it)
                 rows = per_it[:period]
                 last = False
@@ -199,8 +205,10 @@ INTERIOR, LAST, FIRST = 0, 1, 2
 
 
 def _first_counts(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int]) -> dict[str, np.ndarray]:
-    """Every memory operation's counts in the first iteration of the loops of one CTA (a cheap fingerprint)."""
-    return {op.name: _counts(kernel, op, cta, 0, 0, geo) for op in kernel.all_ops() if isinstance(op, Mem)}
+    """Every memory operation's counts in the first iteration of the loops of one CTA (a cheap fingerprint; the
+    operations whose addresses come from data differ between any two CTAs and are left out)."""
+    return {op.name: _counts(kernel, op, cta, 0, 0, geo) for op in kernel.all_ops()
+            if isinstance(op, Mem) and op.name not in kernel.varying}
 
 
 def _differs(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> str | None:

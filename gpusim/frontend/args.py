@@ -4,7 +4,7 @@ Scalars are passed by value: ``4096``, ``-1``, ``0.5``, ``0x10`` (the type from 
 source says it, else an integer unless written with a point or exponent; ``f32:1``, ``i64:7`` force one).
 Pointers are tensors: ``f32[4096*4096]`` or ``f32[4096,4096]`` (dtype and elements), optionally with contents:
 ``:uniform(0,1)``, ``:normal``, ``:randint(0,256)``, ``:zeros``, ``:ones``, ``:const(3)``, ``:arange(step, start)``,
-``:mulmod(a,m)`` (element i holds i*a mod m), or
+``:mulmod(a,m)`` (element i holds i*a mod m), ``:divmod(d,a,b,c,m)`` (((i div d)*a + (i mod d)*b + c) mod m), or
 ``@file.npy`` (dtype and size from the file unless written before it). A tensor whose contents are not given holds
 generated values (uniform in [-1, 1) for floats, zeros for integers) that an address may not depend on.
 Arguments go by name (``A=f32[...]``, where the signature is known) or in order.
@@ -107,12 +107,15 @@ def parse_arg(text: str, name: str, ctype: str | None, where: str):
         if m.group("file"):
             return _from_file(name, m.group("file"), (dtype, elements), where)
         dist = m.group("dist") or ""
-        known = ("uniform", "normal", "randint", "zeros", "ones", "const", "arange", "mulmod")
+        known = ("uniform", "normal", "randint", "zeros", "ones", "const", "arange", "mulmod", "divmod")
         if dist and dist not in known:
             raise ArgError(f"{where}: unknown contents {dist!r} (known: {', '.join(known)} or @file.npy)")
         args = tuple(_number(x, where) for x in (m.group("args") or "").split(",") if x.strip())
         if dist == "randint" and len(args) != 2:
             raise ArgError(f"{where}: randint needs (low, high)")
+        if dist == "divmod" and len(args) != 5:
+            raise ArgError(f"{where}: divmod needs (d, a, b, c, m): element i holds ((i div d)*a + (i mod d)*b + c) "
+                           "mod m")
         if dist == "mulmod" and len(args) != 2:
             raise ArgError(f"{where}: mulmod needs (multiplier, modulus)")
         if dist == "const" and len(args) != 1:

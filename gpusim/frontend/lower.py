@@ -12,6 +12,7 @@ import numpy as np
 from gpusim import ir
 from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
+from gpusim.frontend.memory import DATA
 from gpusim.frontend.trace import (AddressBook, Batch, LoweringError, Rec, Segments, SYNC_MNEMONICS, pipe_of,
                                    reads_of, ref_of, writes_of)
 
@@ -167,6 +168,7 @@ class Builder:
         self.names: set[str] = set()
         self.used_local = False
         self.books: list[AddressBook] = []
+        self.varying: set[str] = set()  # memory ops whose addresses come from data (Kernel.varying)
 
     def _name(self, unit: list[Position], what: str) -> str:
         base = f"{unit[0].part}_{what}_{unit[0].inst.addr:x}"
@@ -177,7 +179,12 @@ class Builder:
         self.names.add(name)
         return name
 
+    def _note_varying(self, name: str, unit: list[Position]) -> None:
+        if any(r.taint & DATA for p in unit for r in p.recs.values()):
+            self.varying.add(name)
+
     def book(self, name: str, unit: list[Position], per_cta: list[dict]) -> AddressBook:
+        self._note_varying(name, unit)
         b = self.ctx.batch
         in_loop = unit[0].part == "l"
         trips = strides = None
@@ -415,7 +422,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     if b.used_local:
         tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads)]
     return ir.Kernel(name, "cuda", tuple(batch.grid), {}, launch, pro, loop, epi, tuple(tensors), flops, source,
-                     notes, trips_of=trips_of, loop_sass_instructions=loop_insts)
+                     notes, trips_of=trips_of, loop_sass_instructions=loop_insts, varying=frozenset(b.varying))
 
 
 def _flat(units_ops):

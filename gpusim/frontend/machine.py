@@ -471,11 +471,13 @@ class Machine:
         ops = list(d.ops)
         mn = d.mnemonic
         if mn in ("RED", "REDG"):
-            dst, a, src = None, ops[0], ops[1]
+            dst, a, src = None, ops[0], ops[1] if len(ops) > 1 else None
         else:
             if isinstance(ops[0], Pred):
                 ops.pop(0)
-            dst, a, src = ops[0], ops[1], ops[2]
+            dst, a, src = ops[0], ops[1], ops[2] if len(ops) > 2 else None
+        if src is None and not d.has("INC", "DEC"):
+            raise S.unsupported(d, "an atomic without a source operand")
         space = "shared" if mn == "ATOMS" else "global"
         width = 8 if d.has("64") and not d.has("F64") or d.has("F64") else 4
         op = next((k for k in d.mods if k in ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
@@ -511,7 +513,10 @@ class Machine:
                     if not self.probing:
                         self.gmem.write(ti, o[k:k + 1], b.reshape(1, -1))
                 _ = tensor
-            srcv = self._regs_bytes(src, width)[idx]
+            if src is None:  # ATOMS.POPC.INC: each active lane adds one
+                srcv = np.tile(np.array([1], dtype=np.uint32).view(np.uint8), (len(idx), 1))[:, :width]
+            else:
+                srcv = self._regs_bytes(src, width)[idx]
             cmpv = self._regs_bytes(ops[3], width)[idx] if op == "CAS" else None
             typ = next((k for k in d.mods if k in ("F32", "F64", "S32", "U32", "64", "F16x2", "BF16x2")), "U32")
             olds = np.zeros((len(idx), width), dtype=np.uint8)
@@ -526,7 +531,8 @@ class Machine:
                 self._put_loaded(d, dst, data, em, DATA | UNKNOWN * (space == "global" and not
                                                                       self.gmem.tensors[ti].given))
             if space == "shared":
-                _set_words_taint(self.smem_taint, off[idx], width, S.any_taint(S.taint(self, src), em) | DATA)
+                t_src = S.any_taint(S.taint(self, src), em) if src is not None else 0
+                _set_words_taint(self.smem_taint, off[idx], width, t_src | DATA)
         return MemAccess(space, "atom", width, out, ti, t_addr)
 
     # --- running --------------------------------------------------------------------------------------------------

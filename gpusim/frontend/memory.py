@@ -135,7 +135,8 @@ def generated(kind: str, dtype: np.dtype, size_bytes: int, tensor: int, args: tu
         elif kind == "const":
             vals = np.full(n, args[0])
         elif kind == "arange":  # element i holds start + i * step
-            step, start = (tuple(args) + (1, 0))[:2] if args else (1, 0)
+            step = args[0] if len(args) > 0 else 1
+            start = args[1] if len(args) > 1 else 0
             vals = start + np.arange(first, first + n, dtype=np.float64) * step
         elif kind == "uniform":
             lo, hi = args if args else (-1.0, 1.0)
@@ -146,6 +147,10 @@ def generated(kind: str, dtype: np.dtype, size_bytes: int, tensor: int, args: tu
         elif kind == "randint":
             lo, hi = args
             vals = rng.integers(int(lo), int(hi), n)
+        elif kind == "divmod":  # element i holds ((i div d) * a + (i mod d) * b + c) mod m, in [0, m)
+            dv, a, b, c, mod = (int(x) for x in args)
+            i = np.arange(first, first + n, dtype=np.int64)
+            vals = ((i // dv) * a + (i % dv) * b + c) % mod
         elif kind == "mulmod":  # element i holds (i * a) mod m: a permutation of 0..m-1 for odd a and m a power of 2
             a, mod = (int(x) for x in args)
             vals = (np.arange(first, first + n, dtype=np.uint64) * np.uint64(a % (1 << 64))) % np.uint64(mod)

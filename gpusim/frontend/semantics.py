@@ -228,11 +228,13 @@ def imad(m, d, em):
         return
     a, b, c = (u32(m, o) for o in ops[1:4])
     if d.has("HI"):
+        # the high word of a * b plus the 64-bit addend {c+1 : c} (a register pair; an immediate zero-extended)
+        c64 = u64(m, ops[3]) if isinstance(ops[3], Reg) else c.astype(np.uint64)
         if d.has("U32"):
-            hi = (a.astype(np.uint64) * b.astype(np.uint64)) >> np.uint64(32)
+            prod = a.astype(np.uint64) * b.astype(np.uint64)
         else:
-            hi = ((a.view(np.int32).astype(np.int64) * b.view(np.int32).astype(np.int64)) >> 32).astype(np.uint64)
-        v = (hi + c.astype(np.uint64)) & MASK32
+            prod = (a.view(np.int32).astype(np.int64) * b.view(np.int32).astype(np.int64)).astype(np.uint64)
+        v = ((prod + c64) >> np.uint64(32)) & MASK32
         if d.has("X") and len(ops) > 4:
             v = (v + pred(m, ops[4]).astype(np.uint64)) & MASK32
         put(m, ops[0], v.astype(U32), em, t)
