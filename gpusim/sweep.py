@@ -238,8 +238,8 @@ def evaluate(task: Task) -> dict:
         return {"error": " ".join(str(e).split())}
     flat = {}
     for k, v in m.items():
-        if isinstance(v, dict):
-            flat.update({f"{k}.{sub}": _plain(x) for sub, x in v.items()})
+        if isinstance(v, dict):  # one level: a deeper structure (the stall causes) stays in `gpusim run --json`
+            flat.update({f"{k}.{sub}": _plain(x) for sub, x in v.items() if not isinstance(x, dict)})
         elif isinstance(v, (list, tuple)):
             flat[k] = ",".join(map(str, v))
         else:

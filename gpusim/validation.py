@@ -9,6 +9,7 @@ ladder, per-metric errors and how often the top stall reason matches ncu's. Tole
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tomllib
@@ -88,6 +89,46 @@ def latest_measurements(gpu_model: str) -> Path:
     if not files:
         raise ValidationError(f"no measurements in {quote(folder)}")
     return files[-1]
+
+
+def measured_kernels(cfg: HardwareConfig, folder: Path | None = None) -> set[str]:
+    """The kernels with at least one correct measurement on the config's GPU committed in ``validate/measurements``
+    (every schema-1 file with kernels whose GPU the config names)."""
+    return set(_measured_kernels(str(folder or MEASUREMENTS / cfg.gpu_model.lower()), tuple(cfg.device_names)))
+
+
+@functools.lru_cache(maxsize=8)
+def _measured_kernels(folder: str, device_names: tuple[str, ...]) -> frozenset[str]:
+    out = set()
+    for f in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []:
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("kernels"), list):
+            continue
+        if not isinstance(data.get("gpu"), dict) or data["gpu"].get("name") not in device_names:
+            continue
+        out |= {e["kernel"] for e in data["kernels"] if isinstance(e, dict) and e.get("correct")
+                and isinstance(e.get("kernel"), str)}
+    return frozenset(out)
+
+
+def unvalidated_note(cfg: HardwareConfig, kernel: str) -> str:
+    """"" when the kernel's family has committed measurements on the config's GPU; else the sentence that says the
+    prediction is unvalidated, and why."""
+    from gpusim.ir import REGISTRY
+
+    measured = measured_kernels(cfg)
+    if not measured:
+        return (f"unvalidated: no kernel measurements of the {cfg.gpu_model} are committed "
+                f"(validate/measurements/{cfg.gpu_model.lower()}/); the model is validated on the H100 only")
+    kd = REGISTRY.get(kernel)
+    family = kd.family if kd else ""
+    if not any(REGISTRY[k].family == family for k in measured if k in REGISTRY):
+        return (f"unvalidated: no committed measurements of the '{family}' family on the {cfg.gpu_model} "
+                f"(validate/measurements/{cfg.gpu_model.lower()}/)")
+    return ""
 
 
 def companion_files(path: Path) -> list[Path]:
