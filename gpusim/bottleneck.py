@@ -376,6 +376,66 @@ def limiter_rows(rows, cfg: HardwareConfig) -> list[LimiterRow]:
     return out
 
 
+@dataclass(frozen=True)
+class LimiterSummary:
+    rows: list[LimiterRow]
+    match_pct: float  # predicted limiter is the measured one
+    tie_match_pct: float  # ... or within CO_LIMIT_PTS of the measured top in the measurement
+    mismatches: list[LimiterRow]
+
+
+def limiter_summary(rows, cfg: HardwareConfig) -> LimiterSummary:
+    lr = limiter_rows(rows, cfg)
+    n = len(lr) or 1
+    tie = [r for r in lr if r.match or r.measured_pct >= r.measured_top_pct - CO_LIMIT_PTS]
+    return LimiterSummary(lr, 100.0 * sum(r.match for r in lr) / n, 100.0 * len(tie) / n,
+                          [r for r in lr if not r.match])
+
+
+LIMITER_GOAL_PCT = 90.0  # issue 27: the predicted limiter is the measured one on at least this share of rows
+
+
+def limiter_lines(s: LimiterSummary, ncu_dram: list[tuple[str, float, float]]) -> list[str]:
+    """What ``gpusim validate`` prints about the limiter."""
+    from collections import Counter
+
+    out = [f"predicted limiter = measured limiter on {s.match_pct:.1f}% of {len(s.rows)} rows "
+           f"({s.tie_match_pct:.1f}% counting the measured top and a unit within {CO_LIMIT_PTS:g} points of it as "
+           f"tied; goal >= {LIMITER_GOAL_PCT:g}%) {'met' if s.match_pct >= LIMITER_GOAL_PCT else 'short'}",
+           "  measured: each unit's work in the ncu counters (bytes, L2 lookups, wavefronts, instructions; the model's "
+           "pattern for global lines, which ncu does not count) costed at the config's rates over the CUDA-event "
+           "time at ncu's SM clock"]
+    pairs = Counter((r.predicted, r.measured) for r in s.mismatches)
+    for (p, m), n in pairs.most_common():
+        where = [r.where for r in s.mismatches if (r.predicted, r.measured) == (p, m)]
+        out.append(f"  predicted {p}, measured {m}: {n} row(s), e.g. {', '.join(where[:3])}")
+    if ncu_dram:
+        err = [abs(p - m) for _, p, m in ncu_dram]
+        out.append(f"ncu's own DRAM SOL (dram__throughput.avg.pct_of_peak_sustained_elapsed, {len(ncu_dram)} rows that "
+                   f"recorded it): predicted DRAM throughput within {sum(err) / len(err):.1f} points on average, "
+                   f"{max(err):.1f} at worst")
+    return out
+
+
+def limiter_markdown(s: LimiterSummary, ncu_dram: list[tuple[str, float, float]]) -> list[str]:
+    out = ["## Limiter: predicted against measured", "",
+           "The predicted limiter is the unit with the largest share of its peak (`gpusim__sol_pct`). The measured "
+           "share of each unit is its work in the row's ncu counters (DRAM bytes, L2 lookups, shared wavefronts and "
+           "global sectors, instructions; global lines per sector, which ncu does not count, from the kernel's "
+           "addresses) costed at the config's rates, over the CUDA-event time at ncu's SM clock. ncu's own SOL "
+           "percentages were recorded only in hopper-gemm-2026-11-22.json (DRAM and SM throughput), compared below.",
+           "", f"- {limiter_lines(s, ncu_dram)[0]}", "",
+           "| row | predicted limiter | % | measured limiter | % | measured % of the predicted limiter |",
+           "|---|---|---|---|---|---|"]
+    for r in s.rows:
+        out.append(f"| {r.where} | {r.predicted} | {r.predicted_pct:.1f} | {r.measured} | {r.measured_top_pct:.1f} | "
+                   f"{r.measured_pct:.1f} |")
+    if ncu_dram:
+        out += ["", "| row | predicted DRAM % of datasheet peak | ncu dram__throughput % |", "|---|---|---|"]
+        out += [f"| {w} | {p:.1f} | {m:.1f} |" for w, p, m in ncu_dram]
+    return out + [""]
+
+
 def ncu_dram_sol(rows, cfg: HardwareConfig) -> list[tuple[str, float, float]]:
     """Rows whose measurement holds ncu's own DRAM SOL (``dram__throughput.avg.pct_of_peak_sustained_elapsed``):
     (row, predicted DRAM bytes/s as a share of the datasheet peak, ncu's share)."""
@@ -516,8 +576,8 @@ def metric_moves(before: dict, after: dict, meas_before: dict | None = None,
 
 @dataclass(frozen=True)
 class Why:
-    speedup: float  # predicted: time of ``slow`` over time of ``fast`` as named in the headline (>= 1)
-    measured_speedup: float | None
+    speedup: float  # predicted time of ``a`` over that of ``b`` (> 1: ``b`` is faster)
+    measured_speedup: float | None  # the same, measured
     headline: str
     units: list[UnitDelta]
     moves: list[MetricMove]
@@ -553,13 +613,15 @@ def why_faster(a_name: str, a: dict, b_name: str, b: dict, cfg: HardwareConfig,
     deltas.sort(key=lambda x: -x.share_pct)
     moves = metric_moves(a, b, a_meas if measured else None, b_meas if measured else None)
     faster = tb <= ta
-    fast, slow = (b_name, a_name) if faster else (a_name, b_name)
-    speed = (ta / tb if faster else tb / ta) if ta and tb else math.nan
-    mspeed = ((mta / mtb if faster else mtb / mta) if measured else None)
-    head = f"{fast} is {speed:.2f}x faster than {slow} (predicted" + \
-        (f"; measured {mspeed:.2f}x)." if mspeed else ").")
-    if measured and (mta > mtb) != faster:
-        head += " The measurement disagrees on which is faster."
+    slow = a_name if faster else b_name
+    speed = ta / tb if ta and tb else math.nan  # > 1: b is faster
+    mspeed = mta / mtb if measured else None
+
+    def times(x: float) -> str:
+        return f"{x:.2f}x faster" if x >= 1 else f"{1 / x:.2f}x slower"
+
+    head = f"{b_name} is {times(speed)} than {a_name} (predicted" + \
+        (f"; measured {times(mspeed)})." if mspeed else ").")
     explained = [x for x in deltas if x.share_pct >= SHARE_FLOOR_PCT and x.agrees is not False]
     top = explained[0] if explained else None
     if top is not None:

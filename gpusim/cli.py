@@ -1,4 +1,4 @@
-"""Command line: ``gpusim run | list | ladder | trace | validate | sweep | sass``."""
+"""Command line: ``gpusim run | list | ladder | roofline | trace | validate | sweep | sass``."""
 
 from __future__ import annotations
 
@@ -47,22 +47,28 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[str]:
     return [c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
 
 
+_ARGV: list[str] = []  # the command line being parsed (for the hints of a parse error)
+
+
 def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
-    """"; did you mean --shape?" for a misspelled option or subcommand named in argparse's ``message``."""
+    """"; --shpe: did you mean --shape?" for every misspelled option of the command line (whatever argparse complains
+    of first: a required option the misspelling left out), or for a misspelled subcommand."""
     import difflib
     import re
 
-    if message.startswith("unrecognized arguments:"):
-        words = [w for w in message.split(":", 1)[1].split() if w.startswith("-")]
-        known = _options(parser)
-        hints = [f"{w} -> {near[0]}" for w in words
-                 for near in [difflib.get_close_matches(w.split("=")[0], known, n=1, cutoff=0.6)] if near]
-        return f"; did you mean {', '.join(hints)}?" if hints else ""
     m = re.search(r"invalid choice: '([^']*)'", message)
     if m:
         near = difflib.get_close_matches(m.group(1), _subcommands(parser) or [], n=1, cutoff=0.5)
         return f"; did you mean {near[0]!r}?" if near else ""
-    return ""
+    top = build_parser()
+    known = _options(top)
+    hints = []
+    for w in (t.split("=")[0] for t in _ARGV if t.startswith("--")):
+        if w in known or any(k.startswith(w) for k in known):  # argparse takes a unique prefix
+            continue
+        near = difflib.get_close_matches(w, known, n=1, cutoff=0.6)
+        hints.append(f"{w}: did you mean {near[0]}?" if near else f"{w}: no such option")
+    return "; " + "; ".join(hints) if hints else ""
 
 
 def _known_kernel(name: str) -> None:
@@ -185,11 +191,8 @@ def _check_sass(kernel_name: str, kernel) -> None:
 
 def _first_sentence(text: str) -> str:
     text = " ".join(text.split())
-    for end in (". ", ": "):
-        k = text.find(end)
-        if 0 < k:
-            return text[:k + 1]
-    return text
+    k = text.find(". ")
+    return text[:k + 1] if k > 0 else text
 
 
 def knob_text(kd, name: str) -> str:
@@ -224,9 +227,14 @@ def cmd_list(a) -> int:
     print("-" * min(len(head), width))
     indent = " " * (name_w + 2)
     for d in chosen:
-        knobs = ", ".join(knob_text(d, k) for k in d.defaults) or "-"
         first = f"{d.name:<{name_w}}  {d.family:<{fam_w}}  {','.join(d.shape_names):<{shape_w}}  "
-        lines = textwrap.wrap(knobs, width=max(width - len(first), 30)) or ["-"]
+        lines = [""]
+        for item in [knob_text(d, k) for k in d.defaults] or ["-"]:  # a knob is never split over two lines
+            if lines[-1] and len(lines[-1]) + 2 + len(item) > max(width - len(first), 30):
+                lines[-1] += ","
+                lines.append(item)
+            else:
+                lines[-1] += (", " if lines[-1] else "") + item
         print(first + lines[0])
         for line in lines[1:]:
             print(" " * len(first) + line)
@@ -392,6 +400,58 @@ def _top_stall(m: dict) -> str:
     return f"{top} {stalls[top]:.1f}"
 
 
+def cmd_roofline(a) -> int:
+    """The hierarchical roofline of some kernels (a family's ladder, or named kernels) as a PNG or SVG."""
+    from pathlib import Path
+
+    from gpusim import roofline
+    from gpusim.api import predict_many
+    from gpusim.config import load_config
+    from gpusim.ir import REGISTRY, build_kernel
+    from gpusim.validation import unvalidated_note
+
+    if not a.output.lower().endswith((".png", ".svg")):
+        raise UserError(f"-o {a.output!r}: expected a .png or .svg file")
+    names = [k.strip() for k in (a.kernel or "").split(",") if k.strip()]
+    for n in names:
+        _known_kernel(n)
+    if not names:
+        names = [n for n, d in REGISTRY.items() if d.family == a.family]
+    if a.shape:
+        shape = _shape(a.shape)
+    else:
+        fam = REGISTRY[names[0]].family
+        shape = _shape(DEFAULT_SHAPES.get(fam, "4096,4096,4096"))
+    cfg = load_config(a.config)
+    jobs = [(n, rung_shape(n, shape), None) for n in names]
+    results = predict_many(jobs, cfg, a.workers, tuple(a.kernels or ()), _progress)
+    pts = []
+    for (n, s, _), m in zip(jobs, results, strict=True):
+        if isinstance(m, Exception):
+            raise m
+        flops = build_kernel(n, s, None, cfg).flops
+        if not flops:
+            print(f"gpusim: {n} declares no FLOPs: it has no point on a roofline", file=sys.stderr)
+        pts += roofline.points(n, m, flops, cfg)
+    if not pts:
+        raise UserError("none of these kernels declares FLOPs: nothing to draw (a roofline is FLOP/s against FLOP "
+                        "per byte)")
+    notes = {unvalidated_note(cfg, n) for n in names} - {""}
+    title = f"Hierarchical roofline, {cfg.name}, shape {','.join(map(str, shape))}" + (
+        " (UNVALIDATED)" if notes else "")
+    with _writing("-o", a.output):
+        roofline.figure(pts, cfg, Path(a.output), title)
+    for c in roofline.ceilings(cfg):
+        unit = "TFLOP/s" if c.kind == "compute" else "TB/s"
+        print(f"{c.name:<20} {c.value / 1e12:9.2f} {unit:<8} {c.note}")
+    for p in pts:
+        print(f"  {p.kernel:<28} {p.level:<10} {p.intensity:10.3g} FLOP/B  {p.flops_per_second / 1e12:8.2f} TFLOP/s")
+    for note in sorted(notes):
+        print(f"NOTE: {note}")
+    print(f"wrote {a.output}")
+    return 0
+
+
 def cmd_trace(a) -> int:
     from gpusim.api import predict
     from gpusim.trace import write_trace
@@ -429,6 +489,7 @@ def cmd_validate(a) -> int:
         raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
     summary = v.summarize(rows)
     report = v.markdown(rows, summary, str(path), cfg, explanations)
+    report = v.add_section(report, "## Goals", _limiter_markdown(rows, cfg))
     if a.report:
         with _writing("--report", a.report):
             Path(a.report).write_text(report)
@@ -448,6 +509,12 @@ def cmd_validate(a) -> int:
         print(f"time MAPE {fam}: {f['mape']:.1f}% over {f['n']} rows, worst {f['worst']:.1f}% ({f['worst_row']})")
     for ladder, rho in summary["spearman"].items():
         print(f"Spearman rank correlation {ladder}: {rho:.3f}")
+    from gpusim import bottleneck as bn
+
+    limit = bn.limiter_summary(rows, cfg)
+    ncu_dram = bn.ncu_dram_sol(rows, cfg)
+    for line in bn.limiter_lines(limit, ncu_dram):
+        print(line)
     print(f"busiest predicted unit: {summary['max_utilization_pct']:.1f}% of its peak "
           f"({summary['max_utilization_where']}; physics allows at most 100%)")
     for metric, st in summary["per_metric"].items():
@@ -478,6 +545,12 @@ def cmd_validate(a) -> int:
             print(f"gpusim: accuracy regression: {line}", file=sys.stderr)
         return 1 if bad else 0
     return 0
+
+
+def _limiter_markdown(rows, cfg) -> list[str]:
+    from gpusim import bottleneck as bn
+
+    return bn.limiter_markdown(bn.limiter_summary(rows, cfg), bn.ncu_dram_sol(rows, cfg))
 
 
 def cmd_sweep(a) -> int:
@@ -625,6 +698,14 @@ def build_parser() -> argparse.ArgumentParser:
     lad.add_argument("--workers", type=int, default=None,
                      help="processes the kernels run on (default: one per core; the table is the same)")
     lad.set_defaults(fn=cmd_ladder)
+    rf = sub.add_parser("roofline", help="draw the hierarchical roofline (FP32/tensor roofs, HBM/L2/L1 ceilings) of "
+                                         "a ladder or of some kernels, PNG or SVG")
+    rf.add_argument("kernel", nargs="?", default=None, help="kernels (comma-separated; default: the --family ladder)")
+    common(rf, shape_required=False)
+    rf.add_argument("--family", default="sgemm", help="the ladder to draw when no kernel is named (default sgemm)")
+    rf.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg")
+    rf.add_argument("--workers", type=int, default=None)
+    rf.set_defaults(fn=cmd_roofline)
     t = sub.add_parser("trace", help="write the simulated timeline of one SM (Chrome trace JSON)")
     t.add_argument("kernel")
     common(t)
@@ -724,6 +805,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args:  # `gpusim` alone: what it can do
         build_parser().print_help()
         return 0
+    _ARGV[:] = args
     try:
         a = build_parser().parse_args(_negative_shapes(args))
         if isinstance(getattr(a, "config", None), list):

@@ -259,7 +259,8 @@ def report_lines(m: dict, cfg: HardwareConfig, kernel: str, shape, unvalidated: 
     ld_s, ld_r = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0), \
         m.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 0)
     if ld_r:
-        out.append(f"    global loads: {ld_s / ld_r:.2f} sectors per request (4 is a coalesced 4-B warp load)")
+        out.append(f"    global loads: {ld_s / ld_r:.2f} sectors per request (a warp reading 4 B per lane, coalesced, "
+                   "touches 4; 16 B per lane, 16)")
     # compute
     flops = m.get("gpusim__gflops", 0) * 1e9
     out += ["", f"  Section: {COMPUTE}"]

@@ -851,6 +851,13 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig,
     return "\n".join(out) + "\n"
 
 
+def add_section(report: str, before: str, lines: list[str]) -> str:
+    """``report`` with ``lines`` inserted before the heading ``before`` (at the end when it has none)."""
+    text = "\n".join(lines) + "\n"
+    k = report.find("\n" + before + "\n")
+    return report + "\n" + text if k < 0 else report[:k + 1] + text + "\n" + report[k + 1:]
+
+
 def check_figure_path(path: str) -> None:
     """Refuse a figure path whose format matplotlib cannot write (from its extension), before any work."""
     from matplotlib.backend_bases import FigureCanvasBase
