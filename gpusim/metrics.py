@@ -199,8 +199,8 @@ def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
     """Speed of light: each unit's busy time over the kernel's elapsed time (``gpu__time_duration.sum``, launch
     overheads included, as ncu's ``pct_of_peak_sustained_elapsed``), in percent of its own peak at the clock the
     model ran (:mod:`gpusim.peaks`). The tensor pipe is its FLOPs against the peak of the instruction the kernel uses
-    (wgmma's dense peak, or mma.sync's measured one), so it agrees with the FLOP/s printed beside it; never above the
-    pipe's busy share. A unit's work cannot outrun its rate (:mod:`gpusim.resources`): no share exceeds 100%."""
+    (wgmma's dense peak, or mma.sync's measured one) over the whole chip, so it agrees with the FLOP/s printed beside
+    it. A unit's work cannot outrun its rate (:mod:`gpusim.resources`): no share exceeds 100%."""
     cfg, k, res = sim.config, sim.kernel, sim.result
     clock = sim.clock_hz or sm_clock_hz_for(sim)
     elapsed = (res.cycles / clock * 1e9) / time_ns if time_ns else 0.0  # active share of the elapsed time
@@ -208,13 +208,8 @@ def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
              "L1/shared pipe": "L1TEX", "issue slots": "issue", "FP32 pipe": "pipe fp32"}
     out = {name: _share(sim, unit) * elapsed for name, unit in units.items()}
     if tensor_activity(sim):
-        p = sim.config.pipes
-        wgmma = _share(sim, "pipe wgmma") > 0
-        busy = _share(sim, "pipe wgmma") + _share(sim, "pipe tensor") * p.mma_sync_flops_per_cycle_per_sm \
-            / p.wgmma_flops_per_cycle_per_sm if wgmma else _share(sim, "pipe tensor")
-        pk = peaks(cfg, clock)
-        by_flops = k.flops / (time_ns * 1e-9) / pk.tensor_for("wgmma" if wgmma else "mma.sync") if time_ns else 0.0
-        out["tensor pipe"] = min(by_flops, busy * elapsed)
+        kind = "wgmma" if _share(sim, "pipe wgmma") > 0 else "mma.sync"
+        out["tensor pipe"] = k.flops / (time_ns * 1e-9) / peaks(cfg, clock).tensor_for(kind) if time_ns else 0.0
     for name, unit in (("SFU pipe", "pipe sfu"), ("TMA unit", "TMA")):
         if _share(sim, unit) > 0:
             out[name] = _share(sim, unit) * elapsed
