@@ -163,9 +163,10 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
         return (f"{u.bytes_per_second(b / t_s / pk.sm_count)} per SM (lookups)",
                 f"{u.bytes_per_second(pk.l2_port_bytes_per_second_per_sm)} per SM {ghz}")
     if unit == "L1/shared pipe":
-        return (f"{u.count(_shared_wavefronts(m), 'shared wavefronts')} + {u.count(_global_lines(m), 'global lines')}",
-                f"{u.si(pk.l1tex_wavefronts_per_second, 'wavefronts/s')} ({u.bytes_per_second(pk.shared_bytes_per_second)}"
-                f" shared) {ghz}")
+        return (f"{u.count(_shared_wavefronts(m), 'shared wavefronts')} + "
+                f"{u.count(_global_lines(m), 'global lines')}",
+                f"{u.si(pk.l1tex_wavefronts_per_second, 'wavefronts/s')} "
+                f"({u.bytes_per_second(pk.shared_bytes_per_second)} shared) {ghz}")
     if unit == "issue slots":
         inst = _num(m, "smsp__inst_executed.sum")
         return (f"{u.count(inst, 'warp instructions')} = {u.si(inst / t_s, 'inst/s')}",
@@ -523,26 +524,42 @@ def _sum(*keys: str):
     return lambda m: sum(_num(m, k) for k in keys) if all(_has(m, k) for k in keys) else None
 
 
-# (label, value) of the counters a learner reads a change from; the units each explains
+# (label, value, the units (or unit parts, :func:`_parts`) whose work it explains, "lower" or "higher": the direction
+# that means less work)
 MOVES = (
-    ("DRAM bytes (read + write)", _sum("dram__bytes_read.sum", "dram__bytes_write.sum"), ("HBM", "L2 write path")),
-    ("L2 hit rate (%)", _sum("lts__t_sector_hit_rate.pct"), ("HBM", "L2 write path")),
-    ("L2 read lookups (sectors)", _sum("lts__t_sectors_op_read.sum"), ("L2", "L2 port")),
+    ("DRAM bytes (read + write)", _sum("dram__bytes_read.sum", "dram__bytes_write.sum"), ("HBM", "L2 write path:fill"),
+     "lower"),
+    ("L2 hit rate (%)", _sum("lts__t_sector_hit_rate.pct"), ("HBM", "L2 write path:fill"), "higher"),
+    ("L2 read lookups (sectors)", _sum("lts__t_sectors_op_read.sum"), ("L2", "L2 port"), "lower"),
     ("global-load sectors per request", _per("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
                                             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-     ("L2", "L1/shared pipe", "L2 port")),
+     ("L2", "L1/shared pipe:ld", "L2 port"), "lower"),
     ("global-store sectors per request", _per("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
                                              "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-     ("L2 write path", "L1/shared pipe")),
-    ("global-load requests", _sum("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), ("L1/shared pipe", "L2")),
-    ("L1 hit rate (%)", _sum("l1tex__t_sector_hit_rate.pct"), ("L2", "L2 port")),
-    ("shared wavefronts per conflict-free wavefront", _wf_per_ideal, ("L1/shared pipe",)),
+     ("L2 write path:store", "L1/shared pipe:st"), "lower"),
+    ("global-load requests", _sum("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), ("L1/shared pipe:ld", "L2"),
+     "lower"),
+    ("global-load sectors", _sum("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), ("L1/shared pipe:ld", "L2"),
+     "lower"),
+    ("L1 hit rate (%)", _sum("l1tex__t_sector_hit_rate.pct"), ("L2", "L2 port"), "higher"),
+    ("shared wavefronts per conflict-free wavefront", _wf_per_ideal, ("L1/shared pipe:shared",), "lower"),
     ("shared-memory wavefronts", _sum("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                                      "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"), ("L1/shared pipe",)),
-    ("warp instructions executed", _sum("smsp__inst_executed.sum"), ("issue slots",)),
-    ("achieved occupancy (%)", _sum("sm__warps_active.avg.pct_of_peak_sustained_active"), ()),
-    ("SM clock (Hz)", _sum(CLOCK), ("FP32 pipe", "tensor pipe", "issue slots")),
+                                      "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
+     ("L1/shared pipe:shared",), "lower"),
+    ("warp instructions executed", _sum("smsp__inst_executed.sum"), ("issue slots",), "lower"),
+    ("achieved occupancy (%)", _sum("sm__warps_active.avg.pct_of_peak_sustained_active"), (), "higher"),
+    ("SM clock (Hz)", _sum(CLOCK), ("FP32 pipe", "tensor pipe", "issue slots"), "higher"),
 )
+
+
+def _parts(unit: str, m: dict, cfg: HardwareConfig) -> dict[str, float]:
+    """A unit's work split by what does it (in the unit's cycles), for the units that do several kinds of work."""
+    if unit == "L1/shared pipe":
+        return {"shared": _shared_wavefronts(m), "ld": _num(m, LINES_LD), "st": _num(m, LINES_ST)}
+    if unit == "L2 write path":
+        store, fill = _l2_write_costs(m, cfg)
+        return {"store": store, "fill": fill}
+    return {}
 
 
 def metric_moves(before: dict, after: dict, meas_before: dict | None = None,
@@ -550,9 +567,9 @@ def metric_moves(before: dict, after: dict, meas_before: dict | None = None,
     """Every counter of :data:`MOVES` that changed by :data:`MOVE_RATIO` or more in the prediction or the
     measurement, the largest change first; then each stall reason that did."""
     out = []
-    cands = list(MOVES) + [(f"warps stalled on {r} per issue", _sum(f"{STALL_PREFIX}{r}{STALL_SUFFIX}"), ())
+    cands = list(MOVES) + [(f"warps stalled on {r} per issue", _sum(f"{STALL_PREFIX}{r}{STALL_SUFFIX}"), (), "lower")
                            for r in sorted(set(stalls(before)) | set(stalls(after)))]
-    for label, f, _units in cands:
+    for label, f, _units, _better in cands:
         a, b = f(before), f(after)
         if a is None or b is None:
             continue
@@ -628,12 +645,28 @@ def why_faster(a_name: str, a: dict, b_name: str, b: dict, cfg: HardwareConfig,
         slower_m = a if faster else b
         lim = limiter_of(slower_m.get(SOL) or {})
         f = top.after_ns / top.before_ns if top.before_ns else math.inf
+        fast_m = b if faster else a
+        fast_lim = limiter_of(fast_m.get(SOL) or {})
         head += (f" The {top.unit}'s work {'fell' if f < 1 else 'grew'} from {u.duration_ns(top.before_ns)} to "
                  f"{u.duration_ns(top.after_ns)} of busy time: {top.share_pct:.0f}% of the time difference"
                  + (f" (measured {top.measured_share_pct:.0f}%)" if top.measured_share_pct is not None else "")
-                 + (f"; {top.unit} limited {slow}" if lim == top.unit else "") + ".")
-        why_move = next((mv for mv in moves for label, _f, units_ in MOVES if label == mv.label and top.unit in units_
-                         and mv.agrees is not False), None)
+                 + (f"; {top.unit} limited {slow}" if lim == top.unit else ""))
+        if top.share_pct > 150 and fast_lim and fast_lim != top.unit:  # the limit moved before all of it was saved
+            head += f", and {fast_lim} limits {b_name if faster else a_name} now"
+        head += "."
+        fell = top.after_ns < top.before_ns
+        pa_, pb_ = _parts(top.unit, a, cfg), _parts(top.unit, b, cfg)
+        part = max(pa_, key=lambda k: abs(pa_[k] - pb_.get(k, 0.0))) if pa_ else ""
+        tag = f"{top.unit}:{part}" if part else top.unit
+        why_move = None
+        for mv in moves:  # the largest move of a counter behind this unit, in the direction of its change of work
+            row = next((x for x in MOVES if x[0] == mv.label), None)
+            if row is None or tag not in row[2] or mv.agrees is False or mv.factor == 1:
+                continue
+            less_work = (mv.factor < 1) == (row[3] == "lower")
+            if less_work == fell:
+                why_move = mv
+                break
         if why_move is not None:
             head += f" Behind it: {why_move.label} {_fmtv(why_move.before)} -> {_fmtv(why_move.after)}" + (
                 f" (measured {_fmtv(why_move.measured_before)} -> {_fmtv(why_move.measured_after)})"

@@ -597,6 +597,12 @@ def _sweep(a) -> int:
         print(f"gpusim: interrupted: {outcome.done} of {len(plan.points)} points done (cached){kept}; rerun the same "
               "command to compute the rest", file=sys.stderr)
         return 130
+    from gpusim.config import load_config
+    from gpusim.validation import unvalidated_note
+
+    notes = {unvalidated_note(load_config(c), k) for c in (a.config or [None]) for k in kernels} - {""}
+    for note in sorted(notes):
+        print(f"NOTE: {note}")
     for line in sweep.report_lines(rows, plan.varied):
         print(line)
     if a.figure:
@@ -671,7 +677,8 @@ def build_parser() -> argparse.ArgumentParser:
         kernels(sp)
         sp.add_argument("--shape", required=shape_required, help="problem shape, e.g. 4096,4096,4096 (M,N,K)")
         sp.add_argument("--config", default=None,
-                        help="hardware config: a bundled one by name (h100_sxm, h200) or a TOML file (default h100_sxm)")
+                        help="hardware config: a bundled one by name (h100_sxm, h200) or a TOML file "
+                             "(default h100_sxm)")
 
     r = sub.add_parser("run", help="predict one kernel")
     r.add_argument("kernel")

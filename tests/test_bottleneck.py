@@ -32,20 +32,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def predicted():
-    from gpusim.api import predict
-
-    cache = {}
-
-    def get(name, shape):
-        if (name, shape) not in cache:
-            cache[(name, shape)] = predict(name, shape)[0]
-        return cache[(name, shape)]
-
-    return get
-
-
 def _check_verdict(m: dict) -> None:
     """The physics and honesty rules every prediction's verdict obeys."""
     sol = m[bn.SOL]

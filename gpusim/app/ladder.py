@@ -3,7 +3,8 @@
 Measurements are every schema-1 file with a ``kernels`` list in ``validate/measurements/<gpu>/`` (the
 format ``validate/run_h100.py`` writes). An entry is a kernel at a shape with its non-default knobs
 (``params``: ``{}`` for the kernel as registered, ``{"stages": 4}`` for a variant); a later file (by name)
-overrides an earlier one for the same kernel, shape and knobs. Only runs marked correct are used.
+overrides an earlier one for the same kernel, shape and knobs (its time; its ncu counters too, unless it has none:
+a timing-only rerun keeps the counters of the run before). Only runs marked correct are used.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict
                 if not e.get("correct"):
                     continue
                 key = (str(e["kernel"]), tuple(int(x) for x in e["shape"]), params_key(e.get("params")))
-                out[key] = Measured(*key, float(e["time_ns"]["median"]), dict(e.get("ncu") or {}), path.name)
+                ncu = dict(e.get("ncu") or {})
+                if not ncu and key in out:  # a later timing-only run: the counters of the same launch stay
+                    ncu = out[key].ncu
+                out[key] = Measured(*key, float(e["time_ns"]["median"]), ncu, path.name)
             except (KeyError, TypeError, ValueError):
                 continue  # an entry without a usable time is not a measurement
         for r in data.get("reference") or []:

@@ -131,9 +131,9 @@ def unvalidated(name: str) -> str:
 
 
 def warn_unvalidated(name: str) -> None:
-    note = unvalidated(name)
+    note = unvalidated(name).removeprefix("unvalidated: ")
     if note:
-        st.warning(f"**Unvalidated prediction.** {note[len('unvalidated: '):] if note.startswith('unvalidated: ') else note}")
+        st.warning(f"**Unvalidated prediction.** {note}")
 
 
 def fmt_time(ns: float) -> str:
