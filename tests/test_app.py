@@ -123,6 +123,18 @@ def test_timeline_merges_overlapping_spans_and_names_activities():
     assert len(cut) == 3 and shown < end
     wg, _, _ = timeline.bars(trace, warps_per_cta=4, warpgroups=True)
     assert {b.row for b in wg} == {"CTA 0 WG 0"}
+    early = [(0, "ldA", "global_ld", 0, 100), (5, "mma", "tensor", 0, 400)]  # warp 5 is not among the rows drawn
+    _, shown, end = timeline.bars(early, warps_per_cta=4, max_rows=1)
+    assert shown == end == 100  # the axis ends where the drawn rows end
+
+
+def test_timeline_shares_add_up_to_100_percent():
+    trace = [(0, "ldA", "global_ld", 0, 100), (0, "mma", "tensor", 50, 150), (1, "wait:full", "stall", 0, 40)]
+    share = timeline.busy_share(trace, warps_per_cta=4)
+    assert sum(share.values()) == pytest.approx(100.0, abs=0.2)
+    # the overlap of loads and MMA counts once; warp 1 waits 40 of 150 cycles and does nothing traced after
+    assert share == {timeline.OTHER: 36.7, "MMA (tensor cores)": 33.3, "global memory": 16.7,
+                     "barrier / async wait": 13.3}
 
 
 def test_stage_sweep_shared_memory_grows_until_the_227_kb_limit(h100):
@@ -458,7 +470,8 @@ def test_explorer_loads_a_user_kernel_file_and_shows_a_bad_one_as_one_line(app, 
         at.text_input(key="ex_example_transpose_padded_shape").set_value("1024")
         rerun(at)
         assert metric(at, "predicted time").endswith(("ms", "µs"))
-        assert metric(at, "DRAM GB/s")  # no FLOPs declared: the page leads with bytes per second
+        assert metric(at, "DRAM throughput").endswith("B/s")  # no FLOPs declared: the page leads with bytes/s
+        assert any("Unvalidated" in w.value for w in at.warning)  # a user's kernel has no committed measurements
         at = goto(at, "pipeline_lab")
         at.text_input(key="pl_kernels_path").set_value(str(tmp_path / "missing"))
         rerun(at)
