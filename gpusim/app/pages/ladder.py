@@ -11,6 +11,7 @@ import streamlit as st
 from gpusim import roofline as rl
 from gpusim.app import catalog, ladder
 from gpusim.app.pages import common
+from gpusim.cli import SQUARE_PREFIXES, rung_shape
 
 TIME = "gpu__time_duration.sum"
 LABELS = {"sgemm": "FP32 SGEMM ladder", "hgemm": "tensor-core GEMM ladder", "attention": "attention kernels"}
@@ -40,9 +41,9 @@ def pick_rung(chart_key: str) -> None:
         st.session_state["ld_rung"] = points[0]["kernel"]
 
 
-def bars(df: pd.DataFrame, order: list[str], refs: list[ladder.Reference], as_gflops: bool,
+def bars(df: pd.DataFrame, order: list[str], refs: list[ladder.Reference], y: str,
          flops: int | None) -> alt.Chart:
-    y = "GFLOP/s" if as_gflops else "time (ms)"
+    as_gflops = y == "GFLOP/s"
     long = df.melt(id_vars=["kernel"], value_vars=[f"predicted {y}", f"measured {y}"], var_name="source",
                    value_name=y).dropna()
     long["source"] = long["source"].str.split().str[0]
@@ -59,7 +60,7 @@ def bars(df: pd.DataFrame, order: list[str], refs: list[ladder.Reference], as_gf
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.4)),
         tooltip=["kernel", "source", alt.Tooltip(f"{y}:Q", format=",.3f")],
     ).add_params(sel)
-    if refs and (flops or not as_gflops):
+    if refs and y != "DRAM TB/s" and (flops or not as_gflops):
         r = pd.DataFrame([{"y": flops / ref.time_ns if as_gflops else ref.time_ns / 1e6, "name": ref.name,
                            "how": ref.how} for ref in refs])
         rule = alt.Chart(r).encode(y="y:Q")
@@ -122,24 +123,40 @@ def main() -> None:
     cfg_path = common.config_path()
     cfg = catalog.config(cfg_path)
     measured, refs = common.measurements(cfg_path)
-    shapes = ladder.measured_shapes(measured, names)
+    square = any(n.startswith(SQUARE_PREFIXES) for n in names)  # memory-bound: one element count per ladder
+    if square:  # a transpose's side N stands for N x N elements: the ladder's shape is the element count
+        count: dict[tuple[int, ...], int] = {}
+        for kernel, s_, params in measured:
+            if kernel in names and not params and len(s_) == 1:
+                e = (s_[0] ** 2,) if kernel.startswith(SQUARE_PREFIXES) else s_
+                count[e] = count.get(e, 0) + 1
+        shapes = sorted(count, key=lambda e: (-count[e], -e[0]))
+    else:
+        shapes = ladder.measured_shapes(measured, names)
     default = catalog.default_shape(names[0])
     if default not in shapes:
         shapes.append(default)
     with c2:
-        shape = st.selectbox("shape", shapes, format_func=lambda s: " x ".join(map(str, s)), key=f"ld_{fam}_shape")
+        shape = st.selectbox("shape" + (" (elements; the transposes at sqrt x sqrt)" if square else ""), shapes,
+                             format_func=lambda s: " x ".join(map(str, s)), key=f"ld_{fam}_shape")
     with c3:
-        as_gflops = st.toggle("GFLOP/s", key="ld_gflops", help="bars in GFLOP/s instead of time")
-    if not any(ladder.lookup(measured, n, shape) for n in names):
+        rate = "DRAM TB/s" if square else "GFLOP/s"
+        y = rate if st.toggle(rate, key=f"ld_{fam}_rate", help=f"bars in {rate} instead of time") else "time (ms)"
+
+    def at(n: str) -> tuple[int, ...]:
+        return rung_shape(n, shape)
+
+    if not any(ladder.lookup(measured, n, at(n)) for n in names):
         st.info(f"No measurements of these kernels at this shape on the {cfg.gpu_model} "
                 f"(validate/measurements/{cfg.gpu_model.lower()}/): predictions only.")
     common.warn_unvalidated(names[0])
-    results = common.sweep([(n, shape, {}) for n in names], f"the {fam} ladder")
+    results = common.sweep([(n, at(n), {}) for n in names], f"the {fam} ladder")
     rows, preds, pts = [], {}, []
     for n, (m, err) in zip(names, results, strict=True):
-        meas = ladder.lookup(measured, n, shape)
-        flops = flops_of(n, shape)
-        row = {"kernel": n, "error": err}
+        meas = ladder.lookup(measured, n, at(n))
+        flops = flops_of(n, at(n))
+        row = {"kernel": n, "shape": " x ".join(map(str, at(n) * (2 if n.startswith(SQUARE_PREFIXES) else 1))),
+               "error": err}
         if m:
             preds[n] = m
             pts += rl.points(n, m, flops or 0, cfg)
@@ -147,11 +164,14 @@ def main() -> None:
                 pts += rl.points(n, ladder.measured_metrics(meas), flops or 0, cfg, "measured")
             t = m[TIME]
             row.update({"predicted time (ms)": t / 1e6, "predicted GFLOP/s": m["gpusim__gflops"],
+                        "predicted DRAM TB/s": ladder.dram_bytes(m) / t / 1e3,
                         "predicted intensity": flops / ladder.dram_bytes(m) if flops and ladder.dram_bytes(m) else None,
                         "verdict": m["gpusim__verdict"]})
         if meas:
             row.update({"measured time (ms)": meas.time_ns / 1e6,
                         "measured GFLOP/s": flops / meas.time_ns if flops else None,
+                        "measured DRAM TB/s": ladder.dram_bytes(meas.ncu) / meas.time_ns / 1e3
+                        if ladder.dram_bytes(meas.ncu) else None,
                         "measured intensity": flops / ladder.dram_bytes(meas.ncu)
                         if flops and ladder.dram_bytes(meas.ncu) else None})
             if m:
@@ -159,7 +179,8 @@ def main() -> None:
         rows.append(row)
     df = pd.DataFrame(rows)
     for col in ("predicted time (ms)", "measured time (ms)", "predicted GFLOP/s", "measured GFLOP/s",
-                "predicted intensity", "measured intensity", "error %", "verdict"):
+                "predicted DRAM TB/s", "measured DRAM TB/s", "predicted intensity", "measured intensity", "error %",
+                "verdict"):
         if col not in df:
             df[col] = None
     bad = df[df["error"] != ""]
@@ -170,7 +191,7 @@ def main() -> None:
     left, right = st.columns([3, 1])
     with left:
         key = "ld_chart"
-        st.altair_chart(bars(df, names, ladder.references(refs, fam, shape), as_gflops, flops_of(names[0], shape)),
+        st.altair_chart(bars(df, names, ladder.references(refs, fam, shape), y, flops_of(names[0], at(names[0]))),
                         key=key,
                         on_select=lambda: pick_rung(key), selection_mode="rung", width="stretch")
     with right:
@@ -208,7 +229,7 @@ def main() -> None:
     if rung not in preds or below not in preds:
         st.info("No prediction for one of the two rungs (see the warnings above).")
         return
-    a, b = ladder.lookup(measured, below, shape), ladder.lookup(measured, rung, shape)
+    a, b = ladder.lookup(measured, below, at(below)), ladder.lookup(measured, rung, at(rung))
     why = ladder.why_faster(below, preds[below], rung, preds[rung], cfg,
                             ladder.measured_metrics(a) if a and b else None,
                             ladder.measured_metrics(b) if a and b else None)
