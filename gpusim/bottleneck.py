@@ -565,7 +565,7 @@ def _parts(unit: str, m: dict, cfg: HardwareConfig) -> dict[str, float]:
 def metric_moves(before: dict, after: dict, meas_before: dict | None = None,
                  meas_after: dict | None = None) -> list[MetricMove]:
     """Every counter of :data:`MOVES` that changed by :data:`MOVE_RATIO` or more in the prediction or the
-    measurement, the largest change first; then each stall reason that did."""
+    measurement, the largest change first; then each stall reason that did, the largest first."""
     out = []
     cands = list(MOVES) + [(f"warps stalled on {r} per issue", _sum(f"{STALL_PREFIX}{r}{STALL_SUFFIX}"), (), "lower")
                            for r in sorted(set(stalls(before)) | set(stalls(after)))]
@@ -588,7 +588,8 @@ def metric_moves(before: dict, after: dict, meas_before: dict | None = None,
                 big = max(big, abs(math.log(max(100 - mb, 0.1) / max(100 - ma, 0.1))))
         if big >= math.log(MOVE_RATIO):
             out.append((big, mv))
-    return [mv for _, mv in sorted(out, key=lambda x: -x[0])]
+    # the counters of work first (what a kernel changed), then the stalls (how its warps felt it)
+    return [mv for _, mv in sorted(out, key=lambda x: (x[1].label.startswith("warps stalled"), -x[0]))]
 
 
 @dataclass(frozen=True)

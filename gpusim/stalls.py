@@ -58,6 +58,8 @@ def _cause_sentence(reason: str, cause: str) -> str:
         return f"{cause} (producer and consumer warps hand tiles over)"
     if cause.startswith("stores draining"):
         return "stores draining to L2 before the warp may exit"
+    if cause.split(" ", 1)[0] in ("fp32", "int32", "sfu", "shfl", "tensor", "wgmma"):
+        return f"the result of {cause} (a dependent instruction waits the pipe's latency)"
     if cause == "operands read by the L1TEX pipe":
         return "a store's register operands, read as the L1TEX pipe takes each instruction"
     return cause

@@ -135,7 +135,7 @@ def charts_drawn(pg) -> int:
 
     from PIL import Image
 
-    charts = pg.locator(".vega-embed")
+    charts = pg.locator(".vega-embed:visible")  # a chart on another tab is not drawn until its tab is opened
     n = charts.count()
     for i in range(n):
         c = charts.nth(i)
@@ -186,7 +186,7 @@ def test_page_loads_answers_and_draws_in_a_browser(page, server, name, path, tit
     no_exception(page)
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
     interact(page, name)
-    page.locator(".vega-embed").first.wait_for()
+    page.locator(".vega-embed:visible").first.wait_for()
     assert charts_drawn(page) >= 1
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 

@@ -108,7 +108,11 @@ def roofline(pts: list[rl.Point], cfg) -> alt.Chart | None:
         color=alt.Color("kernel:N", sort=kernels, scale=alt.Scale(domain=kernels, range=palette[:len(kernels)]
                                                                   if len(kernels) <= len(palette) else None),
                         legend=alt.Legend(orient="right", labelLimit=300)),
-        fill=alt.condition(alt.datum.source == "predicted", alt.Color("kernel:N", sort=kernels), alt.value("white")),
+        fill=alt.condition(alt.datum.source == "predicted",
+                           alt.Color("kernel:N", sort=kernels, legend=None,
+                                     scale=alt.Scale(domain=kernels, range=palette[:len(kernels)]
+                                                     if len(kernels) <= len(palette) else None)),
+                           alt.value("white")),
         tooltip=["kernel", "source", "level", alt.Tooltip("FLOP/byte:Q", format=".3g"),
                  alt.Tooltip("TFLOP/s:Q", format=",.2f")])
     return alt.layer(roof, dots).resolve_scale(color="independent", shape="independent").properties(height=480)
@@ -263,8 +267,8 @@ def _ms(ns: float | None) -> str:
 
 def units_table(why) -> pd.DataFrame:
     return pd.DataFrame([{"unit": d.unit, "busy, below": _ms(d.before_ns), "busy, this rung": _ms(d.after_ns),
-                          "share of the time difference (predicted)": f"{d.share_pct:.0f}%",
-                          "share (measured)": "-" if d.measured_share_pct is None else f"{d.measured_share_pct:.0f}%",
+                          "share, predicted": f"{d.share_pct:.0f}%",
+                          "share, measured": "-" if d.measured_share_pct is None else f"{d.measured_share_pct:.0f}%",
                           "agree": {None: "-", True: "yes", False: "no"}[d.agrees]}
                          for d in why.units if abs(d.share_pct) >= 1 or (d.measured_share_pct or 0) >= 1])
 

@@ -188,7 +188,10 @@ def show(result: dict) -> None:
                            "smem/CTA (KB)": (r.get(sweep.SMEM) or 0) / 1024 if not r.get(sweep.ERROR) else None,
                            "occupancy %": r.get(sweep.OCCUPANCY), "cannot launch": r.get(sweep.ERROR) or ""}
                           for r in rows])
-    st.dataframe(table.sort_values("time (us)", na_position="last"), hide_index=True, width="stretch", height=300)
+    st.dataframe(table.sort_values("time (us)", na_position="last"), hide_index=True, width="stretch", height=300,
+                 column_config={"time (us)": st.column_config.NumberColumn(format="%.2f"),
+                                "smem/CTA (KB)": st.column_config.NumberColumn(format="%.1f"),
+                                "occupancy %": st.column_config.NumberColumn(format="%.1f")})
     ranked = sorted(good, key=lambda r: r[sweep.TIME])
     labels = [label(r, varied) for r in ranked]
     pick = st.selectbox("open a point in the kernel explorer (fastest first)", labels, key="sp_point")
