@@ -423,8 +423,10 @@ def limiter_markdown(s: LimiterSummary, ncu_dram: list[tuple[str, float, float]]
            "The predicted limiter is the unit with the largest share of its peak (`gpusim__sol_pct`). The measured "
            "share of each unit is its work in the row's ncu counters (DRAM bytes, L2 lookups, shared wavefronts and "
            "global sectors, instructions; global lines per sector, which ncu does not count, from the kernel's "
-           "addresses) costed at the config's rates, over the CUDA-event time at ncu's SM clock. ncu's own SOL "
-           "percentages were recorded only in hopper-gemm-2026-11-22.json (DRAM and SM throughput), compared below.",
+           "addresses) costed at the config's rates, over the CUDA-event time at ncu's SM clock. This is not "
+           "independent of the model (a unit's cost per counted event is the model's): it checks that the "
+           "measured counts and times put the same unit on top. ncu's own SOL percentages were recorded only in "
+           "hopper-gemm-2026-11-22.json (DRAM and SM throughput); its DRAM throughput is compared below.",
            "", f"- {limiter_lines(s, ncu_dram)[0]}", "",
            "| row | predicted limiter | % | measured limiter | % | measured % of the predicted limiter |",
            "|---|---|---|---|---|---|"]

@@ -155,9 +155,9 @@ def cmd_run(a) -> int:
     if a.csv:
         sys.stdout.write(sections.csv_text(a.kernel, sim.kernel.shape, m, chosen))
         return 0
-    if note:
-        print(f"gpusim: {note}", file=sys.stderr)
     if chosen is not None:
+        if note:
+            print(f"gpusim: {note}", file=sys.stderr)
         rows = [(k, sections.unit_of(k), sections.value_text(k, v)) for k, v in chosen.items()]
         width = [max(len(r[i]) for r in rows) for i in range(2)]
         for k, unit, v in rows:

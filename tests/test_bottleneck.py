@@ -157,3 +157,16 @@ def test_limiter_match_counts_rows():
                                          "lts__t_sectors_op_read.sum": 100})
     s = bn.limiter_summary([same, other], CFG)
     assert s.match_pct == 50.0 and [r.measured for r in s.mismatches] == ["L2"]
+
+
+@pytest.mark.parametrize("name, shape", [("hgemm_ws", (1024, 1024, 1024)), ("fa3", (1, 4, 1024, 128)),
+                                         ("sgemm_2d_blocktiling", (512, 512, 512))])
+def test_every_reported_metric_has_a_section_unit_and_meaning(name, shape, predicted):
+    from gpusim import sections
+
+    m = predicted(name, shape)
+    missing = [k for k in m if not sections.info(k).meaning]
+    assert not missing, f"metrics without a meaning in gpusim/sections.py CATALOG: {missing}"
+    numeric = [k for k, v in m.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    unitless = [k for k in numeric if not sections.unit_of(k) and not k.endswith(".ratio")]
+    assert not unitless, f"numbers without a unit: {unitless}"
