@@ -100,18 +100,19 @@ def figure(kernel_points: list[Point], cfg: HardwareConfig, path: str | Path, ti
     fig, ax = plt.subplots(figsize=(11, 7))
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     top = max(c.value for c in cs if c.kind == "compute")
+    ys_all = [p.flops_per_second for p in pts] or [1e12]
+    ymin, ymax = min(ys_all) / 8, top * 2
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(ymin, ymax)
     mem_style = {"HBM": "-", "L2": "--", "L1/shared": ":"}
-    for c in cs:
+    for c in cs:  # the ceilings are named in the legend (by line style): a label on the plot would sit on points
         if c.kind == "memory":
-            ys = [min(c.value * x, top) for x in xs]
-            ax.plot(xs, ys, mem_style[c.name], color="0.35", lw=1.2)
-            x0 = lo * 1.6
-            ax.text(x0, c.value * x0 * 1.15, f"{c.name} {c.value / 1e12:.2f} TB/s ({c.note})", rotation=0,
-                    fontsize=8, color="0.25", va="bottom")
-        else:
-            ax.axhline(c.value, color="0.2", lw=1.0)
-            ax.text(hi / 1.05, c.value * 1.04, f"{c.name} {c.value / 1e12:,.0f} TFLOP/s at {c.note}", fontsize=8,
-                    ha="right", va="bottom", color="0.15")
+            ax.plot(xs, [min(c.value * x, top) for x in xs], mem_style[c.name], color="0.35", lw=1.2)
+    for k, c in enumerate(sorted((c for c in cs if c.kind == "compute"), key=lambda c: -c.value)):
+        ax.axhline(c.value, color="0.2", lw=1.0)
+        x_at = hi / 1.05 / (12 ** k)  # staggered along the roof so that close roofs keep their labels apart
+        ax.text(x_at, c.value * 1.04, f"{c.name} {c.value / 1e12:,.0f} TFLOP/s at {c.note}", fontsize=8,
+                ha="right", va="bottom", color="0.15", clip_on=True)
     cmap = plt.get_cmap("tab20" if len(kernels) > 10 else "tab10")
     for i, k in enumerate(kernels):
         color = cmap(i % cmap.N)
@@ -126,13 +127,14 @@ def figure(kernel_points: list[Point], cfg: HardwareConfig, path: str | Path, ti
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
-    ys_all = [p.flops_per_second for p in pts] or [1e12]
-    ax.set_ylim(min(ys_all) / 4, top * 2)
+    ax.set_ylim(ymin, ymax)
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved at that level)")
     ax.set_ylabel("achieved FLOP/s")
     ax.set_title(title or f"Hierarchical roofline, {cfg.name}")
     handles = [plt.Line2D([], [], ls="", marker="o", color=cmap(i % cmap.N), label=k) for i, k in enumerate(kernels)]
     handles += [plt.Line2D([], [], ls="", marker=MARKERS[lv], color="0.5", label=f"{lv} bytes") for lv in LEVELS]
+    handles += [plt.Line2D([], [], ls=mem_style[c.name], color="0.35", label=f"{c.name} ceiling "
+                           f"{c.value / 1e12:.2f} TB/s ({c.note})") for c in cs if c.kind == "memory"]
     if any(p.source == "measured" for p in pts):
         handles.append(plt.Line2D([], [], ls="", marker="o", color="0.5", alpha=0.55, label="measured (ncu, faded)"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
