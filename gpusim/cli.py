@@ -241,8 +241,7 @@ def cmd_list(a) -> int:
         doc = " ".join(d.doc.split()) if long else _first_sentence(d.doc)
         for line in textwrap.wrap(doc, width=max(width - len(indent), 30)):
             print(indent + line)
-        if long:
-            print(f"{indent}from {d.origin}")
+        print(f"{indent}from {d.origin}")
     print(f"\nevery kernel also takes the launch knobs {', '.join(LAUNCH_KNOBS)} (ptxas -v's registers per thread, "
           "shared memory per CTA in bytes); set knobs with --set KEY=VALUE" +
           ("" if long else "; --long (or gpusim list NAME) for full descriptions"))
