@@ -173,7 +173,8 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
                 f"{u.si(pk.issue_instructions_per_second, 'inst/s')} {ghz}")
     if unit == "FP32 pipe":
         flops = _num(m, 'gpusim__gflops') * 1e9
-        return (f"{u.flops_per_second(flops)} counted FLOPs" if flops else "no FLOPs counted",
+        return (f"{u.flops_per_second(flops)} counted FLOPs" if flops and not m.get(TENSOR_KIND) else
+                "the counted FLOPs are on the tensor pipe" if flops else "no FLOPs counted",
                 f"{u.flops_per_second(pk.fp32_flops_per_second)} FFMA {ghz}")
     if unit == "tensor pipe":
         kind = m.get(TENSOR_KIND) or "wgmma"
