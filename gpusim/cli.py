@@ -1,4 +1,4 @@
-"""Command line: ``gpusim run | list | ladder | trace | validate | sweep | sass``."""
+"""Command line: ``gpusim run | list | ladder | roofline | trace | validate | sweep | sass``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ from gpusim.config import ConfigError
 from gpusim.ir import KernelError
 from gpusim.sm.occupancy import LaunchError
 
-DEFAULT_SHAPES = {"sgemm": "4096,4096,4096", "hgemm": "4096,4096,4096", "attention": "4,16,4096,128"}
+DEFAULT_SHAPES = {"sgemm": "4096,4096,4096", "hgemm": "4096,4096,4096", "attention": "4,16,4096,128",
+                  "membound": "67108864"}
+# kernels whose one dimension is the side of a square matrix (N x N floats): a ladder given N elements runs them at
+# sqrt(N) per side, so every rung of the membound ladder moves the same data (the transposes measured at 8192 x 8192
+# beside STREAM at 67,108,864 floats)
+SQUARE_PREFIXES = ("mem_transpose",)
 # extra rows a family's ladder shows: (label suffix, overrides) per kernel
 LADDER_VARIANTS = {"attention": (("", {}), (" causal", {"causal": "1"}))}
 USER_ERRORS = (ConfigError, KernelError, LaunchError)
@@ -25,7 +30,81 @@ class UserError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's convention), no usage dump
-        raise UserError(f"{message} ({self.prog})")
+        raise UserError(f"{message}{_did_you_mean(self, message)} ({self.prog})")
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of its subcommands."""
+    out = list(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _options(sub)
+    return sorted(set(out))
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[str]:
+    return [c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+
+
+_ARGV: list[str] = []  # the command line being parsed (for the hints of a parse error)
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """"; --shpe: did you mean --shape?" for every misspelled option of the command line (whatever argparse complains
+    of first: a required option the misspelling left out), or for a misspelled subcommand."""
+    import difflib
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)'", message)
+    if m:
+        near = difflib.get_close_matches(m.group(1), _subcommands(parser) or [], n=1, cutoff=0.5)
+        return f"; did you mean {near[0]!r}?" if near else ""
+    top = build_parser()
+    known = _options(top)
+    hints = []
+    for w in (t.split("=")[0] for t in _ARGV if t.startswith("--")):
+        if w in known or any(k.startswith(w) for k in known):  # argparse takes a unique prefix
+            continue
+        near = difflib.get_close_matches(w, known, n=1, cutoff=0.6)
+        hints.append(f"{w}: did you mean {near[0]}?" if near else f"{w}: no such option")
+    return "; " + "; ".join(hints) if hints else ""
+
+
+def _known_kernel(name: str) -> None:
+    """An unknown kernel name is one line with the nearest registered names."""
+    import difflib
+
+    from gpusim.ir import REGISTRY
+
+    if name in REGISTRY:
+        return
+    near = difflib.get_close_matches(name, list(REGISTRY), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(near)}?" if near else "no registered kernel is close"
+    raise UserError(f"unknown kernel {name!r}: {hint} ('gpusim list' shows all {len(REGISTRY)})")
+
+
+def resolve_config(text: str | None) -> str | None:
+    """A ``--config`` as given, or a bundled config by name: ``h200``, ``h200.toml`` or ``configs/h200.toml`` from any
+    folder (the bundled ones live beside the package, not in the working directory)."""
+    from pathlib import Path
+
+    from gpusim.config import CONFIG_DIR
+
+    if text is None or Path(text).exists():
+        return text
+    name = Path(text).name
+    for cand in (CONFIG_DIR / name, CONFIG_DIR / f"{name}.toml"):
+        if cand.is_file():
+            return str(cand)
+    if "/" not in text and not text.endswith(".toml"):
+        import difflib
+
+        bundled = sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
+        near = difflib.get_close_matches(name, bundled, n=1, cutoff=0.4)
+        raise UserError(f"--config {text!r}: no such file and no bundled config of that name"
+                        + (f"; did you mean {near[0]!r}?" if near else "") + f" (bundled: {', '.join(bundled)})")
+    return text
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -92,10 +171,15 @@ def _dims_text(text: str, flag: str) -> None:
 
 
 def cmd_run(a) -> int:
+    from gpusim import sections
     from gpusim.api import predict
+    from gpusim.validation import unvalidated_note
 
     if is_source(a.kernel):
         m, sim, label = _run_source(a)
+        note = ("a kernel from source: the front-end's accuracy on the validation twins is "
+                "`gpusim validate --frontend`'s; this kernel itself has no committed measurement")
+        m["gpusim__validated"] = False
     else:
         for flag in ("grid", "block", "arg", "name"):
             if getattr(a, flag):
@@ -103,28 +187,31 @@ def cmd_run(a) -> int:
                                 f"{a.kernel!r} is a registered kernel: give --shape")
         if not a.shape:
             raise UserError(f"{a.kernel}: the following arguments are required: --shape")
+        _known_kernel(a.kernel)
         m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
         _check_sass(a.kernel, sim.kernel)
         label = a.kernel
-        m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m}
+        note = unvalidated_note(sim.config, a.kernel)
+        m = {"gpusim__kernel": a.kernel, "gpusim__shape": list(sim.kernel.shape), **m, "gpusim__validated": not note}
+    try:
+        chosen = sections.select(m, a.metrics) if a.metrics else None
+    except sections.MetricsError as e:
+        raise UserError(str(e)) from None
     if a.json:
-        print(json.dumps(m, indent=1, sort_keys=False))
+        print(json.dumps(chosen if chosen is not None else m, indent=1, sort_keys=False))
         return 0
-    where = "" if is_source(a.kernel) else f" {sim.kernel.shape}"
-    print(f"{label}{where} on {sim.config.name}, SM clock "
-          f"{m['sm__cycles_elapsed.avg.per_second'] / 1e6:,.0f} MHz")
-    print(f"  {m['gpu__time_duration.sum'] / 1e6:.3f} ms, {_rate(m, sim.kernel)}; {m['gpusim__verdict']}")
-    width = max(len(k) for k in m)
-    for k, v in m.items():
-        if k.startswith("smsp__average_warps_issue_stalled") or k == "gpusim__utilization_pct":
-            continue
-        print(f"  {k:<{width}}  {_fmt(v)}")
-    print("  stall breakdown (warps per issue):")
-    stalls = sorted(((v, k) for k, v in m.items() if k.startswith("smsp__average_warps_issue_stalled")),
-                    reverse=True)
-    for v, k in stalls:
-        print(f"    {k:<{width}}  {v:.3f}")
-    print("  utilization: " + ", ".join(f"{k} {v:.0f}%" for k, v in m["gpusim__utilization_pct"].items()))
+    if a.csv:
+        sys.stdout.write(sections.csv_text(label, sim.kernel.shape, m, chosen))
+        return 0
+    if chosen is not None:
+        if note:
+            print(f"gpusim: {note}", file=sys.stderr)
+        rows = [(k, sections.unit_of(k), sections.value_text(k, v)) for k, v in chosen.items()]
+        width = [max(len(r[i]) for r in rows) for i in range(2)]
+        for k, unit, v in rows:
+            print(f"{k:<{width[0]}}  {unit:<{width[1]}}  {v}")
+        return 0
+    print("\n".join(sections.report_lines(m, sim.config, label, sim.kernel.shape, note)))
     return 0
 
 
@@ -132,13 +219,6 @@ def dram_gbytes_per_s(m: dict) -> float:
     """DRAM bytes (read + written) over the kernel's time, in GB/s."""
     t = m["gpu__time_duration.sum"]
     return (m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / t if t else 0.0
-
-
-def _rate(m: dict, kernel) -> str:
-    """The headline rate: FLOP/s for a kernel that declares its FLOPs, DRAM bytes/s for one that does not."""
-    if kernel.flops:
-        return f"{m['gpusim__gflops']:,.0f} GFLOP/s"
-    return f"{dram_gbytes_per_s(m):,.0f} GB/s DRAM"
 
 
 def _check_sass(kernel_name: str, kernel) -> None:
@@ -157,23 +237,84 @@ def _check_sass(kernel_name: str, kernel) -> None:
         print(f"gpusim: warning: {kernel_name}: cannot compare with the SASS of {kd.source}: {e}", file=sys.stderr)
 
 
-def cmd_list(a) -> int:
-    from gpusim.ir import REGISTRY
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    k = text.find(". ")
+    return text[:k + 1] if k > 0 else text
 
-    for kd in sorted(REGISTRY.values(), key=lambda d: (d.family, list(REGISTRY).index(d.name))):
-        params = ", ".join(f"{k}={v}" for k, v in kd.defaults.items()) or "-"
-        print(f"{kd.name:<26} {kd.family:<9} shape {','.join(kd.shape_names):<8} params: {params}")
-        if kd.doc:
-            print(f"{'':<26} {kd.doc}")
-        print(f"{'':<26} from {kd.origin}")
+
+def knob_text(kd, name: str) -> str:
+    """A knob as ``gpusim list`` shows it: its default and its allowed values."""
+    default = kd.defaults[name]
+    choices = kd.choices.get(name)
+    if choices:
+        return f"{name}={default} ({'|'.join(map(str, choices))})"
+    if isinstance(default, bool):
+        return f"{name}={int(default)} (0|1)"
+    return f"{name}={default} ({type(default).__name__})"
+
+
+def cmd_list(a) -> int:
+    import shutil
+    import textwrap
+
+    from gpusim.ir import LAUNCH_KNOBS, REGISTRY
+
+    names = a.names or []
+    for n in names:
+        _known_kernel(n)
+    chosen = [REGISTRY[n] for n in names] if names else \
+        sorted(REGISTRY.values(), key=lambda d: (d.family, list(REGISTRY).index(d.name)))
+    width = max(shutil.get_terminal_size((100, 24)).columns, 60)
+    long = a.long or bool(names)
+    name_w = max(len(d.name) for d in chosen)
+    fam_w = max(len(d.family) for d in chosen)
+    shape_w = max(len(",".join(d.shape_names)) for d in chosen)
+    head = f"{'kernel':<{name_w}}  {'family':<{fam_w}}  {'shape':<{shape_w}}  knobs (default (allowed values))"
+    print(head)
+    print("-" * min(len(head), width))
+    indent = " " * (name_w + 2)
+    for d in chosen:
+        first = f"{d.name:<{name_w}}  {d.family:<{fam_w}}  {','.join(d.shape_names):<{shape_w}}  "
+        lines = [""]
+        for item in [knob_text(d, k) for k in d.defaults] or ["-"]:  # a knob is never split over two lines
+            if lines[-1] and len(lines[-1]) + 2 + len(item) > max(width - len(first), 30):
+                lines[-1] += ","
+                lines.append(item)
+            else:
+                lines[-1] += (", " if lines[-1] else "") + item
+        print(first + lines[0])
+        for line in lines[1:]:
+            print(" " * len(first) + line)
+        doc = " ".join(d.doc.split()) if long else _first_sentence(d.doc)
+        for line in textwrap.wrap(doc, width=max(width - len(indent), 30)):
+            print(indent + line)
+        print(f"{indent}from {d.origin}")
+    print(f"\nevery kernel also takes the launch knobs {', '.join(LAUNCH_KNOBS)} (ptxas -v's registers per thread, "
+          "shared memory per CTA in bytes); set knobs with --set KEY=VALUE" +
+          ("" if long else "; --long (or gpusim list NAME) for full descriptions"))
     return 0
+
+
+def rung_shape(name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape a ladder runs ``name`` at: ``shape`` itself, or for a square-matrix kernel (:data:`SQUARE_PREFIXES`)
+    given a one-dimensional ``(N,)``, the side ``sqrt(N)`` (N elements either way)."""
+    import math
+
+    if len(shape) == 1 and name.startswith(SQUARE_PREFIXES):
+        side = math.isqrt(shape[0])
+        if side * side != shape[0]:
+            raise UserError(f"--shape {shape[0]}: the {name} rung is an N x N matrix of the same elements, and "
+                            f"{shape[0]:,} is not a square (try {side * side:,} or {(side + 1) ** 2:,})")
+        return (side,)
+    return tuple(shape)
 
 
 def ladder_rows(family: str, shape, config, progress=None, workers: int | None = None,
                 kernel_paths: tuple[str, ...] = ()) -> list[tuple[str, dict]]:
-    """Predict every kernel of ``family`` (its variants too): (label, metrics) in ladder order. The kernels are
-    independent, so they run on ``workers`` processes (default: one per core; 1: in this process); the rows are
-    the same whatever the number."""
+    """Predict every kernel of ``family`` (its variants too): (label, metrics) in ladder order, each at
+    :func:`rung_shape`. The kernels are independent, so they run on ``workers`` processes (default: one per core; 1:
+    in this process); the rows are the same whatever the number."""
     from gpusim.api import predict_many
     from gpusim.ir import REGISTRY
 
@@ -181,12 +322,13 @@ def ladder_rows(family: str, shape, config, progress=None, workers: int | None =
              for label, o in LADDER_VARIANTS.get(family, (("", {}),))]
     if progress:
         progress(0, len(cases), "")
-    results = predict_many([(name, shape, overrides or None) for _, name, overrides in cases], config, workers,
-                           kernel_paths, progress)
+    results = predict_many([(name, rung_shape(name, shape), overrides or None) for _, name, overrides in cases],
+                           config, workers, kernel_paths, progress)
     for r in results:
         if isinstance(r, Exception):
             raise r
-    return [(label, m) for (label, _, _), m in zip(cases, results, strict=True)]
+    return [(label, {"gpusim__kernel": name, "gpusim__shape": list(rung_shape(name, shape)), **m})
+            for (label, name, _), m in zip(cases, results, strict=True)]
 
 
 def _progress(i: int, n: int, name: str) -> None:
@@ -203,15 +345,21 @@ def cmd_ladder(a) -> int:
     t0 = time.perf_counter()
     if a.workers is not None and a.workers < 1:
         raise UserError(f"--workers {a.workers}: must be at least 1")
+    from gpusim.config import load_config
+    from gpusim.validation import unvalidated_note
+
     rows = ladder_rows(a.family, shape, a.config, _progress, a.workers, tuple(a.kernels or ()))
+    cfg = load_config(a.config)
+    notes = {unvalidated_note(cfg, m["gpusim__kernel"]) for _, m in rows} - {""}
     if a.json:
         print(json.dumps(dict(rows), indent=1))
         return 0
     has = _contents(a.family, shape)
-    rate = (("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.0f}") if has["flops"] and not has["tensor"] else
-            ("TFLOP/s", lambda m: f"{m['gpusim__tflops']:.0f}") if has["flops"] else
-            ("DRAM GB/s", lambda m: f"{dram_gbytes_per_s(m):.0f}"))
-    cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"), rate,
+    tera = max((m["gpusim__tflops"] for _, m in rows), default=0.0) >= 1.0  # the prefix that reads naturally
+    rate = [("TFLOP/s", lambda m: f"{m['gpusim__tflops']:.1f}") if tera else
+            ("GFLOP/s", lambda m: f"{m['gpusim__gflops']:.1f}")] if has["flops"] and a.family != "membound" else []
+    cols = [("time ms", lambda m: f"{m['gpu__time_duration.sum'] / 1e6:.3f}"), *rate,
+            ("DRAM TB/s", lambda m: f"{dram_gbytes_per_s(m) / 1e3:.2f}"),
             ("DRAM rd MB", lambda m: f"{m['dram__bytes_read.sum'] / 1e6:.0f}"),
             ("L2 hit%", lambda m: f"{m['lts__t_sector_hit_rate.pct']:.1f}"),
             ("L1 hit%", lambda m: f"{m['l1tex__t_sector_hit_rate.pct']:.1f}"),
@@ -220,7 +368,7 @@ def cmd_ladder(a) -> int:
             ("lds confl", lambda m: f"{m['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum']:.3g}"),
             ("sts confl", lambda m: f"{m['l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum']:.3g}"),
             ("ldsm confl", lambda m: f"{m['sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum']:.3g}"),
-            ("tensor%", lambda m: f"{m['gpusim__utilization_pct'].get('tensor peak', 0):.0f}"),
+            ("tensor%", lambda m: f"{m['gpusim__sol_pct'].get('tensor pipe', 0):.0f}"),
             ("occ%", lambda m: f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f}"),
             ("regs", lambda m: str(m["launch__registers_per_thread"])),
             ("top stall", _top_stall)]
@@ -236,15 +384,21 @@ def cmd_ladder(a) -> int:
     if not has["tensor"]:
         drop.add("tensor%")
     cols = [c for c in cols if c[0] not in drop]
+    if len({tuple(m["gpusim__shape"]) for _, m in rows}) > 1:  # rungs at their own shapes: say which
+        cols.insert(0, ("shape", _shape_text))
     table = [["kernel"] + [c for c, _ in cols]] + [[n] + [f(m) for _, f in cols] for n, m in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    print(f"{a.family} ladder at {','.join(map(str, shape))}")
+    print(f"{a.family} ladder at {','.join(map(str, shape))}"
+          + (" elements (square-matrix rungs at the same elements)" if a.family == "membound" else "")
+          + f" on {cfg.name}")
+    for note in sorted(notes):
+        print(f"NOTE: {note}")
     for k, r in enumerate(table):
         cells = zip(r, widths, strict=True)
         print("  ".join(c.ljust(w) if i in (0, len(r) - 1) else c.rjust(w) for i, (c, w) in enumerate(cells)))
         if k == 0:
             print("  ".join("-" * w for w in widths))
-    print()
+    print("\nverdicts (the limiting unit's share of its peak, and the work that explains it):")
     for name, m in rows:
         print(f"{name:<26} {m['gpusim__verdict']}")
     if any(m["gpusim__fast_forward"] for _, m in rows):
@@ -252,6 +406,14 @@ def cmd_ladder(a) -> int:
               "are extrapolated)")
     print(f"simulated in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
     return 0
+
+
+def _shape_text(m: dict) -> str:
+    """A rung's shape as the ladder shows it: ``8192x8192`` for a square-matrix kernel's ``(8192,)``."""
+    shape = list(m["gpusim__shape"])
+    if len(shape) == 1 and m["gpusim__kernel"].startswith(SQUARE_PREFIXES):
+        shape *= 2
+    return "x".join(map(str, shape))
 
 
 def _contents(family: str, shape) -> dict[str, bool]:
@@ -263,7 +425,7 @@ def _contents(family: str, shape) -> dict[str, bool]:
     for name, kd in REGISTRY.items():
         if kd.family != family:
             continue
-        k = build_kernel(name, shape)
+        k = build_kernel(name, rung_shape(name, shape))
         has["flops"] |= k.flops > 0
         for op in k.all_ops():
             if isinstance(op, Mem):
@@ -287,10 +449,63 @@ def _top_stall(m: dict) -> str:
     return f"{top} {stalls[top]:.1f}"
 
 
+def cmd_roofline(a) -> int:
+    """The hierarchical roofline of some kernels (a family's ladder, or named kernels) as a PNG or SVG."""
+    from pathlib import Path
+
+    from gpusim import roofline
+    from gpusim.api import predict_many
+    from gpusim.config import load_config
+    from gpusim.ir import REGISTRY, build_kernel
+    from gpusim.validation import unvalidated_note
+
+    if not a.output.lower().endswith((".png", ".svg")):
+        raise UserError(f"-o {a.output!r}: expected a .png or .svg file")
+    names = [k.strip() for k in (a.kernel or "").split(",") if k.strip()]
+    for n in names:
+        _known_kernel(n)
+    if not names:
+        names = [n for n, d in REGISTRY.items() if d.family == a.family]
+    if a.shape:
+        shape = _shape(a.shape)
+    else:
+        fam = REGISTRY[names[0]].family
+        shape = _shape(DEFAULT_SHAPES.get(fam, "4096,4096,4096"))
+    cfg = load_config(a.config)
+    jobs = [(n, rung_shape(n, shape), None) for n in names]
+    results = predict_many(jobs, cfg, a.workers, tuple(a.kernels or ()), _progress)
+    pts = []
+    for (n, s, _), m in zip(jobs, results, strict=True):
+        if isinstance(m, Exception):
+            raise m
+        flops = build_kernel(n, s, None, cfg).flops
+        if not flops:
+            print(f"gpusim: {n} declares no FLOPs: it has no point on a roofline", file=sys.stderr)
+        pts += roofline.points(n, m, flops, cfg)
+    if not pts:
+        raise UserError("none of these kernels declares FLOPs: nothing to draw (a roofline is FLOP/s against FLOP "
+                        "per byte)")
+    notes = {unvalidated_note(cfg, n) for n in names} - {""}
+    title = f"Hierarchical roofline, {cfg.name}, shape {','.join(map(str, shape))}" + (
+        " (UNVALIDATED)" if notes else "")
+    with _writing("-o", a.output):
+        roofline.figure(pts, cfg, Path(a.output), title)
+    for c in roofline.ceilings(cfg):
+        unit = "TFLOP/s" if c.kind == "compute" else "TB/s"
+        print(f"{c.name:<20} {c.value / 1e12:9.2f} {unit:<8} {c.note}")
+    for p in pts:
+        print(f"  {p.kernel:<28} {p.level:<10} {p.intensity:10.3g} FLOP/B  {p.flops_per_second / 1e12:8.2f} TFLOP/s")
+    for note in sorted(notes):
+        print(f"NOTE: {note}")
+    print(f"wrote {a.output}")
+    return 0
+
+
 def cmd_trace(a) -> int:
     from gpusim.api import predict
     from gpusim.trace import write_trace
 
+    _known_kernel(a.kernel)
     _, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config, trace=True)
     with _writing("-o", a.output):
         write_trace(sim, a.output)
@@ -323,6 +538,7 @@ def cmd_validate(a) -> int:
         raise v.ValidationError(f"{path}: no correct measurement of a registered kernel")
     summary = v.summarize(rows)
     report = v.markdown(rows, summary, str(path), cfg, explanations)
+    report = v.add_section(report, "## Goals", _limiter_markdown(rows, cfg))
     frontend = _validate_frontend(cfg, data, a.workers) if a.frontend else None
     if frontend:
         report = report.rstrip("\n") + "\n\n" + "\n".join(frontend[1]) + "\n"
@@ -345,6 +561,12 @@ def cmd_validate(a) -> int:
         print(f"time MAPE {fam}: {f['mape']:.1f}% over {f['n']} rows, worst {f['worst']:.1f}% ({f['worst_row']})")
     for ladder, rho in summary["spearman"].items():
         print(f"Spearman rank correlation {ladder}: {rho:.3f}")
+    from gpusim import bottleneck as bn
+
+    limit = bn.limiter_summary(rows, cfg)
+    ncu_dram = bn.ncu_dram_sol(rows, cfg)
+    for line in bn.limiter_lines(limit, ncu_dram):
+        print(line)
     print(f"busiest predicted unit: {summary['max_utilization_pct']:.1f}% of its peak "
           f"({summary['max_utilization_where']}; physics allows at most 100%)")
     for metric, st in summary["per_metric"].items():
@@ -392,6 +614,12 @@ def _validate_frontend(cfg, data, workers):
     return summary, fv.lines(rows, summary)
 
 
+def _limiter_markdown(rows, cfg) -> list[str]:
+    from gpusim import bottleneck as bn
+
+    return bn.limiter_markdown(bn.limiter_summary(rows, cfg), bn.ncu_dram_sol(rows, cfg))
+
+
 def cmd_sweep(a) -> int:
     from gpusim.sweep import SweepError
 
@@ -436,6 +664,12 @@ def _sweep(a) -> int:
         print(f"gpusim: interrupted: {outcome.done} of {len(plan.points)} points done (cached){kept}; rerun the same "
               "command to compute the rest", file=sys.stderr)
         return 130
+    from gpusim.config import load_config
+    from gpusim.validation import unvalidated_note
+
+    notes = {unvalidated_note(load_config(c), k) for c in (a.config or [None]) for k in kernels} - {""}
+    for note in sorted(notes):
+        print(f"NOTE: {note}")
     for line in sweep.report_lines(rows, plan.varied):
         print(line)
     if a.figure:
@@ -528,7 +762,9 @@ def build_parser() -> argparse.ArgumentParser:
     def common(sp, shape_required=True):
         kernels(sp)
         sp.add_argument("--shape", required=shape_required, help="problem shape, e.g. 4096,4096,4096 (M,N,K)")
-        sp.add_argument("--config", default=None, help="hardware config TOML (default configs/h100_sxm.toml)")
+        sp.add_argument("--config", default=None,
+                        help="hardware config: a bundled one by name (h100_sxm, h200) or a TOML file "
+                             "(default h100_sxm)")
 
     r = sub.add_parser("run", help="predict one kernel: a registered one (--shape) or a CUDA file (--grid, --block, "
                                    "--arg)")
@@ -547,17 +783,34 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--compiler", default="nvcc", choices=("nvcc", "nvrtc"),
                    help="CUDA file: nvcc (default) or NVRTC (as CuPy and PyTorch compile)")
     r.add_argument("--json", action="store_true", help="one JSON object keyed by ncu metric names")
+    r.add_argument("--metrics", default=None, metavar="NAMES",
+                   help="only these metrics: comma-separated names, shell patterns (dram__*) or regex:EXPR, as ncu's "
+                        "--metrics")
+    r.add_argument("--csv", action="store_true",
+                   help="one CSV row per metric (section, name, unit, value), as ncu --csv")
     r.set_defaults(fn=cmd_run)
-    lst = sub.add_parser("list", help="list the registered kernels and their parameters")
+    lst = sub.add_parser("list", help="list the registered kernels, their shapes and knobs (defaults, allowed values)")
+    lst.add_argument("names", nargs="*", metavar="KERNEL", help="only these kernels, with their full descriptions")
+    lst.add_argument("--long", action="store_true", help="full descriptions and where each kernel comes from")
     kernels(lst)
     lst.set_defaults(fn=cmd_list)
     lad = sub.add_parser("ladder", help="predict a whole ladder as a table")
     common(lad, shape_required=False)
-    lad.add_argument("--family", default="sgemm", help="sgemm (default), hgemm or attention")
+    lad.add_argument("--family", default="sgemm",
+                     help="sgemm (default), hgemm, attention, membound (STREAM, transposes, reductions: one element "
+                          "count, the square-matrix rungs at the same elements) or user")
     lad.add_argument("--json", action="store_true")
     lad.add_argument("--workers", type=int, default=None,
                      help="processes the kernels run on (default: one per core; the table is the same)")
     lad.set_defaults(fn=cmd_ladder)
+    rf = sub.add_parser("roofline", help="draw the hierarchical roofline (FP32/tensor roofs, HBM/L2/L1 ceilings) of "
+                                         "a ladder or of some kernels, PNG or SVG")
+    rf.add_argument("kernel", nargs="?", default=None, help="kernels (comma-separated; default: the --family ladder)")
+    common(rf, shape_required=False)
+    rf.add_argument("--family", default="sgemm", help="the ladder to draw when no kernel is named (default sgemm)")
+    rf.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg")
+    rf.add_argument("--workers", type=int, default=None)
+    rf.set_defaults(fn=cmd_roofline)
     t = sub.add_parser("trace", help="write the simulated timeline of one SM (Chrome trace JSON)")
     t.add_argument("kernel")
     common(t)
@@ -568,7 +821,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--measurements", default=None, nargs="+", metavar="PATH",
                      help="measurement JSON files (default: the newest run in validate/measurements and its "
                           "companion <family>-<date>.json files)")
-    val.add_argument("--config", default=None)
+    val.add_argument("--config", default=None, help="hardware config: a bundled one by name or a TOML file")
     val.add_argument("--workers", type=int, default=None,
                      help="processes the rows are predicted on (default: one per core; the report is the same)")
     kernels(val)
@@ -657,8 +910,17 @@ def _validation_error():
 def main(argv: list[str] | None = None) -> int:
     if hasattr(sys.stdout, "reconfigure"):  # a name the terminal cannot encode is escaped, not a traceback
         sys.stdout.reconfigure(errors="backslashreplace")
+    args = sys.argv[1:] if argv is None else argv
+    if not args:  # `gpusim` alone: what it can do
+        build_parser().print_help()
+        return 0
+    _ARGV[:] = args
     try:
-        a = build_parser().parse_args(_negative_shapes(sys.argv[1:] if argv is None else argv))
+        a = build_parser().parse_args(_negative_shapes(args))
+        if isinstance(getattr(a, "config", None), list):
+            a.config = [resolve_config(c) for c in a.config]
+        elif hasattr(a, "config"):
+            a.config = resolve_config(a.config)
         from gpusim import loader
 
         loader.load(getattr(a, "kernels", None) or ())

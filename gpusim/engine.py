@@ -188,6 +188,9 @@ class ChipResult:
     simulated_iterations: int  # most outer-loop iterations simulated by one warp
     period: float = 0.0  # cycles per outer-loop iteration of the first CTA in its measured window
     trace: list = field(default_factory=list)  # (slot x warps per CTA + warp, name, category, t0, t1) on SM 0
+    # (stall reason, what the warps waited on) -> warp-cycles the simulated warps spent so, unweighted: the share of
+    # each reason's cycles each cause holds (gpusim/stalls.py words them)
+    stall_causes: dict = field(default_factory=dict)
 
 
 class ChipMemory:
@@ -343,6 +346,11 @@ class ChipModel:
         # a shuffle's result comes back through the MIO path, like a shared load (ncu: short_scoreboard)
         self.kind_of |= {op.name: SHORT_SCOREBOARD for op in kernel.all_ops()
                          if isinstance(op, Compute) and op.pipe == "shfl"}
+        # what a warp waiting on an operation's result waits for, as the stall explanations name it
+        self.cause_of = {op.name: f"{op.space} {'ldmatrix' if op.kind == 'ldsm' else 'load'} '{op.name}'"
+                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
+        self.cause_of |= {op.name: f"{op.pipe} '{op.name}'" for op in kernel.all_ops() if isinstance(op, Compute)}
+        self.stall_causes: dict[tuple[str, str], float] = {}
         self.barriers = CtaBarriers(self.env, params.barrier_latency)
         self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
         self.phases_per_tile = _phases_per_tile(kernel)
@@ -432,16 +440,22 @@ class ChipModel:
             stats[SELECTED] += n
         return start, self._fetched(wp, t, n, end)
 
+    def _cause(self, reason: int, what: str, cycles: float) -> None:
+        """Tally what a stall of ``reason`` waited on (:attr:`ChipResult.stall_causes`)."""
+        key = (STALLS[reason], what)
+        self.stall_causes[key] = self.stall_causes.get(key, 0.0) + cycles
+
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
-        t, reason = now, None
+        t, reason, on = now, None, ""
         ready = wp.ready
         for d in after:
             r = ready.get(d)
             if r is not None and r > t:
-                t, reason = r, self.kind_of.get(d, WAIT)
+                t, reason, on = r, self.kind_of.get(d, WAIT), d
         if reason is not None:
             if t > now:
                 wp.stats[reason] += t - now
+                self._cause(reason, self.cause_of.get(on, f"'{on}'"), t - now)
             if wp.tracing:
                 self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
@@ -532,6 +546,8 @@ class ChipModel:
         admitted = queue.admit(t, now)  # the LSU queue in front of L1TEX is full: the warp waits to issue
         if admitted > t:
             wp.stats[STALL_INDEX[queue.stall]] += admitted - t
+            self._cause(STALL_INDEX[queue.stall], f"{'LG' if op.space == 'global' else 'MIO'} queue full "
+                        f"('{op.name}')", admitted - t)
             if wp.tracing:
                 self._span(wp, "throttle", "stall", t, admitted)
             t = admitted
@@ -603,6 +619,7 @@ class ChipModel:
                 t = math.ceil(issue_end)
                 if read > t:
                     stats[LONG_SCOREBOARD] += read - t
+                    self._cause(LONG_SCOREBOARD, "operands read by the L1TEX pipe", read - t)
                     t = read
         return first, issue_end, first_l1, l1_end
 
@@ -666,6 +683,7 @@ class ChipModel:
         self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:
             wp.stats[BARRIER] += env.now - now
+            self._cause(BARRIER, "__syncthreads" if op.warps is None else f"named barrier '{op.name}'", env.now - now)
         if wp.tracing:
             self._span(wp, "barrier", "barrier", now, env.now)
 
@@ -678,6 +696,8 @@ class ChipModel:
                 # measured (validate/micro/run_stallmap.py): ncu charges cp.async.wait_group to long_scoreboard and
                 # wgmma.wait_group to barrier
                 wp.stats[BARRIER if op.queue == "wgmma" else LONG_SCOREBOARD] += wake - env.now
+                self._cause(BARRIER if op.queue == "wgmma" else LONG_SCOREBOARD, f"{op.queue}.wait_group",
+                            wake - env.now)
             if wp.tracing:
                 self._span(wp, f"wait:{op.queue}", "stall", env.now, wake)
             yield env.timeout(wake - env.now)
@@ -695,6 +715,7 @@ class ChipModel:
             self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:  # an mbarrier try_wait loop: long_scoreboard in ncu (measured, run_stallmap.py)
             wp.stats[LONG_SCOREBOARD] += env.now - now
+            self._cause(LONG_SCOREBOARD, f"mbarrier '{op.bar}'", env.now - now)
             if wp.tracing:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
@@ -892,6 +913,7 @@ class ChipModel:
             wait = math.ceil(wp.stores_done) - env.now
             if wait > 0:
                 wp.stats[DRAIN] += wait
+                self._cause(DRAIN, "stores draining to L2 at exit", wait)
             if wp.tracing:
                 self._span(wp, "drain", "stall", env.now, env.now + wait)
             yield env.timeout(wait)
@@ -1010,7 +1032,8 @@ class ChipModel:
                           busy=self._busy(), instances=self._instances(),
                           fast_forward=self.loop_ff or self.skip_time > 0, loop_steady=self.loop_steady,
                           grid_skipped_ctas=self.skip_weight, simulated_iterations=self.max_iterations,
-                          period=self.first_period, trace=self.trace)
+                          period=self.first_period, trace=self.trace,
+                          stall_causes=dict(sorted(self.stall_causes.items())))
 
     def _instances(self) -> dict[str, int]:
         sp = self.p.subpartitions

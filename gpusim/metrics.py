@@ -1,10 +1,14 @@
-"""Reports in the profiler's language: Nsight Compute metric names, the stall breakdown and a verdict."""
+"""Reports in the profiler's language: Nsight Compute metric names, the stall breakdown, each unit's share of its
+peak (SOL) and the verdict (:mod:`gpusim.bottleneck`)."""
 
 from __future__ import annotations
 
+from gpusim import bottleneck
 from gpusim.chip import Simulation, class_totals
 from gpusim.engine import STALLS
 from gpusim.ir import Compute, Loop, Mem
+from gpusim.peaks import peaks
+from gpusim.stalls import CAUSES
 
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 TIME = "gpu__time_duration.sum"
@@ -184,8 +188,48 @@ def report(sim: Simulation) -> dict:
     m["gpusim__fast_forward"] = bool(res.fast_forward) or sim.l2.waves_simulated < sim.l2.waves_total
     m["gpusim__steady_state"] = bool(res.loop_steady)
     m["gpusim__utilization_pct"] = utilization(sim)
-    m["gpusim__verdict"] = verdict(m)
+    m[bottleneck.LINES_LD] = round(_sum_ops(sim, "global", "ld", "lines"))
+    m[bottleneck.LINES_ST] = round(_sum_ops(sim, "global", "st", "lines"))
+    if tensor_activity(sim):
+        m[bottleneck.TENSOR_KIND] = "wgmma" if _share(sim, "pipe wgmma") else "mma.sync"
+    m[bottleneck.SOL] = sol(sim, time_ns)
+    m[CAUSES] = stall_causes(res.stall_causes)
+    a = bottleneck.analyze(m, cfg)
+    m[bottleneck.LIMITER] = a.limiter
+    m["gpusim__verdict"] = a.verdict
     return m
+
+
+def stall_causes(tally: dict) -> dict[str, dict[str, float]]:
+    """Per stall reason, the share (%) of its cycles each cause the engine tallied holds."""
+    out: dict[str, dict[str, float]] = {}
+    for (reason, cause), cycles in tally.items():
+        out.setdefault(reason, {})[cause] = cycles
+    for reason, got in out.items():
+        total = sum(got.values()) or 1.0
+        out[reason] = {c: round(100 * v / total, 1) for c, v in sorted(got.items(), key=lambda x: (-x[1], x[0]))}
+    return {r: out[r] for r in sorted(out)}
+
+
+def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
+    """Speed of light: each unit's busy time over the kernel's elapsed time (``gpu__time_duration.sum``, launch
+    overheads included, as ncu's ``pct_of_peak_sustained_elapsed``), in percent of its own peak at the clock the
+    model ran (:mod:`gpusim.peaks`). The tensor pipe is its FLOPs against the peak of the instruction the kernel uses
+    (wgmma's dense peak, or mma.sync's measured one) over the whole chip, so it agrees with the FLOP/s printed beside
+    it. A unit's work cannot outrun its rate (:mod:`gpusim.resources`): no share exceeds 100%."""
+    cfg, k, res = sim.config, sim.kernel, sim.result
+    clock = sim.clock_hz or sm_clock_hz_for(sim)
+    elapsed = (res.cycles / clock * 1e9) / time_ns if time_ns else 0.0  # active share of the elapsed time
+    units = {"HBM": "HBM", "L2": "L2", "L2 write path": "L2 write", "L2 port": "L2 port",
+             "L1/shared pipe": "L1TEX", "issue slots": "issue", "FP32 pipe": "pipe fp32"}
+    out = {name: _share(sim, unit) * elapsed for name, unit in units.items()}
+    if tensor_activity(sim):
+        kind = "wgmma" if _share(sim, "pipe wgmma") > 0 else "mma.sync"
+        out["tensor pipe"] = k.flops / (time_ns * 1e-9) / peaks(cfg, clock).tensor_for(kind) if time_ns else 0.0
+    for name, unit in (("SFU pipe", "pipe sfu"), ("TMA unit", "TMA")):
+        if _share(sim, unit) > 0:
+            out[name] = _share(sim, unit) * elapsed
+    return {name: round(100 * float(v), 1) for name, v in out.items()}
 
 
 def _share(sim: Simulation, unit: str) -> float:
@@ -222,14 +266,13 @@ def utilization(sim: Simulation) -> dict[str, float]:
     over the kernel's cycles. Busy time cannot exceed elapsed time (:mod:`gpusim.resources`), so no share can
     exceed 100%. HBM is shown against the datasheet peak (the model runs it at the measured achievable rate);
     tensor work against the dense bf16 tensor peak (the wgmma rate; mma.sync runs at its own lower rate)."""
-    cfg = sim.config
+    pk = peaks(sim.config)
 
     def share(unit: str) -> float:
         return _share(sim, unit)
 
     out = {
-        "HBM bandwidth": share("HBM") * cfg.hbm.achievable_bandwidth_bytes_per_second
-        / cfg.hbm.peak_bandwidth_bytes_per_second,
+        "HBM bandwidth": share("HBM") * pk.hbm_bytes_per_second / pk.hbm_datasheet_bytes_per_second,
         "L2 bandwidth": share("L2"),
         "L2 write": share("L2 write"),
         "L2 port": share("L2 port"),
@@ -242,31 +285,3 @@ def utilization(sim: Simulation) -> dict[str, float]:
     else:
         out |= {"FP32 peak": share("pipe fp32")}
     return {k: round(100 * v, 1) for k, v in out.items()}
-
-
-BOUND_NAMES = {"HBM bandwidth": "memory-bound", "L2 bandwidth": "L2-bound", "L2 write": "L2-write-bound",
-               "L2 port": "L2-port-bound",
-               "L1/shared pipe": "L1/shared-bound",
-               "issue slots": "issue-bound", "FP32 peak": "compute-bound", "tensor peak": "tensor-bound",
-               "SFU pipe": "SFU-bound"}
-# what a unit's name alone does not tell a reader of the verdict
-UNIT_NOTES = {"L2 write": " (the path into the L2's data array that stores and the lines HBM brings in on misses "
-                          "share)"}
-# a reporting rule, not hardware: the verdict calls a kernel bound by its busiest unit from this share of its peak
-BOUND_THRESHOLD_PCT = 60.0
-
-
-def verdict(m: dict) -> str:
-    """One sentence: the busiest resource, or the dominant stall when nothing is busy."""
-    u = m["gpusim__utilization_pct"]
-    top = max(u, key=u.get)
-    peak = "tensor peak" if "tensor peak" in u else "FP32 peak"
-    fp = u[peak]
-    if u[top] >= BOUND_THRESHOLD_PCT:
-        tail = f", {fp:.0f}% of {peak}" if top != peak else f", {u['HBM bandwidth']:.0f}% of HBM bandwidth"
-        return f"{BOUND_NAMES[top]}: {u[top]:.0f}% of {top}{UNIT_NOTES.get(top, '')}{tail}"
-    stalls = {k.split("stalled_")[1].split("_per_issue")[0]: v for k, v in m.items()
-              if k.startswith("smsp__average_warps_issue_stalled_") and "selected" not in k}
-    worst = max(stalls, key=stalls.get)
-    return (f"latency-bound: warps mostly stalled on {worst} ({stalls[worst]:.1f} warps per issue); "
-            f"busiest is {top} at {u[top]:.0f}%, {fp:.0f}% of {peak}")

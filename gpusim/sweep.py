@@ -238,8 +238,8 @@ def evaluate(task: Task) -> dict:
         return {"error": " ".join(str(e).split())}
     flat = {}
     for k, v in m.items():
-        if isinstance(v, dict):
-            flat.update({f"{k}.{sub}": _plain(x) for sub, x in v.items()})
+        if isinstance(v, dict):  # one level: a deeper structure (the stall causes) stays in `gpusim run --json`
+            flat.update({f"{k}.{sub}": _plain(x) for sub, x in v.items() if not isinstance(x, dict)})
         elif isinstance(v, (list, tuple)):
             flat[k] = ",".join(map(str, v))
         else:
@@ -512,9 +512,11 @@ def top(table_rows: list[dict], n: int = 10) -> list[dict]:
     return sorted(ok_rows(table_rows), key=lambda r: r[TIME])[:n]
 
 
-def pareto(table_rows: list[dict], metric: str, maximize: bool = False) -> list[dict]:
+def pareto(table_rows: list[dict], metric: str, maximize: bool = False, min_gain_pct: float = 0.0) -> list[dict]:
     """The points no other point beats on both time and ``metric`` (less of it, or more when ``maximize``),
-    fastest first. Compare points of one shape on one GPU only."""
+    fastest first. Compare points of one shape on one GPU only. With ``min_gain_pct`` (the model's time error), a
+    point joins the front only if it is faster than every point at least as good on ``metric`` by more than that:
+    a trade the model cannot tell from a tie is not offered."""
     def better(v):
         return -v if maximize else v
 
@@ -524,7 +526,24 @@ def pareto(table_rows: list[dict], metric: str, maximize: bool = False) -> list[
         if v < best:
             front.append(r)
             best = v
-    return front
+    if min_gain_pct <= 0:
+        return front
+    kept: list[dict] = []  # walked from the best on the metric: each kept point buys more than the error in time
+    for r in reversed(front):
+        if not kept or r[TIME] < kept[-1][TIME] / (1 + min_gain_pct / 100):
+            kept.append(r)
+    return kept[::-1]
+
+
+def model_error_pct() -> float:
+    """The model's time error as the validation guards it (``[time] mape_pct`` of validate/tolerances.toml): two
+    predicted times closer than this are not told apart."""
+    from gpusim import validation
+
+    try:
+        return float(validation.load_tolerances()["time"]["mape_pct"])
+    except (validation.ValidationError, KeyError, TypeError, ValueError):
+        return 0.0
 
 
 def groups(table_rows: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
@@ -712,8 +731,9 @@ def report_lines(table_rows: list[dict], knobs: list[str], n_top: int = 10) -> l
             for title, metric, hi, fmt in (
                     ("shared memory per CTA", SMEM, False, lambda v: f"{(v or 0) / 1024:.1f} KB"),
                     ("occupancy", OCCUPANCY, True, lambda v: f"{v or 0:.1f}%")):
-                front = pareto(g, metric, maximize=hi)
-                out.append(f"Pareto front{' of ' + where if where else ''}, time vs {title}: " + "; ".join(
+                front = pareto(g, metric, maximize=hi, min_gain_pct=model_error_pct())
+                out.append(f"Pareto front{' of ' + where if where else ''}, time vs {title} (time differences "
+                           f"under the model's {model_error_pct():g}% error are ties): " + "; ".join(
                     f"{knobs_label(r, knobs)} {fmt_time(r[TIME])} {fmt(r.get(metric))}" for r in front))
     if many["config"]:
         configs, side = across_gpus(table_rows, knobs)

@@ -9,6 +9,7 @@ ladder, per-metric errors and how often the top stall reason matches ncu's. Tole
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tomllib
@@ -88,6 +89,46 @@ def latest_measurements(gpu_model: str) -> Path:
     if not files:
         raise ValidationError(f"no measurements in {quote(folder)}")
     return files[-1]
+
+
+def measured_kernels(cfg: HardwareConfig, folder: Path | None = None) -> set[str]:
+    """The kernels with at least one correct measurement on the config's GPU committed in ``validate/measurements``
+    (every schema-1 file with kernels whose GPU the config names)."""
+    return set(_measured_kernels(str(folder or MEASUREMENTS / cfg.gpu_model.lower()), tuple(cfg.device_names)))
+
+
+@functools.lru_cache(maxsize=8)
+def _measured_kernels(folder: str, device_names: tuple[str, ...]) -> frozenset[str]:
+    out = set()
+    for f in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []:
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("kernels"), list):
+            continue
+        if not isinstance(data.get("gpu"), dict) or data["gpu"].get("name") not in device_names:
+            continue
+        out |= {e["kernel"] for e in data["kernels"] if isinstance(e, dict) and e.get("correct")
+                and isinstance(e.get("kernel"), str)}
+    return frozenset(out)
+
+
+def unvalidated_note(cfg: HardwareConfig, kernel: str) -> str:
+    """"" when the kernel's family has committed measurements on the config's GPU; else the sentence that says the
+    prediction is unvalidated, and why."""
+    from gpusim.ir import REGISTRY
+
+    measured = measured_kernels(cfg)
+    if not measured:
+        return (f"unvalidated: no kernel measurements of the {cfg.gpu_model} are committed "
+                f"(validate/measurements/{cfg.gpu_model.lower()}/); the model is validated on the H100 only")
+    kd = REGISTRY.get(kernel)
+    family = kd.family if kd else ""
+    if not any(REGISTRY[k].family == family for k in measured if k in REGISTRY):
+        return (f"unvalidated: no committed measurements of the '{family}' family on the {cfg.gpu_model} "
+                f"(validate/measurements/{cfg.gpu_model.lower()}/)")
+    return ""
 
 
 def companion_files(path: Path) -> list[Path]:
@@ -810,6 +851,13 @@ def markdown(rows: list[Row], summary: dict, source: str, cfg: HardwareConfig,
     return "\n".join(out) + "\n"
 
 
+def add_section(report: str, before: str, lines: list[str]) -> str:
+    """``report`` with ``lines`` inserted before the heading ``before`` (at the end when it has none)."""
+    text = "\n".join(lines) + "\n"
+    k = report.find("\n" + before + "\n")
+    return report + "\n" + text if k < 0 else report[:k + 1] + text + "\n" + report[k + 1:]
+
+
 def check_figure_path(path: str) -> None:
     """Refuse a figure path whose format matplotlib cannot write (from its extension), before any work."""
     from matplotlib.backend_bases import FigureCanvasBase
@@ -821,25 +869,33 @@ def check_figure_path(path: str) -> None:
                               f" (formats: {', '.join(sorted(formats))})")
 
 
+# the metrics the figure's right panel shows, each with its marker: (metric, label, marker)
+FIGURE_METRICS = ((TIME, "time", "o"), ("dram__bytes_read.sum", "DRAM read bytes", "s"),
+                  ("dram__bytes_write.sum", "DRAM write bytes", "D"), ("lts__t_sectors_op_read.sum", "L2 read lookups",
+                                                                       "^"),
+                  ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared-load wavefronts", "v"),
+                  ("smsp__inst_executed.sum", "instructions", "P"))
+
+
 def figure(rows: list[Row], path: Path) -> None:
+    """Predicted against measured: the time of every row (left, log-log, one colour per kernel family), and the ratio
+    predicted / measured of the main metrics per row (right, one marker per metric, rows grouped by family)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8.5, 6))
-    kernels = list(dict.fromkeys(r.kernel for r in rows))
-    shapes = list(dict.fromkeys(r.shape for r in rows))
-    colors = plt.get_cmap("tab20")
-    markers = "osD^v<>p*h"
-    for r in rows:
-        ax.scatter(r.measured[TIME] / 1e6, r.predicted[TIME] / 1e6, s=30,
-                   color=colors(kernels.index(r.kernel) % 20), marker=markers[shapes.index(r.shape) % len(markers)],
-                   edgecolors="black", linewidths=0.3)
-    for i, k in enumerate(kernels):
-        ax.scatter([], [], color=colors(i % 20), marker="o", label=k)
-    for i, s in enumerate(shapes):
-        ax.scatter([], [], color="grey", marker=markers[i % len(markers)], label=",".join(map(str, s)))
+    from gpusim.ir import REGISTRY
+
+    fam_of = {r.where: REGISTRY[r.kernel].family if r.kernel in REGISTRY else "other" for r in rows}
+    fams = sorted(set(fam_of.values()))
+    palette = plt.get_cmap("tab10")
+    color = {f: palette(i % 10) for i, f in enumerate(fams)}
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [1, 1.35]})
+    for f in fams:
+        sel = [r for r in rows if fam_of[r.where] == f]
+        ax.scatter([r.measured[TIME] / 1e6 for r in sel], [r.predicted[TIME] / 1e6 for r in sel], s=28,
+                   color=color[f], edgecolors="black", linewidths=0.3, label=f"{f} ({len(sel)} rows)", zorder=3)
     lo = min(min(r.measured[TIME], r.predicted[TIME]) for r in rows) / 1e6 / 1.5
     hi = max(max(r.measured[TIME], r.predicted[TIME]) for r in rows) / 1e6 * 1.5
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="exact")
@@ -847,10 +903,44 @@ def figure(rows: list[Row], path: Path) -> None:
     ax.plot([lo, hi], [lo / 1.25, hi / 1.25], "k:", lw=0.6)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
     ax.set_xlabel("measured time (ms, CUDA events)")
     ax.set_ylabel("predicted time (ms, gpusim)")
-    ax.set_title("gpusim vs H100: one point per kernel and shape")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    ax.set_title(f"time: {len(rows)} kernels x shapes")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    ax.grid(True, which="major", color="0.92")
+    ordered = sorted(rows, key=lambda r: (fam_of[r.where], r.kernel, r.shape))
+    for metric, label, marker in FIGURE_METRICS:
+        xs, ys, cs = [], [], []
+        for i, r in enumerate(ordered):
+            p, m = r.predicted.get(metric), r.measured.get(metric)
+            if isinstance(p, (int, float)) and isinstance(m, (int, float)) and p > 0 and m > 0:
+                xs.append(i)
+                ys.append(p / m)
+                cs.append(color[fam_of[r.where]])
+        bx.scatter(xs, ys, marker=marker, s=22, c=cs, edgecolors="black", linewidths=0.25, alpha=0.85, zorder=3)
+        bx.scatter([], [], marker=marker, s=22, color="0.6", edgecolors="black", linewidths=0.25, label=label)
+    bx.axhline(1.0, color="k", lw=0.8)
+    for y in (1.25, 0.8):
+        bx.axhline(y, color="k", lw=0.6, ls=":")
+    start = 0
+    for f in fams:  # the family bands, labelled under the axis
+        n = sum(1 for r in ordered if fam_of[r.where] == f)
+        bx.axvspan(start - 0.5, start + n - 0.5, color=color[f], alpha=0.06, lw=0)
+        bx.text(start + n / 2 - 0.5, 0.02, f, transform=bx.get_xaxis_transform(), ha="center", fontsize=9,
+                color=color[f])
+        start += n
+    bx.set_yscale("log")
+    bx.set_xlim(-1, len(ordered))
+    bx.set_xticks([])
+    bx.set_xlabel("rows, grouped by kernel family (colour as on the left)")
+    bx.set_ylabel("predicted / measured")
+    bx.set_title("metrics per row: one marker per metric (dotted: +-25%)")
+    bx.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    bx.grid(True, axis="y", which="major", color="0.92")
+    fig.suptitle("gpusim vs the H100: predicted against measured", fontsize=12)
     fig.tight_layout()
-    fig.savefig(path, dpi=130, metadata={"Software": None})
+    fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)

@@ -123,6 +123,18 @@ def test_timeline_merges_overlapping_spans_and_names_activities():
     assert len(cut) == 3 and shown < end
     wg, _, _ = timeline.bars(trace, warps_per_cta=4, warpgroups=True)
     assert {b.row for b in wg} == {"CTA 0 WG 0"}
+    early = [(0, "ldA", "global_ld", 0, 100), (5, "mma", "tensor", 0, 400)]  # warp 5 is not among the rows drawn
+    _, shown, end = timeline.bars(early, warps_per_cta=4, max_rows=1)
+    assert shown == end == 100  # the axis ends where the drawn rows end
+
+
+def test_timeline_shares_add_up_to_100_percent():
+    trace = [(0, "ldA", "global_ld", 0, 100), (0, "mma", "tensor", 50, 150), (1, "wait:full", "stall", 0, 40)]
+    share = timeline.busy_share(trace, warps_per_cta=4)
+    assert sum(share.values()) == pytest.approx(100.0, abs=0.2)
+    # the overlap of loads and MMA counts once; warp 1 waits 40 of 150 cycles and does nothing traced after
+    assert share == {timeline.OTHER: 36.7, "MMA (tensor cores)": 33.3, "global memory": 16.7,
+                     "barrier / async wait": 13.3}
 
 
 def test_stage_sweep_shared_memory_grows_until_the_227_kb_limit(h100):
@@ -173,11 +185,31 @@ def test_repository_measurements_cover_the_ladders(h100):
 def test_why_coalescing_beats_the_naive_kernel(predicted):
     lo = predicted("sgemm_naive", (1024, 1024, 1024))
     hi = predicted("sgemm_coalesced", (1024, 1024, 1024))
-    why = ladder.why_faster("sgemm_naive", lo, "sgemm_coalesced", hi)
+    why = ladder.why_faster("sgemm_naive", lo, "sgemm_coalesced", hi, H100)
     assert why.speedup > 1
     assert "sectors per request" in why.headline
-    flipped = ladder.why_faster("sgemm_coalesced", hi, "sgemm_naive", lo)
+    flipped = ladder.why_faster("sgemm_coalesced", hi, "sgemm_naive", lo, H100)
     assert "slower" in flipped.headline
+
+
+def test_a_timing_only_rerun_keeps_the_counters_of_the_run_before(h100):
+    # fp32knobs-2026-11-24.json re-times the FP32 rungs at their defaults without ncu: the ladder's counters stay
+    got, _ = ladder.load_measured(h100)
+    m = ladder.lookup(got, "sgemm_1d_blocktiling", (4096, 4096, 4096))
+    assert m.ncu.get("dram__bytes_read.sum", 0) > 1e9
+
+
+def test_why_2d_blocktiling_beats_1d_names_what_moved(predicted, h100):
+    # the issue's case: the app said "None of the memory or instruction metrics moved much" over an empty table
+    shape = (4096, 4096, 4096)
+    got, _ = ladder.load_measured(h100)
+    lo, hi = predicted("sgemm_1d_blocktiling", shape), predicted("sgemm_2d_blocktiling", shape)
+    a, b = ladder.lookup(got, "sgemm_1d_blocktiling", shape), ladder.lookup(got, "sgemm_2d_blocktiling", shape)
+    why = ladder.why_faster("sgemm_1d_blocktiling", lo, "sgemm_2d_blocktiling", hi, h100,
+                            ladder.measured_metrics(a), ladder.measured_metrics(b))
+    assert "moved much" not in why.headline and "L1/shared pipe" in why.headline
+    dram = next(mv for mv in why.moves if mv.label.startswith("DRAM bytes"))
+    assert dram.measured_factor < 0.6 and dram.factor < 0.6 and dram.agrees  # 1.29 -> 0.62 GB measured
 
 
 def test_catalog_turns_bad_input_into_messages():
@@ -381,6 +413,24 @@ def test_explorer_metrics_stalls_verdict_and_trace(app):
     rerun(at)
     assert any("H200" in c.value for c in at.caption)
     assert time_ns(at) != h100_time  # the H200's HBM and L2 differ, and this kernel is bound by them
+    assert any("Unvalidated" in w.value for w in at.warning)  # no H200 kernel measurements are committed
+
+
+def test_explorer_speed_of_light_names_the_limiter(app):
+    at = goto(app, "explorer")
+    at.selectbox(key="ex_kernel").set_value("mem_transpose_shared")
+    rerun(at)
+    at.text_input(key="ex_mem_transpose_shared_shape").set_value("1024")
+    rerun(at)
+    sol = next(d.value for d in at.dataframe if "% of peak" in d.value.columns)
+    top = sol.loc[sol["% of peak"].idxmax(), "unit"]
+    assert top == "L1/shared pipe" and (sol["% of peak"] <= 100).all()
+    assert all(isinstance(x, str) and x for x in sol["peak"])  # every peak with its unit
+    verdict = next(i.value for i in at.info if i.value.startswith("**Verdict:**"))
+    assert "L1/shared pipe" in verdict and "bank conflicts" in verdict
+    stalls = next(d.value for d in at.dataframe if "what the model's warps waited on" in d.value.columns)
+    assert stalls["what the model's warps waited on"].str.len().min() > 0  # no blank explanation
+    assert not any("Unvalidated" in w.value for w in at.warning)  # the membound family is measured on the H100
 
 
 def test_explorer_bad_input_is_a_message(app):
@@ -420,7 +470,8 @@ def test_explorer_loads_a_user_kernel_file_and_shows_a_bad_one_as_one_line(app, 
         at.text_input(key="ex_example_transpose_padded_shape").set_value("1024")
         rerun(at)
         assert metric(at, "predicted time").endswith(("ms", "µs"))
-        assert metric(at, "DRAM GB/s")  # no FLOPs declared: the page leads with bytes per second
+        assert metric(at, "DRAM throughput").endswith("B/s")  # no FLOPs declared: the page leads with bytes/s
+        assert any("Unvalidated" in w.value for w in at.warning)  # a user's kernel has no committed measurements
         at = goto(at, "pipeline_lab")
         at.text_input(key="pl_kernels_path").set_value(str(tmp_path / "missing"))
         rerun(at)

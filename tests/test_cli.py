@@ -137,9 +137,13 @@ def test_set_regs_per_thread_is_reported(capsys):
 def test_run_text_output(capsys):
     assert main(["run", "sgemm_naive", "--shape", SMALL]) == 0
     out, _ = capsys.readouterr()
-    assert out.startswith("sgemm_naive (256, 256, 256) on NVIDIA H100")
-    assert "gpu__time_duration.sum" in out
-    assert "stall breakdown" in out
+    assert out.startswith("sgemm_naive 256,256,256 on NVIDIA H100")
+    for section in ("GPU Speed Of Light Throughput", "Memory Workload Analysis", "Compute Workload Analysis",
+                    "Launch Statistics", "Occupancy", "Warp State Statistics"):
+        assert f"Section: {section}" in out
+    assert "Limiter: " in out and "Verdict: " in out
+    assert "gpu__time_duration" not in out or " ns)" in out  # a duration always carries its unit
+    assert "GFLOP/s" in out or "TFLOP/s" in out
 
 
 def test_list_shows_every_registered_kernel(capsys):
@@ -148,10 +152,12 @@ def test_list_shows_every_registered_kernel(capsys):
 
     assert main(["list"]) == 0
     out, _ = capsys.readouterr()
-    listed = {line.split()[0] for line in out.splitlines() if line and not line[0].isspace()}
+    rows = out.split("\n\n")[0].splitlines()[2:]  # below the header and its rule, above the footer
+    listed = {line.split()[0] for line in rows if line and not line[0].isspace()}
     assert listed == set(REGISTRY)
-    assert {"sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking", "sgemm_1d_blocktiling"} <= listed
     assert "BM=64" in out  # tunable parameters with their defaults
+    assert "stages=3 (1|2|3|4|5|6|7|8)" in out  # ... and their allowed values
+    assert "order=grouped (row|grouped|hilbert)" in out
 
 
 def test_trace_writes_chrome_trace_json(tmp_path, capsys):
@@ -184,3 +190,86 @@ def test_h200_config_works(capsys, monkeypatch):
     assert "H200" in out.splitlines()[0]
     m = _run_json(capsys, "sgemm_naive", "--shape", SMALL, "--config", "configs/h200.toml")
     assert m["gpu__time_duration.sum"] > 0
+
+
+# ---- issue 27: what the command line says ------------------------------------------------------------------------
+
+def test_gpusim_alone_prints_help(capsys):
+    assert main([]) == 0
+    out, _ = capsys.readouterr()
+    assert out.startswith("usage: gpusim") and "run" in out and "roofline" in out
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["run", "sgemm_naive", "--shpe", SMALL], "--shpe: did you mean --shape?"),
+    (["run", "sgemm_naive", "--shape", SMALL, "--jsn"], "--jsn: did you mean --json?"),
+    (["rnu", "sgemm_naive"], "did you mean 'run'?"),
+    (["run", "sgemm_naiv", "--shape", SMALL], "did you mean sgemm_naive"),
+    (["run", "sgemm_naive", "--shape", SMALL, "--metrics", "dram_bytes_read"], "did you mean dram__bytes_read.sum"),
+    (["run", "sgemm_naive", "--shape", SMALL, "--config", "h20"], "did you mean 'h200'?"),
+])
+def test_misspellings_get_did_you_mean(argv, hint, capsys):
+    assert main(argv) == 2
+    _, err = capsys.readouterr()
+    assert len(err.splitlines()) == 1 and hint in err, err
+
+
+def test_unknown_kernel_does_not_dump_every_name(capsys):
+    assert main(["run", "sgemm_turbo", "--shape", SMALL]) == 2
+    _, err = capsys.readouterr()
+    assert "hgemm_persistent" not in err and "gpusim list" in err
+
+
+def test_metrics_filter_and_csv(capsys):
+    assert main(["run", "sgemm_naive", "--shape", SMALL, "--metrics", "dram__*,gpusim__sol_pct.HBM"]) == 0
+    out, _ = capsys.readouterr()
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names == ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpusim__sol_pct.HBM"]
+    assert all(line.split()[1] in ("byte", "%") for line in out.splitlines())  # every value with its unit
+    assert main(["run", "sgemm_naive", "--shape", SMALL, "--csv", "--metrics", "regex:^gpu__time"]) == 0
+    out, _ = capsys.readouterr()
+    assert len(out.splitlines()) == 2
+    assert out.startswith('"Kernel Name","Shape","Section Name","Metric Name","Metric Unit","Metric Value"\n')
+    assert '"GPU Speed Of Light Throughput","gpu__time_duration.sum","ns"' in out
+
+
+def test_bundled_config_by_name_outside_the_repository(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "gpusim.cli", "run", "sgemm_naive", "--shape", SMALL, "--config",
+                           "configs/h200.toml", "--metrics", "gpu__time_duration.sum"], check=False,
+                          capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "unvalidated" in proc.stderr and "H200" in proc.stderr  # no H200 kernel measurements are committed
+    by_name = subprocess.run([sys.executable, "-m", "gpusim.cli", "run", "sgemm_naive", "--shape", SMALL, "--config",
+                              "h200", "--metrics", "gpu__time_duration.sum"], check=False, capture_output=True,
+                             text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert by_name.returncode == 0 and by_name.stdout == proc.stdout
+
+
+def test_h100_prediction_of_a_measured_family_is_not_flagged(capsys):
+    m = _run_json(capsys, "sgemm_naive", "--shape", SMALL)
+    assert m["gpusim__validated"] is True
+    m = _run_json(capsys, "sgemm_naive", "--shape", SMALL, "--config", "h200")
+    assert m["gpusim__validated"] is False
+
+
+def test_membound_ladder_runs_each_kind_at_the_same_elements(capsys):
+    assert main(["ladder", "--family", "membound", "--shape", "1048576", "--workers", "1"]) == 0
+    out, _ = capsys.readouterr()
+    table = out.split("\nverdicts")[0]
+    rows = {line.split()[0]: line.split() for line in table.splitlines() if line.startswith("mem_")}
+    assert rows["mem_copy"][1] == "1048576" and rows["mem_transpose_naive"][1] == "1024x1024"
+    assert "DRAM TB/s" in out and "GFLOP/s" not in out
+    assert main(["ladder", "--family", "membound", "--shape", "1000", "--workers", "1"]) == 2
+    _, err = capsys.readouterr()
+    assert "not a square" in err
+
+
+def test_roofline_figure(tmp_path, capsys):
+    out_png = tmp_path / "r.png"
+    assert main(["roofline", "sgemm_naive,sgemm_coalesced", "--shape", SMALL, "-o", str(out_png),
+                 "--workers", "1"]) == 0
+    out, _ = capsys.readouterr()
+    assert out_png.stat().st_size > 10_000
+    assert "FP32 FFMA" in out and "L1/shared" in out and "L2" in out
+    assert main(["roofline", "sgemm_naive", "--shape", SMALL, "-o", str(tmp_path / "r.txt")]) == 2

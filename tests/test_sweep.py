@@ -163,6 +163,14 @@ def test_pareto_front_keeps_only_undominated_points():
     assert [r[sweep.TIME] for r in sweep.pareto(occ, sweep.OCCUPANCY, maximize=True)] == [10, 12]
 
 
+def test_pareto_front_drops_trades_within_the_model_error():
+    rows = [{sweep.TIME: t, sweep.SMEM: s, sweep.ERROR: None} for t, s in ((10, 50), (10.5, 40), (20, 10))]
+    assert len(sweep.pareto(rows, sweep.SMEM)) == 3
+    # 10 against 10.5 is a 5% gain: under a 10% error it buys nothing, so the point using more memory goes
+    assert [r[sweep.TIME] for r in sweep.pareto(rows, sweep.SMEM, min_gain_pct=10)] == [10.5, 20]
+    assert 0 < sweep.model_error_pct() < 25  # the validation's guarded time error
+
+
 def test_the_same_sweep_on_two_gpus_side_by_side(capsys):
     rc = cli.main(["sweep", "hgemm_ws", "--shape", "512,512,512", "--vary", "stages=2,3", "--config", H100, H200,
                    "--workers", "1"])

@@ -53,6 +53,24 @@ def test_every_miss_of_a_goal_is_explained(h100_summary):
     assert not lost, "misses without an entry in validate/misses.toml:\n" + "\n".join(lost)
 
 
+def test_every_validated_verdict_names_the_busiest_unit_and_the_limiter_matches(h100_summary):
+    """Issue 27: on every measured row, no unit's share exceeds 100%, the verdict names the most utilized unit, and
+    the predicted limiter is the measured one on at least 90% of rows."""
+    from gpusim import bottleneck as bn
+
+    rows, _ = h100_summary
+    cfg = load_config()
+    for r in rows:
+        sol = r.predicted[bn.SOL]
+        assert all(0.0 <= x <= 100.0 for x in sol.values()), (r.where, sol)
+        top = max(sol, key=sol.get)
+        assert sol[r.predicted[bn.LIMITER]] == sol[top], r.where
+        assert f"{r.predicted[bn.LIMITER]} at {sol[top]:.0f}%" in r.predicted["gpusim__verdict"], r.where
+    summary = bn.limiter_summary(rows, cfg)
+    assert len(summary.rows) == len(rows)
+    assert summary.match_pct >= bn.LIMITER_GOAL_PCT, [(m.where, m.predicted, m.measured) for m in summary.mismatches]
+
+
 def test_a_malformed_explanation_file_stops_validate_before_it_simulates(tmp_path, monkeypatch, capsys):
     bad = tmp_path / "misses.toml"
     bad.write_text('[[explain]]\ngoal = "top3"\nrows = ["x"]\nsection = "s"\nwhy = "w"\n')
@@ -79,6 +97,7 @@ def test_validate_writes_report_and_figure(tmp_path, capsys):
     assert main(["validate", "--report", str(report), "--figure", str(fig)]) == 0
     text = report.read_text()
     assert "time MAPE" in text and "sgemm_naive" in text
+    assert "## Limiter: predicted against measured" in text
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Spearman" in capsys.readouterr().out
 

@@ -258,10 +258,14 @@ def _picture(addr: np.ndarray, width: int, per: int):
     return cells, lane_wf, phases
 
 
-def tile_banks(tile: Tile, layout: Layout, access: Access | None = None, max_rows: int = 32,
-               max_words: int = 64) -> list[dict]:
-    """The tile's 4-byte words (rows x words, clipped) with the bank each lands in under the layout, and
-    whether the access reads it: the picture of what a swizzle does to a tile."""
+TILE_MAX_ROWS = 128  # rows the tile picture draws (a taller tile is cut, and the page says so)
+TILE_MAX_WORDS = 64  # 4-byte words per row it draws
+
+
+def tile_banks(tile: Tile, layout: Layout, access: Access | None = None, max_rows: int = TILE_MAX_ROWS,
+               max_words: int = TILE_MAX_WORDS) -> list[dict]:
+    """The tile's 4-byte words (rows x words, clipped to ``max_rows`` x ``max_words``) with the bank each lands in
+    under the layout, and whether the access reads it: the picture of what a swizzle does to a tile."""
     fn = offset_fn(tile, layout)
     per_word = WORD_BYTES // tile.element_bytes  # elements in one 4-byte word (DTYPES are at most 4 bytes)
     rows = min(tile.rows, max_rows)

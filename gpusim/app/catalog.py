@@ -79,12 +79,14 @@ def default_shape(name: str) -> tuple[int, ...]:
     """The CLI's default shape for the kernel's family, else one default per dimension name."""
     from gpusim.cli import DEFAULT_SHAPES
 
+    from gpusim.cli import rung_shape
+
     kd = registry()[name]
     text = DEFAULT_SHAPES.get(kd.family)
     if text:
         dims = tuple(int(x) for x in text.split(","))
         if len(dims) == len(kd.shape_names):
-            return dims
+            return rung_shape(name, dims)  # a square-matrix kernel of the family: the same elements
     return tuple(DIM_DEFAULTS.get(n, 1024) for n in kd.shape_names)
 
 

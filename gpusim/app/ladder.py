@@ -3,19 +3,18 @@
 Measurements are every schema-1 file with a ``kernels`` list in ``validate/measurements/<gpu>/`` (the
 format ``validate/run_h100.py`` writes). An entry is a kernel at a shape with its non-default knobs
 (``params``: ``{}`` for the kernel as registered, ``{"stages": 4}`` for a variant); a later file (by name)
-overrides an earlier one for the same kernel, shape and knobs. Only runs marked correct are used.
+overrides an earlier one for the same kernel, shape and knobs (its time; its ncu counters too, unless it has none:
+a timing-only rerun keeps the counters of the run before). Only runs marked correct are used.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpusim.config import HardwareConfig
-from gpusim.metrics import STALL_METRIC as STALL
 from gpusim.validation import MEASUREMENTS, TIME
 
 
@@ -78,7 +77,10 @@ def load_measured(cfg: HardwareConfig, folder: Path | None = None) -> tuple[dict
                 if not e.get("correct"):
                     continue
                 key = (str(e["kernel"]), tuple(int(x) for x in e["shape"]), params_key(e.get("params")))
-                out[key] = Measured(*key, float(e["time_ns"]["median"]), dict(e.get("ncu") or {}), path.name)
+                ncu = dict(e.get("ncu") or {})
+                if not ncu and key in out:  # a later timing-only run: the counters of the same launch stay
+                    ncu = out[key].ncu
+                out[key] = Measured(*key, float(e["time_ns"]["median"]), ncu, path.name)
             except (KeyError, TypeError, ValueError):
                 continue  # an entry without a usable time is not a measurement
         for r in data.get("reference") or []:
@@ -127,159 +129,15 @@ def dram_bytes(m: dict) -> float:
 
 # ---- why one rung is faster than the one below ---------------------------------------------------------
 
-STALL_FLOOR = 0.05  # warps per issue: below this a stall reason is negligible
-ZERO_SHARE = 1e-3  # a count below this share of the other rung's counts as (nearly) zero
-HIT_FLOOR_PCT = 0.1  # miss rates below this are treated as this
-MIN_SCORE = 0.05  # |log2| change under ~3.5%: the metric did not move
-CAUSE_SCORE = 0.5  # a cause must change by ~1.4x to be the headline
+def why_faster(lower_name: str, lower: dict, upper_name: str, upper: dict, cfg: HardwareConfig,
+               lower_meas: dict | None = None, upper_meas: dict | None = None):
+    """Why ``upper_name`` beats (or loses to) ``lower_name``: :func:`gpusim.bottleneck.why_faster`, the units whose
+    work changed by their share of the time difference, predicted and measured, and every counter that moved."""
+    from gpusim import bottleneck
 
-def _ratio(a: str, b: str) -> Callable[[dict], float | None]:
-    def f(m):
-        x, y = m.get(a), m.get(b)
-        return x / y if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y else None
-    return f
+    return bottleneck.why_faster(lower_name, lower, upper_name, upper, cfg, lower_meas, upper_meas)
 
 
-def _get(*keys: str) -> Callable[[dict], float | None]:
-    def f(m):
-        vals = [m.get(k) for k in keys]
-        vals = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return float(sum(vals)) if vals else None
-    return f
-
-
-def _wavefronts_per_ideal(m: dict) -> float | None:
-    wf = _get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-              "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum")(m)
-    conf = _get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-                "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum")(m)
-    if not wf or conf is None or wf - conf <= 0:
-        return None
-    return wf / (wf - conf)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    label: str
-    value: Callable[[dict], float | None]
-    better: str  # "lower" or "higher"
-    kind: str  # "count" (ratio of values) or "hit" (a hit rate in %: compare the miss rates)
-    why: str  # what a learner should take from a move in the good direction
-    floor: float = 0.0  # values below this count as this (a stall ratio of 0.001 is as good as none)
-    cause: bool = True  # a cause (traffic, conflicts, instructions) rather than a symptom (a stall)
-
-
-CANDIDATES = (
-    Candidate("DRAM traffic (bytes)", dram_bytes, "lower", "count",
-              "each byte fetched from HBM is reused more often from on-chip memory (bigger tiles)"),
-    Candidate("global-load sectors per request", _ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                                                        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-              "lower", "count", "a warp's loads are coalesced: neighbouring lanes read neighbouring addresses, so "
-                                "one request needs few 32-byte sectors"),
-    Candidate("global-load instructions", _get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"), "lower", "count",
-              "fewer, wider loads (vectorized float4, data staged once in shared memory, or TMA bulk copies "
-              "that need no load instruction per thread)"),
-    Candidate("L1 hit rate (%)", _get("l1tex__t_sector_hit_rate.pct"), "higher", "hit",
-              "more global loads are served by L1"),
-    Candidate("L2 hit rate (%)", _get("lts__t_sector_hit_rate.pct"), "higher", "hit",
-              "more of the traffic that leaves the SM is served by L2 instead of HBM"),
-    Candidate("shared-memory wavefronts per conflict-free wavefront", _wavefronts_per_ideal, "lower", "count",
-              "fewer bank conflicts: a shared-memory instruction needs fewer passes (wavefronts)"),
-    Candidate("shared-memory wavefronts", _get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                                               "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
-              "lower", "count", "fewer shared-memory load instructions: each value loaded feeds more math (register "
-                                "tiling), or wgmma reads its operands from shared memory itself"),
-    Candidate("warp instructions executed", _get("smsp__inst_executed.sum"), "lower", "count",
-              "less bookkeeping per FLOP: more math per load, address and loop instruction"),
-    Candidate("achieved occupancy (%)", _get("sm__warps_active.avg.pct_of_peak_sustained_active"), "higher", "count",
-              "more warps resident to hide latency"),
-    *(Candidate(f"warps stalled on {reason} per issue", _get(STALL.format(reason)), "lower", "count", why,
-                floor=STALL_FLOOR, cause=False)
-      for reason, why in (
-          ("long_scoreboard", "warps wait less for global loads: the next tiles are already in flight while the "
-                              "math runs (pipelining), or the loads hit in cache"),
-          ("barrier", "warps wait less at barriers: fewer __syncthreads, or the warps reach them together"),
-          ("short_scoreboard", "warps wait less for shared-memory loads"),
-          ("mio_throttle", "the shared-memory instruction queue fills less often"),
-          ("lg_throttle", "the global-load queue fills less often: fewer, wider loads"),
-          ("wait", "fewer fixed-latency dependency waits: more independent instructions in flight (ILP)"),
-          ("math_pipe_throttle", "the math pipe is less oversubscribed"))),
-)
-
-
-@dataclass(frozen=True)
-class Move:
-    label: str
-    before: float
-    after: float
-    score: float  # |log2| of the change (of the miss rate for hit rates)
-    improved: bool
-    why: str
-    cause: bool
-
-
-def moves(lower: dict, upper: dict) -> list[Move]:
-    """Every candidate metric's change from ``lower`` (the rung below) to ``upper``, biggest first."""
-    out = []
-    for c in CANDIDATES:
-        a, b = c.value(lower), c.value(upper)
-        if a is None or b is None:
-            continue
-        if c.kind == "hit":
-            ma, mb = max(100.0 - a, HIT_FLOOR_PCT), max(100.0 - b, HIT_FLOOR_PCT)
-            score = abs(math.log2(mb / ma))
-            improved = b > a
-        else:
-            floor = max(c.floor, ZERO_SHARE * max(a, b))
-            if max(a, b) <= floor:
-                continue
-            score = abs(math.log2(max(b, floor) / max(a, floor)))
-            improved = (b < a) if c.better == "lower" else (b > a)
-        if score < MIN_SCORE:
-            continue
-        out.append(Move(c.label, a, b, score, improved, c.why, c.cause))
-    return sorted(out, key=lambda m: -m.score)
-
-
-@dataclass(frozen=True)
-class Why:
-    speedup: float  # time below / time here (> 1: faster)
-    headline: str
-    moves: list[Move]
-
-
-def why_faster(lower_name: str, lower: dict, upper_name: str, upper: dict) -> Why:
-    """Why ``upper_name`` beats (or loses to) ``lower_name``: the metric that moved most in the direction that
-    explains the change of time."""
-    speedup = lower[TIME] / upper[TIME] if upper.get(TIME) else math.nan
-    ms = moves(lower, upper)
-    faster = speedup >= 1
-    # a cause that moved at least CAUSE_SCORE explains the change; else the symptom (stall) that moved most
-    cause = next((m for m in ms if m.improved == faster and m.cause and m.score >= CAUSE_SCORE), None) or next(
-        (m for m in ms if m.improved == faster), None)
-    verb = f"{speedup:.2f}x faster than" if faster else f"{1 / speedup:.2f}x slower than"
-    head = f"{upper_name} is {verb} {lower_name}."
-    if cause is None:
-        head += " None of the memory or instruction metrics moved much; the difference is in scheduling."
-    else:
-        change = _change(cause)
-        head += f" The metric that moved: {cause.label}, {_fmt(cause.before)} -> {_fmt(cause.after)} ({change})"
-        head += f": {cause.why}." if faster else "."
-    return Why(speedup, head, ms)
-
-
-def _change(m: Move) -> str:
-    if m.before == 0:
-        return "from zero"
-    if m.after == 0:
-        return "to zero"
-    f = m.after / m.before
-    return f"{f:.2f}x" if f >= 1 else f"{1 / f:.2f}x less"
-
-
-def _fmt(v: float) -> str:
-    if abs(v) >= 1e6:
-        return f"{v:.3g}"
-    if abs(v) >= 100:
-        return f"{v:,.0f}"
-    return f"{v:.2f}"
+def measured_metrics(meas: Measured) -> dict:
+    """A measurement as a metrics dict: its ncu counters and its CUDA-event time."""
+    return {**meas.ncu, TIME: meas.time_ns}

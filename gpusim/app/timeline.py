@@ -15,6 +15,10 @@ from dataclasses import dataclass
 ACTIVITIES = ("global memory", "TMA", "shared memory", "MMA (tensor cores)", "softmax (SFU)", "FP32 / INT32",
               "barrier / async wait", "stall")
 MAX_BARS = 3000  # bars a chart draws comfortably in a browser
+# which activity an instant in several counts for in the shares: the warp's own work before what it has in flight
+# (a load or TMA copy is drawn from issue to arrival, so it overlaps the math that hides it), waits last
+PRIORITY = ("MMA (tensor cores)", "softmax (SFU)", "FP32 / INT32", "shared memory", "global memory", "TMA",
+            "barrier / async wait", "stall")
 
 
 def activity(category: str, name: str) -> str:
@@ -61,12 +65,12 @@ def bars(trace: list[tuple], warps_per_cta: int, warpgroups: bool = False, max_r
          max_bars: int = MAX_BARS) -> tuple[list[Bar], float, float]:
     """Merged Gantt bars of the first ``max_rows`` rows; per warpgroup shows each warpgroup's first warp.
 
-    Returns (bars, cycles shown, cycles simulated): when there are more than ``max_bars`` bars, only the
-    bars that start before the cut are kept, so the view is the beginning of the kernel.
+    Returns (bars, cycles shown, the last cycle of the rows drawn): when there are more than ``max_bars`` bars,
+    only the bars that start before the cut are kept, so the view is the beginning of the kernel (and the cycles
+    shown are fewer than the rows' last cycle).
     """
     if not trace:
         return [], 0.0, 0.0
-    end_all = max(e[4] for e in trace)
     warps = sorted({e[0] for e in trace})
     if warpgroups:
         warps = [w for w in warps if (w % warps_per_cta) % 4 == 0]
@@ -91,39 +95,43 @@ def bars(trace: list[tuple], warps_per_cta: int, warpgroups: bool = False, max_r
                 out.append(_bar(w, act, cur, warps_per_cta, warpgroups, order))
             cur = [t0, t1, [name], 1]
         out.append(_bar(w, act, cur, warps_per_cta, warpgroups, order))
-    shown = end_all
+    drawn_end = max((b.end for b in out), default=0.0)  # the rows drawn end here (other warps may run longer)
+    shown = drawn_end
     if len(out) > max_bars:
         out.sort(key=lambda b: b.start)
         shown = out[max_bars].start
         out = out[:max_bars]
     out.sort(key=lambda b: (b.order, b.start))
-    return out, shown, end_all
+    return out, shown, drawn_end
 
 
 def _bar(w, act, cur, warps_per_cta, warpgroups, order) -> Bar:
     return Bar(row_label(w, warps_per_cta, warpgroups), order[w], act, cur[0], cur[1], ", ".join(cur[2]), cur[3])
 
 
+OTHER = "issuing, or no work (not a traced span)"
+
+
 def busy_share(trace: list[tuple], warps_per_cta: int) -> dict[str, float]:
-    """Per activity, the share of all warps' simulated time spent in it (overlaps of one activity merged)."""
+    """Per activity, the share of all traced warps' time (each from 0 to the last traced cycle) spent in it; an
+    instant in several activities counts for the first in :data:`PRIORITY` order, and the time in none is
+    :data:`OTHER`, so the shares add up to 100%."""
     if not trace:
         return {}
     end_all = max(e[4] for e in trace)
-    per: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    rank = {a: i for i, a in enumerate(PRIORITY)}
+    per_warp: dict[int, list[tuple[float, float, str]]] = {}
     for w, name, cat, t0, t1 in trace:
-        per.setdefault((w, activity(cat, name)), []).append((t0, t1))
-    total: dict[str, float] = {}
-    for (_, act), items in per.items():
-        items.sort()
-        busy, cur0, cur1 = 0.0, None, None
-        for t0, t1 in items:
-            if cur1 is not None and t0 <= cur1:
-                cur1 = max(cur1, t1)
-                continue
-            if cur1 is not None:
-                busy += cur1 - cur0
-            cur0, cur1 = t0, t1
-        busy += cur1 - cur0
-        total[act] = total.get(act, 0.0) + busy
+        if t1 > t0:
+            per_warp.setdefault(w, []).append((t0, t1, activity(cat, name)))
     warps = len({e[0] for e in trace})
+    total: dict[str, float] = {}
+    for spans in per_warp.values():
+        cuts = sorted({0.0, end_all, *(t for s in spans for t in s[:2])})
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            mid = (a + b) / 2
+            acts = [act for t0, t1, act in spans if t0 <= mid < t1]
+            act = min(acts, key=lambda x: rank.get(x, len(rank))) if acts else OTHER
+            total[act] = total.get(act, 0.0) + (b - a)
+    total[OTHER] = total.get(OTHER, 0.0) + (warps - len(per_warp)) * end_all
     return {a: round(100.0 * v / (warps * end_all), 1) for a, v in sorted(total.items(), key=lambda kv: -kv[1])}

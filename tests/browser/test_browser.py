@@ -1,8 +1,9 @@
 """The app in a real browser: ``streamlit run app.py`` on localhost, headless Chromium through Playwright.
 
-Every page must load without an exception, and moving the pipeline lab's stages slider must change the
-predicted time on the page. Screenshots of each page go to ``artifacts/screenshots/`` (git-ignored; CI keeps
-them as artifacts; ``GPUSIM_SCREENSHOTS`` picks another folder).
+Every page (the five of app.py) must load without an exception, answer one interaction (a layout, the stages
+slider, a rung, a tab, a sweep), and draw no figure blank or squashed: each chart is at least
+:data:`MIN_CHART_PX` on both sides and its pixels are not all one colour. Screenshots of each page go to
+``artifacts/screenshots/`` (git-ignored; CI keeps them as artifacts; ``GPUSIM_SCREENSHOTS`` picks another folder).
 
 Needs Playwright (``pip install playwright``) and a Chromium binary: Debian's ``chromium`` package (what
 ``.ci/run`` installs), or the one named by ``CHROMIUM``. Without them the test is skipped, unless
@@ -29,7 +30,8 @@ VIEWPORT = {"width": 1500, "height": 3000}  # tall: Streamlit scrolls inside the
 START_TIMEOUT_S = 90
 PAGE_TIMEOUT_S = 240  # a first visit simulates (a ladder, a stage sweep) on a slow 2-core machine
 PAGES = (("swizzle", "", "Swizzle lab"), ("pipeline", "pipeline", "Pipeline lab"), ("ladder", "ladder", "Ladder"),
-         ("explorer", "explorer", "Kernel explorer"))
+         ("explorer", "explorer", "Kernel explorer"), ("sweep", "sweep", "Sweep"))
+MIN_CHART_PX = 120  # a chart smaller than this on either side is squashed
 
 
 def _chromium() -> str | None:
@@ -126,23 +128,67 @@ def no_exception(pg) -> None:
     assert exc.count() == 0, exc.first.inner_text()[:2000]
 
 
+def charts_drawn(pg) -> int:
+    """Every chart on the page is drawn: not squashed (MIN_CHART_PX on both sides) and not blank (more than one
+    colour in its pixels). Returns how many were checked."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    charts = pg.locator(".vega-embed:visible")  # a chart on another tab is not drawn until its tab is opened
+    n = charts.count()
+    for i in range(n):
+        c = charts.nth(i)
+        c.scroll_into_view_if_needed()
+        box = c.bounding_box()
+        assert box and box["width"] >= MIN_CHART_PX and box["height"] >= MIN_CHART_PX, f"chart {i} squashed: {box}"
+        img = Image.open(BytesIO(c.screenshot())).convert("L")
+        lo, hi = img.getextrema()
+        assert hi - lo > 40, f"chart {i} is blank (grey levels {lo}..{hi})"
+    return n
+
+
+def interact(pg, name: str) -> None:
+    """One interaction per page, and what it must change."""
+    if name == "swizzle":
+        assert metric(pg, "bank conflicts") == "28"  # ldmatrix.x4 down 128-byte rows, no swizzle
+        pg.locator('[data-testid="stSelectbox"]').filter(has_text="layout").first.click()
+        pg.get_by_role("option", name="XOR 128B").click()
+        settle(pg)
+        assert metric(pg, "bank conflicts") == "0"
+    elif name == "pipeline":
+        assert metric(pg, "predicted time").endswith(("µs", "ms"))
+        pg.get_by_text("per warp", exact=True).click()
+        settle(pg)
+    elif name == "ladder":
+        assert pg.get_by_text("Why is a rung faster than the one below?").count() == 1
+        pg.locator('[data-testid="stSelectbox"]').filter(has_text="rung").first.click()
+        pg.get_by_role("option", name="sgemm_2d_blocktiling").click()
+        settle(pg)
+        text = pg.locator('[data-testid="stMarkdown"]').filter(has_text="sgemm_2d_blocktiling is").first.inner_text()
+        assert "faster than sgemm_1d_blocktiling" in text and "moved much" not in text
+    elif name == "explorer":
+        assert pg.get_by_text("Verdict:").count() == 1
+        pg.get_by_role("tab", name="warp state").click()
+        pg.wait_for_timeout(500)
+    else:
+        pg.get_by_role("button", name="run sweep").click()
+        settle(pg)
+        assert int(metric(pg, "points")) > 1  # the page opens on a sweep that varies a knob
+    no_exception(pg)
+
+
 @pytest.mark.parametrize(("name", "path", "title"), PAGES)
-def test_page_loads_in_a_browser(page, server, name, path, title):
+def test_page_loads_answers_and_draws_in_a_browser(page, server, name, path, title):
     page.goto(f"{server}/{path}")
     page.get_by_role("heading", name=title, level=1).wait_for()
     settle(page)
     no_exception(page)
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-    if name == "swizzle":
-        assert metric(page, "bank conflicts") == "28"  # ldmatrix.x4 down 128-byte rows, no swizzle
-    elif name == "pipeline":
-        assert metric(page, "predicted time").endswith(("µs", "ms"))
-    elif name == "ladder":
-        assert page.get_by_text("Why is a rung faster than the one below?").count() == 1
-    else:
-        assert page.get_by_text("Verdict:").count() == 1
-    page.locator(".vega-embed").first.wait_for()
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    interact(page, name)
+    page.locator(".vega-embed:visible").first.wait_for()
+    assert charts_drawn(page) >= 1
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 def test_explorer_downloads_the_perfetto_trace(page, server, tmp_path):

@@ -122,6 +122,20 @@ def shape_input(name: str, prefix: str) -> tuple[int, ...] | None:
         return None
 
 
+def unvalidated(name: str) -> str:
+    """"" when measurements of this kernel's family on the selected GPU are committed, else why the prediction is
+    unvalidated (one sentence)."""
+    from gpusim.validation import unvalidated_note
+
+    return unvalidated_note(catalog.config(config_path()), name)
+
+
+def warn_unvalidated(name: str) -> None:
+    note = unvalidated(name).removeprefix("unvalidated: ")
+    if note:
+        st.warning(f"**Unvalidated prediction.** {note}")
+
+
 def fmt_time(ns: float) -> str:
     if ns >= 1e6:
         return f"{ns / 1e6:.3f} ms"

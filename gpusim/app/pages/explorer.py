@@ -6,23 +6,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from gpusim import bottleneck, sections, stalls
+from gpusim import units as u
 from gpusim.app import catalog
 from gpusim.app.pages import common
-from gpusim.cli import dram_gbytes_per_s
-from gpusim.metrics import HEADLINE, STALL_METRIC
 
 TIME = "gpu__time_duration.sum"
-STALL_HELP = {
-    "long_scoreboard": "waiting for a global (L1TEX) load",
-    "short_scoreboard": "waiting for a shared-memory load or an MUFU result",
-    "lg_throttle": "the local/global load queue is full",
-    "mio_throttle": "the shared-memory / MIO queue is full",
-    "barrier": "waiting at __syncthreads for the other warps",
-    "wait": "a fixed-latency dependency (e.g. FFMA after FFMA)",
-    "math_pipe_throttle": "the math pipe is busy",
-    "not_selected": "ready, but another warp was issued",
-    "selected": "issuing",
-}
 
 st.title("Kernel explorer")
 st.markdown("Any registered kernel, any shape and knob: the prediction in Nsight Compute's vocabulary, where the "
@@ -55,12 +44,17 @@ def main() -> None:
     if m is None:
         st.error(f"**No prediction:** {err}")
         return
+    cfg = catalog.config(common.config_path())
+    common.warn_unvalidated(name)
+    a = bottleneck.analyze(m, cfg)
     c = st.columns(4)
     c[0].metric("predicted time", common.fmt_time(m[TIME]))
+    dram = (m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / (m[TIME] * 1e-9)
     if m["gpusim__gflops"]:
-        c[1].metric("GFLOP/s", f"{m['gpusim__gflops']:,.0f}")
+        c[1].metric("throughput", u.flops_per_second(m["gpusim__gflops"] * 1e9),
+                    help=f"DRAM {u.bytes_per_second(dram)}")
     else:  # a kernel that declares no FLOPs: DRAM bytes over time
-        c[1].metric("DRAM GB/s", f"{dram_gbytes_per_s(m):,.0f}")
+        c[1].metric("DRAM throughput", u.bytes_per_second(dram))
     c[2].metric("achieved occupancy", f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f}%",
                 help=f"{m['gpusim__ctas_per_sm']} CTA(s) per SM, limited by {m['gpusim__occupancy_limiter']}")
     c[3].metric("waves", f"{m['gpusim__waves']:.2f}", help="CTAs / (SMs x CTAs per SM)")
@@ -70,41 +64,54 @@ def main() -> None:
     if m.get("gpusim__fast_forward"):
         st.caption("Steady-state fast-forward was used: loop iterations and CTA waves beyond the simulated window are "
                    "extrapolated.")
-    t1, t2, t3, t4 = st.tabs(["stall breakdown", "utilization", "ncu metrics", "trace"])
+    t1, t2, t3, t4 = st.tabs(["speed of light", "warp state", "ncu metrics", "trace"])
     with t1:
-        stalls = pd.DataFrame([{"reason": k.split("stalled_")[1].split("_per_issue")[0], "warps per issue": v}
-                               for k, v in m.items() if k.startswith(STALL_METRIC.split("{}")[0])])
-        stalls = stalls[stalls["warps per issue"] > 0].sort_values("warps per issue", ascending=False)
+        sol = pd.DataFrame([{"unit": x.unit, "% of peak": x.pct, "work": x.work, "peak": x.peak,
+                             "what it is": bottleneck.MEANING.get(x.unit, "")} for x in a.units])
         left, right = st.columns([3, 2])
         with left:
-            st.altair_chart(alt.Chart(stalls).mark_bar().encode(
-                x="warps per issue:Q", y=alt.Y("reason:N", sort="-x", title=None),
+            st.altair_chart(alt.Chart(sol).mark_bar().encode(
+                x=alt.X("% of peak:Q", scale=alt.Scale(domain=[0, 100]), title="% of the unit's peak"),
+                y=alt.Y("unit:N", sort=list(sol["unit"]), title=None),
+                color=alt.condition(alt.datum.unit == a.limiter, alt.value("#e45756"), alt.value("#4c78a8")),
+                tooltip=["unit", alt.Tooltip("% of peak:Q", format=".1f"), "work", "peak"]), width="stretch")
+        with right:
+            st.markdown(f"Each unit's busy time over the kernel's {common.fmt_time(m[TIME])}, as a share of its own "
+                        f"peak at the clock the model ran ({u.hertz(m['sm__cycles_elapsed.avg.per_second'])}), as "
+                        f"Nsight Compute's *Speed Of Light* section. The largest (red, **{a.limiter}**) limits the "
+                        f"kernel when it is at {bottleneck.BOUND_THRESHOLD_PCT:.0f}% or more; below that no unit is "
+                        "saturated and the kernel is *latency-bound*: its warps wait (see warp state).")
+        st.dataframe(sol, hide_index=True, width="stretch",
+                     column_config={"% of peak": st.column_config.NumberColumn(format="%.1f%%")})
+    with t2:
+        rows = [{"reason": r, "warps per issue": v, "what the model's warps waited on": stalls.explain(r, m, top=3)}
+                for r, v in bottleneck.stalls(m).items() if v > 0]
+        table = pd.DataFrame(rows, columns=["reason", "warps per issue", "what the model's warps waited on"]) \
+            .sort_values("warps per issue", ascending=False)
+        left, right = st.columns([3, 2])
+        with left:
+            st.altair_chart(alt.Chart(table).mark_bar().encode(
+                x=alt.X("warps per issue:Q", title="warps stalled per instruction issued"),
+                y=alt.Y("reason:N", sort="-x", title=None),
                 tooltip=["reason", alt.Tooltip("warps per issue:Q", format=".3f")]), width="stretch")
         with right:
             st.markdown("For every instruction issued, how many warps were waiting, and for what (ncu's "
                         "`smsp__average_warps_issue_stalled_<reason>_per_issue_active`). The longest bar is where "
-                        "the time goes.")
-            for r in stalls["reason"].head(3):
-                st.markdown(f"- **{r}**: {STALL_HELP.get(r, 'see the Nsight Compute guide')}")
-    with t2:
-        u = pd.DataFrame([{"resource": k, "% of peak": v} for k, v in m["gpusim__utilization_pct"].items()])
-        left, right = st.columns([3, 2])
-        with left:
-            st.altair_chart(alt.Chart(u).mark_bar().encode(
-                x=alt.X("% of peak:Q", scale=alt.Scale(domain=[0, 100])), y=alt.Y("resource:N", sort="-x", title=None),
-                tooltip=["resource", "% of peak"]), width="stretch")
-        with right:
-            st.markdown("How busy each resource was over the whole kernel. A kernel is *bound* by a resource it "
-                        "uses above 60%; when none is that busy, it is *latency-bound*: warps wait and nothing is "
-                        "saturated, and more parallelism (occupancy, ILP, pipelining) helps.")
+                        "the time goes; the table says which of the kernel's operations each wait was on.")
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_config={"warps per issue": st.column_config.NumberColumn(format="%.3f")})
     with t3:
-        rows = [{"ncu metric": k, "meaning": HEADLINE.get(k, ""), "value": v} for k, v in m.items()
-                if not isinstance(v, dict) and not k.startswith(STALL_METRIC.split("{}")[0])]
+        fm = sections.flat(m)
+        rows = [{"section": sections.section_of(k), "ncu metric": k, "unit": sections.unit_of(k),
+                 "value": sections.value_text(k, v),
+                 "meaning": sections.info(k.split(".")[0] if k.startswith("gpusim__") else k).meaning}
+                for k, v in fm.items() if k != "gpusim__verdict"]
         table = pd.DataFrame(rows)
-        table["value"] = table["value"].astype(str)
+        order = {s: i for i, s in enumerate(sections.SECTIONS)}
+        table = table.sort_values("section", key=lambda c: c.map(order), kind="stable")
         st.dataframe(table, hide_index=True, width="stretch", height=520)
         st.caption("Names are Nsight Compute's, so a prediction can sit beside an `ncu --metrics` report; "
-                   "`gpusim__*` keys have no ncu name.")
+                   "`gpusim__*` keys have no ncu name. `gpusim run NAME --shape ... --csv` gives the same table.")
     with t4:
         st.markdown("The simulated timeline of one SM (first wave): one track per warp, one slice per operation "
                     "or stall. Open the file in [ui.perfetto.dev](https://ui.perfetto.dev) or chrome://tracing.")

@@ -144,8 +144,9 @@ def main() -> None:
                 "time a warp waits for a stage to fill (or to be freed); **stall** is waiting on a dependency. "
                 "Scroll on the chart to zoom in time, drag to pan.")
             if res["busy"]:
-                shares = list(res["busy"].items())[:5]
-                st.caption("Share of warp time: " + ", ".join(f"{k} {v:.0f}%" for k, v in shares))
+                st.caption("Share of warp time (each instant counted once: math before the loads in flight that it "
+                           "overlaps, waits last; the shares add up to 100%): "
+                           + ", ".join(f"{k} {v:.1f}%" for k, v in res["busy"].items()))
             if view["shown"] < view["end"]:
                 st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} simulated cycles.")
             if res["fast_forward"]:

@@ -33,7 +33,9 @@ def knob_values(name: str) -> dict[str, list[str]]:
         with cols[i % len(cols)]:
             if k.kind in ("choice", "bool"):
                 options = list(k.choices) if k.kind == "choice" else [False, True]
-                picked = st.multiselect(k.name, options, default=[k.default], key=key)
+                # the page opens on a sweep that varies something: the first knob with choices, all of them
+                default = options if i == first_choice(specs) else [k.default]
+                picked = st.multiselect(k.name, options, default=default, key=key)
                 out[k.name] = [str(int(v)) if isinstance(v, bool) else str(v) for v in picked]
             else:
                 text = st.text_input(f"{k.name} (e.g. 1..4,8)", value=str(k.default), key=key)
@@ -43,6 +45,11 @@ def knob_values(name: str) -> dict[str, list[str]]:
                     st.error(str(e))
                     out[k.name] = []
     return {k: v for k, v in out.items() if v != [str(catalog_default(name, k))]}
+
+
+def first_choice(specs) -> int:
+    """The knob the page varies when it opens: the first with a list of choices (-1: none)."""
+    return next((i for i, k in enumerate(specs) if k.kind == "choice"), -1)
 
 
 def catalog_default(name: str, knob: str):
@@ -113,18 +120,20 @@ def chart(rows: list[dict], varied: list[str]) -> alt.Chart | None:
                 + base.mark_text(fontSize=10).encode(text=alt.Text("min(time (us)):Q", format=".3g")))
     k = varied[0]
     return alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X(f"{k}:O", sort=order[k]), y=alt.Y("min(time (us)):Q", title="best predicted time (us)"),
+        x=alt.X(f"{k}:O", sort=order[k]),
+        y=alt.Y("min(time (us)):Q", title="best predicted time (us)", axis=alt.Axis(format=",.3~g")),
         tooltip=[k, alt.Tooltip("min(time (us)):Q", format=".2f")])
 
 
 def front_chart(rows: list[dict], knobs: list[str]) -> tuple[alt.Chart, list[dict]]:
-    front = sweep.pareto(rows, sweep.SMEM)
+    front = sweep.pareto(rows, sweep.SMEM, min_gain_pct=sweep.model_error_pct())
     on_front = {id(r) for r in front}
     df = pd.DataFrame([{"time (us)": r[sweep.TIME] / 1e3, "shared memory per CTA (KB)": (r.get(sweep.SMEM) or 0) / 1024,
                         "occupancy %": r.get(sweep.OCCUPANCY), "knobs": sweep.knobs_label(r, knobs),
                         "on the front": id(r) in on_front} for r in sweep.ok_rows(rows)])
     c = alt.Chart(df).mark_circle(size=70).encode(
-        x="shared memory per CTA (KB):Q", y=alt.Y("time (us):Q", scale=alt.Scale(zero=False)),
+        x="shared memory per CTA (KB):Q",
+        y=alt.Y("time (us):Q", scale=alt.Scale(zero=False), axis=alt.Axis(format=",.3~g")),
         color=alt.Color("on the front:N", scale=alt.Scale(domain=[True, False], range=["#e45756", "#9ecae9"])),
         tooltip=["knobs", alt.Tooltip("time (us):Q", format=".2f"), "shared memory per CTA (KB)", "occupancy %"])
     return c, front
@@ -172,12 +181,17 @@ def show(result: dict) -> None:
         fc, front = front_chart(rows, varied)
         st.altair_chart(fc, width="stretch")
         st.caption("Front: " + "; ".join(f"{sweep.knobs_label(r, varied)} {common.fmt_time(r[sweep.TIME])}"
-                                          for r in front))
+                                          for r in front)
+                   + f". A point joins it only if it is faster by more than the model's {sweep.model_error_pct():g}% "
+                     "time error (validate/tolerances.toml) than every point using less shared memory.")
     table = pd.DataFrame([{"point": label(r, varied), "time (us)": r[sweep.TIME] / 1e3 if r.get(sweep.TIME) else None,
                            "smem/CTA (KB)": (r.get(sweep.SMEM) or 0) / 1024 if not r.get(sweep.ERROR) else None,
                            "occupancy %": r.get(sweep.OCCUPANCY), "cannot launch": r.get(sweep.ERROR) or ""}
                           for r in rows])
-    st.dataframe(table.sort_values("time (us)", na_position="last"), hide_index=True, width="stretch", height=300)
+    st.dataframe(table.sort_values("time (us)", na_position="last"), hide_index=True, width="stretch", height=300,
+                 column_config={"time (us)": st.column_config.NumberColumn(format="%.2f"),
+                                "smem/CTA (KB)": st.column_config.NumberColumn(format="%.1f"),
+                                "occupancy %": st.column_config.NumberColumn(format="%.1f")})
     ranked = sorted(good, key=lambda r: r[sweep.TIME])
     labels = [label(r, varied) for r in ranked]
     pick = st.selectbox("open a point in the kernel explorer (fastest first)", labels, key="sp_point")
@@ -196,6 +210,7 @@ def main() -> None:
         with top[0]:
             name = st.selectbox("kernel", tuned, index=tuned.index("hgemm_ws") if "hgemm_ws" in tuned else 0,
                                 key="sp_kernel", format_func=lambda n: f"{reg[n].family} / {n}")
+        common.warn_unvalidated(name)
         with top[1]:
             kd = reg[name]
             default = SHAPES.get(kd.family) or ",".join(map(str, catalog.default_shape(name)))

@@ -85,7 +85,7 @@ def tile_picture(tile: banks.Tile, layout: banks.Layout, access: banks.Access) -
         opacity=alt.condition("datum.read", alt.value(1.0), alt.value(0.4)),
         tooltip=["row", "word", "bank", "read"])
     text = base.transform_filter("datum.read").mark_text(fontSize=8).encode(text="bank:Q")
-    return (rect + text).properties(height=min(16 * df["row"].nunique(), 520))
+    return (rect + text).properties(height=min(16 * df["row"].nunique(), 640))
 
 
 def effect_on_time(tile: banks.Tile, layout: banks.Layout) -> None:
@@ -189,6 +189,13 @@ def main() -> None:
     with left:
         st.subheader("The tile's banks", divider="gray")
         st.altair_chart(tile_picture(tile, layout, a.access), width="stretch")
+        per_word = max(banks.WORD_BYTES // tile.element_bytes, 1)
+        words = -(-tile.cols // per_word)
+        shown_rows, shown_words = min(tile.rows, banks.TILE_MAX_ROWS), min(words, banks.TILE_MAX_WORDS)
+        st.caption(f"All {tile.rows} rows and {words} words per row shown." if (shown_rows, shown_words) ==
+                   (tile.rows, words) else
+                   f"Showing rows 0-{shown_rows - 1} of {tile.rows} and words 0-{shown_words - 1} of {words} per "
+                   "row; the lane-by-lane table below has every address.")
     with right:
         st.subheader("What the layout did", divider="gray")
         st.markdown(
