@@ -55,6 +55,8 @@ def _regs_of(d: Decoded, i: int, dest: bool) -> int:
             return _wide_mods(d)
         if mn == "HMMA":
             return {1: 4, 2: 2, 3: 4}.get(i, 1)
+        if mn == "STSM" and i == 1:
+            return int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
         if mn in ("IMAD", "UIMAD") and d.has("WIDE") and i == 3:
             return 2
     return 1
