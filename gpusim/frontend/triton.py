@@ -320,7 +320,8 @@ def compile_triton(path: str | Path, kernel: str | None, args: list[str], conste
         sig.append(("void*", name))
     ck.signature = sig
     notes = []
-    if os.environ.get("DISABLE_MMA_V3", "").lower() in ("1", "true", "on", "yes"):
+    if any(d.mnemonic == "HMMA" for d in ck.program) and \
+            os.environ.get("DISABLE_MMA_V3", "").lower() in ("1", "true", "on", "yes"):
         notes.append("Triton compiled with DISABLE_MMA_V3: tl.dot as mma.sync (HMMA), not wgmma")
     return TritonBuild(ck, texts, (num_warps * WARP_SIZE, 1, 1), int(meta.shared), dict(signature), "; ".join(notes))
 
@@ -354,7 +355,8 @@ def _describe(cubin: bytes, what: str) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
         try:
             (tmp / "k.cubin").write_bytes(cubin)
-            fbuild._describe(tmp, "", what)
+            with _triton_tools_last_on_path():
+                fbuild._describe(tmp, "", what)
             try:
                 tmp.rename(entry)
             except OSError:  # another process described it meanwhile
@@ -363,6 +365,21 @@ def _describe(cubin: bytes, what: str) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     return entry
+
+
+@contextlib.contextmanager
+def _triton_tools_last_on_path():
+    """The cuobjdump and nvdisasm Triton ships, found last on PATH: a toolkit's or NVIDIA's wheels' come first."""
+    import triton
+
+    tools = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    old = os.environ.get("PATH", "")
+    if tools.is_dir():
+        os.environ["PATH"] = old + os.pathsep + str(tools)
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = old
 
 
 def kernel_from_triton(source: str | Path, kernel: str | None = None, *, grid, args: list[str],
