@@ -1,8 +1,6 @@
 """Three Triton kernels in the designs of Triton's tutorials (vector add, fused softmax, blocked matmul), written for
-gpusim: ``gpusim run examples/triton_kernels.py --kernel add --grid 16384 --arg x=f32[16777216] ...`` (docs/triton.md
-has the three commands).
-
-Only ``triton`` and ``triton.language`` are imported: gpusim compiles each kernel for sm_90 without a GPU.
+gpusim: ``gpusim run examples/triton_kernels.py --kernel add --grid 16384 --arg x=f32[16777216] ...``; the three
+commands are in docs/your-kernel.md ("Triton kernels"). gpusim compiles each kernel for sm_90 without a GPU.
 """
 
 import triton
