@@ -24,8 +24,8 @@ ADD_ARGS = [f"x=f32[{N}]:arange", f"y=f32[{N}]:const(0.5)", f"out=f32[{N}]", f"n
 
 
 def emulate_every_program(build, grid):
-    """Run the emulator over every program of a small launch, loops trip by trip; returns (warp instructions it
-    executed, the tensors' memory)."""
+    """Run the emulator over every program of a small launch, loops trip by trip, every value computed; returns (warp
+    instructions it executed, the tensors' memory)."""
     ck = build.kernel
     bound = fargs.bind(ck, build.args)
     bufs = fargs.tensor_buffers(bound, 0)
@@ -34,7 +34,7 @@ def emulate_every_program(build, grid):
     ctas = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
     rec = Recorder()
     launch = Launch(grid, build.block, build.smem_dynamic_bytes, ck.stack_bytes, params)
-    Machine(ck.program, launch, ctas, gmem, rec, 400_000, frozenset(range(len(ck.program)))).run()
+    Machine(ck.program, launch, ctas, gmem, rec, 400_000, frozenset(range(len(ck.program))), data=True).run()
     return sum(int(r.warps.sum()) for r in rec.recs), {b.name: b for b in bufs}
 
 
