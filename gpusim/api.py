@@ -42,6 +42,21 @@ def predict_source(source, kernel: str | None = None, *, grid, block, args: list
     return report(sim), sim
 
 
+def predict_triton(source, kernel: str | None = None, *, grid, args: list[str], constexprs: dict | None = None,
+                   num_warps: int = 4, num_stages: int = 3, config: HardwareConfig | str | None = None,
+                   trace: bool = False, seed: int = 0) -> tuple[dict, Simulation]:
+    """Simulate one launch of a ``@triton.jit`` kernel of a ``.py`` file: compiled for sm_90 by Triton (no GPU
+    needed), then emulated as a CUDA kernel is (:mod:`gpusim.frontend.triton`); the block is ``32 * num_warps``
+    threads, ``constexprs`` the ``tl.constexpr`` values. Returns (metrics keyed by ncu names, the simulation)."""
+    from gpusim.frontend.triton import kernel_from_triton
+
+    cfg = config if isinstance(config, HardwareConfig) else load_config(config)
+    kernel_ir = kernel_from_triton(source, kernel, grid=grid, args=args, constexprs=constexprs, num_warps=num_warps,
+                                   num_stages=num_stages, config=cfg, seed=seed)
+    sim = simulate(kernel_ir, cfg, trace=trace)
+    return report(sim), sim
+
+
 def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config: HardwareConfig | str | None = None,
                  workers: int | None = None, kernel_paths: tuple[str, ...] = (), progress=None) -> list:
     """Predict each (kernel, shape, overrides) of ``points``, independent launches, on ``workers`` processes (default:

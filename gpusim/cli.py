@@ -135,7 +135,7 @@ def _fmt(v) -> str:
     return str(v)
 
 
-SOURCE_SUFFIXES = (".cu", ".cubin", ".sass")
+SOURCE_SUFFIXES = (".cu", ".cubin", ".sass", ".py")  # .py: a Triton file
 
 
 def is_source(name: str) -> bool:
@@ -150,6 +150,11 @@ def _run_source(a):
     if a.shape or a.set:
         raise UserError(f"{a.kernel}: --shape and --set are for registered kernels; a CUDA file takes --grid, "
                         "--block and --arg")
+    if a.kernel.lower().endswith(".py"):
+        return _run_triton(a)
+    for flag in ("const", "num_warps", "num_stages"):
+        if getattr(a, flag) is not None:
+            raise UserError(f"--{flag.replace('_', '-')} is for a Triton file (gpusim run FILE.py)")
     if not a.grid or not a.block:
         raise UserError(f"{a.kernel}: give the launch with --grid X[,Y,Z] and --block X[,Y,Z]")
     for flag in ("grid", "block"):
@@ -157,6 +162,34 @@ def _run_source(a):
     m, sim = predict_source(a.kernel, a.name, grid=a.grid, block=a.block, args=a.arg or [], smem_dynamic=a.smem,
                             defines=tuple(a.D or ()), compiler=a.compiler, config=a.config)
     label = f"{sim.kernel.name} ({a.kernel})"
+    m = {"gpusim__kernel": sim.kernel.name, "gpusim__source": a.kernel, "gpusim__grid": list(sim.kernel.launch.grid),
+         "gpusim__block": list(sim.kernel.launch.block), **m}
+    if sim.kernel.notes:
+        m["gpusim__notes"] = sim.kernel.notes
+    return m, sim, label
+
+
+def _run_triton(a):
+    """``gpusim run FILE.py --kernel K --grid ... --arg ... --const NAME=VALUE [--num-warps W] [--num-stages S]``."""
+    from gpusim.api import predict_triton
+
+    for flag, option, why in (("block", "--block", "its block is 32 * --num-warps threads"),
+                              ("smem", "--smem", "Triton sizes its shared memory"), ("D", "-D", "give --const")):
+        if getattr(a, flag):
+            raise UserError(f"{a.kernel}: {option} is for a CUDA file; for a Triton kernel {why}")
+    if not a.grid:
+        raise UserError(f"{a.kernel}: give the launch with --grid X[,Y,Z] (the programs)")
+    _dims_text(a.grid, "grid")
+    consts = {}
+    for item in a.const or []:
+        if "=" not in item:
+            raise UserError(f"--const {item!r}: expected NAME=VALUE")
+        k, v = item.split("=", 1)
+        consts[k.strip()] = v.strip()
+    m, sim = predict_triton(a.kernel, a.name, grid=a.grid, args=a.arg or [], constexprs=consts,
+                            num_warps=4 if a.num_warps is None else a.num_warps,
+                            num_stages=3 if a.num_stages is None else a.num_stages, config=a.config)
+    label = f"{sim.kernel.name} ({a.kernel}, Triton)"
     m = {"gpusim__kernel": sim.kernel.name, "gpusim__source": a.kernel, "gpusim__grid": list(sim.kernel.launch.grid),
          "gpusim__block": list(sim.kernel.launch.block), **m}
     if sim.kernel.notes:
@@ -768,7 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="predict one kernel: a registered one (--shape) or a CUDA file (--grid, --block, "
                                    "--arg)")
-    r.add_argument("kernel", help="a registered kernel, or a .cu / .cubin / .sass file")
+    r.add_argument("kernel", help="a registered kernel, a .cu / .cubin / .sass file or a Triton .py file")
     common(r, shape_required=False)
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a kernel parameter")
     r.add_argument("--kernel", dest="name", default=None, metavar="NAME",
@@ -782,6 +815,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="CUDA file: a preprocessor definition")
     r.add_argument("--compiler", default="nvcc", choices=("nvcc", "nvrtc"),
                    help="CUDA file: nvcc (default) or NVRTC (as CuPy and PyTorch compile)")
+    r.add_argument("--const", action="append", metavar="NAME=VALUE",
+                   help="Triton file: a tl.constexpr value, e.g. BLOCK_SIZE=1024 (repeatable)")
+    r.add_argument("--num-warps", type=int, default=None, metavar="W",
+                   help="Triton file: warps per program (default 4); the block is 32*W threads")
+    r.add_argument("--num-stages", type=int, default=None, metavar="S",
+                   help="Triton file: software-pipelining stages of its loops (default 3)")
     r.add_argument("--json", action="store_true", help="one JSON object keyed by ncu metric names")
     r.add_argument("--metrics", default=None, metavar="NAMES",
                    help="only these metrics: comma-separated names, shell patterns (dram__*) or regex:EXPR, as ncu's "

@@ -48,6 +48,9 @@ def compile_source(path: str | Path, arch: str = "sm_90", defines: tuple[str, ..
         return fbuild.load_cubin(p)
     if suffix == ".sass":
         return fbuild.load_sass(p)
+    if suffix == ".py":  # its signature comes from the arguments: compiled with them
+        raise fbuild.BuildError(f"{p}: a Triton file compiles with its arguments: use "
+                                "gpusim.frontend.triton.kernel_from_triton (or api.predict_triton)")
     raise fbuild.BuildError(f"{p}: expected a .cu, .cubin or .sass file")
 
 

@@ -17,7 +17,7 @@ from gpusim.frontend.trace import (AddressBook, Batch, LoweringError, Rec, Segme
                                    reads_of, ref_of, writes_of)
 
 MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
-                "LDSM": "ldsm", "LDGSTS": "cp"}
+                "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "cp"}
 ATOMICS = {"ATOMS", "ATOMG", "ATOM", "RED", "REDG"}
 LOCAL_TENSOR = "__local"  # local memory (spills, stack arrays), interleaved by thread as the hardware lays it out
 FLOPS = {"FFMA": 2, "FADD": 1, "FMUL": 1, "HFMA2": 4, "HADD2": 2, "HMUL2": 2, "DFMA": 2, "DADD": 1, "DMUL": 1}
@@ -206,7 +206,7 @@ class Builder:
             gname = self._name(unit, "ldgsts")
             sname = gname + "_st"
             self.names.add(sname)
-            tensor = self.ctx.tensor_names[rec.tensor]
+            tensor = self.ctx.tensor_names[rec.tensor] if rec.tensor >= 0 else self.ctx.tensor_names[0]  # none read
             g = ir.Mem(gname, "global", "ld", rec.width, self.book(gname, unit, _addresses(self.ctx, unit)),
                        tensor, repeat=len(unit), group="cp.async", stall_cycles=stall)
             shared, width = _narrow_shared(_addresses(self.ctx, unit, "saddr"), rec.width)
@@ -230,7 +230,7 @@ class Builder:
             per_cta, width = _narrow_shared(per_cta, width)
         name = self._name(unit, mn.lower())
         extra = {}
-        if kind == "ldsm":
+        if kind in ("ldsm", "stsm"):
             extra["matrices"] = rec.matrices
             width = 16
         if atomic:

@@ -26,6 +26,7 @@ from gpusim.frontend import regs
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import DATA, UNKNOWN, EmulationError, GlobalMemory
+from gpusim.patterns import PREDICATED_OFF
 
 WARP = 32
 SHARED_WINDOW_BASE = 0x400  # sm_90 reserves the first 1 KB of a CTA's shared window (UMOV UR4, 0x400 in the SASS)
@@ -304,6 +305,8 @@ class Machine:
             return self._store(d, a, src, space, width, em)
         if mn == "LDSM":
             return self._ldsm(d, em)
+        if mn == "STSM":
+            return self._stsm(d, em)
         if mn == "LDGSTS":
             return self._ldgsts(d, em)
         if mn in ("ATOMS", "ATOMG", "ATOM", "RED", "REDG"):
@@ -439,6 +442,41 @@ class Machine:
         out = np.where(rows_active, off, -1)
         return MemAccess("shared", "ldsm", 16, out, -1, t_addr, matrices=x)
 
+    def _stsm(self, d: Decoded, em) -> MemAccess:
+        # STSM.16.M88.x4 [addr], R: LDSM's mirror; lanes 0..8x-1 give the row addresses of x 8x8 matrices of 16-bit
+        # elements, lane t's register i holds, of matrix i, the word (t % 4) of row t // 4 (MT88: transposed)
+        a, src = d.ops[0], d.ops[1]
+        x = int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
+        off = self._address(d, a, "shared")
+        t_addr = S.any_taint(S.taint(self, a), em)
+        self._check_address_taint(d, t_addr)
+        rows_active = em & (self.lane < 8 * x)
+        self._check_shared(d, off, 16, rows_active)
+        nw = self.N // WARP
+        cbase = (self.cta_of * self.smem.shape[1]).reshape(nw, WARP)[:, :1]
+        lane = np.arange(WARP)
+        flat = self.smem.reshape(-1)
+        t_data = 0
+        for i in range(x):
+            reg = Reg(src.uniform, src.idx + i)
+            t_data |= S.any_taint(S.taint(self, reg), em)
+            if self.skip_values or self.probing:  # the values never reach control (regs.data_only)
+                continue
+            word = np.ascontiguousarray(self._regs_bytes(reg, 4)).reshape(nw, WARP, 4)
+            if d.has("MT88"):
+                el = np.zeros((nw, 8, 8, 2), dtype=np.uint8)  # [row, col, byte]
+                el[:, 2 * (lane % 4), lane // 4, :] = word[:, :, :2]
+                el[:, 2 * (lane % 4) + 1, lane // 4, :] = word[:, :, 2:]
+                rows = el.reshape(nw, 8, 16)
+            else:
+                rows = word.reshape(nw, 8, 16)
+            ra = off.reshape(nw, WARP)[:, 8 * i:8 * i + 8] + cbase
+            on = rows_active.reshape(nw, WARP)[:, 8 * i:8 * i + 8]
+            flat[ra[on][:, None] + np.arange(16)] = rows[on]
+        _set_words_taint(self.smem_taint, off[rows_active], 16, t_data)
+        out = np.where(rows_active, off, -1)
+        return MemAccess("shared", "stsm", 16, out, -1, t_addr, matrices=x)
+
     def _ldgsts(self, d: Decoded, em) -> MemAccess:
         sa, ga = d.ops[0], d.ops[1]
         width = self.width_of(d)
@@ -450,21 +488,25 @@ class Machine:
         gout = np.full(self.N, -1, dtype=np.int64)
         sout = np.full(self.N, -1, dtype=np.int64)
         ti = -1
-        if em.any() and self.skip_values:
-            ti, o = self.gmem.locate(goff[em], width, d.where)
-            gout[em] = o
-            sout[em] = soff[em]
-        elif em.any():
-            ti, o = self.gmem.locate(goff[em], width, d.where)
+        # a trailing predicate without .ZFILL is cp.async's source size (16 or 0, as Triton's masked loads write it):
+        # where it is false the lane reads nothing and fills its shared bytes with zeros
+        reads = em.copy()
+        if not d.has("ZFILL") and len(d.ops) > 2 and isinstance(d.ops[2], Pred):
+            reads &= S.pred(self, d.ops[2])
+        if reads.any():
+            ti, o = self.gmem.locate(goff[reads], width, d.where)
+            gout[reads] = o
+        if em.any() and not self.skip_values:
             data = np.zeros((self.N, width), dtype=np.uint8)
-            data[em] = self.gmem.read(ti, o, width)
+            if reads.any():
+                data[reads] = self.gmem.read(ti, o, width)
             if d.has("ZFILL") and len(d.ops) > 2 and isinstance(d.ops[2], Pred):
                 data[S.pred(self, d.ops[2])] = 0
             self._smem_write(soff, data, em)
-            t = self.gmem.tensors[ti]
-            _set_words_taint(self.smem_taint, soff[em], width, DATA | (0 if t.given else UNKNOWN))
-            gout[em] = o
-            sout[em] = soff[em]
+            taint = DATA | (0 if ti >= 0 and self.gmem.tensors[ti].given else UNKNOWN)
+            _set_words_taint(self.smem_taint, soff[em], width, taint)
+        gout[em & ~reads] = PREDICATED_OFF
+        sout[em] = soff[em]
         return MemAccess("global", "cp", width, gout, ti, t_addr, shared_addr=sout)
 
     def _atomic(self, d: Decoded, em) -> MemAccess:

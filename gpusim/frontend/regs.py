@@ -55,6 +55,8 @@ def _regs_of(d: Decoded, i: int, dest: bool) -> int:
             return _wide_mods(d)
         if mn == "HMMA":
             return {1: 4, 2: 2, 3: 4}.get(i, 1)
+        if mn == "STSM" and i == 1:
+            return int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
         if mn in ("IMAD", "UIMAD") and d.has("WIDE") and i == 3:
             return 2
     return 1
@@ -156,6 +158,8 @@ def control_liveness(program: list[Decoded]) -> tuple[list[int], dict[str, int]]
                     for r in (o.reg, o.ureg) if r is not None and not r.zero for k in range(2 if r.wide else 1)}
             if d.guard is not None:
                 regs.add(f"{'U' if d.guard.uniform else ''}P{d.guard.idx}")
+            if d.mnemonic == "LDGSTS":  # its source-size predicate decides which lanes read (Machine._ldgsts)
+                regs |= {f"{'U' if o.uniform else ''}P{o.idx}" for o in d.ops[2:] if isinstance(o, Pred) and o.idx != 7}
             direct.append(bits(regs))
         elif d.mnemonic in FLOW:
             direct.append(bits(_reads(d)))

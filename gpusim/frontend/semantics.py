@@ -484,6 +484,20 @@ def brev(m, d, em):
     put(m, d.ops[0], out, em, taint(m, d.ops[1]))
 
 
+def sgxt(m, d, em):
+    """``SGXT[.U32][.W] Rd, Ra, Rb``: the low ``b`` bits of ``a`` sign- (``.U32``: zero-) extended to 32 bits (PTX
+    ``szext``; ``b`` clamped to 0..32, or taken modulo 32 with ``.W``)."""
+    dst, a, b = d.ops[:3]
+    v = u32(m, a).astype(np.int64)
+    n = u32(m, b).astype(np.int64)
+    n = n % 32 if d.has("W") else np.minimum(n, 32)
+    low = v & ((np.int64(1) << n) - 1)
+    if not d.has("U32"):
+        sign = (n > 0) & (((low >> np.maximum(n - 1, 0)) & 1) == 1)
+        low = np.where(sign, low - (np.int64(1) << n), low)
+    put(m, dst, np.where(n >= 32, v, low).astype(np.uint64).astype(U32), em, taint(m, a, b))
+
+
 def prmt(m, d, em):
     dst, a, s, b = d.ops[:4]
     va, vb = u32(m, a), u32(m, b)
@@ -904,7 +918,7 @@ SEMANTICS = {
     "SHF": shf, "USHF": shf, "SHL": shl_shr, "SHR": shl_shr, "ISETP": isetp, "UISETP": isetp, "SEL": sel,
     "USEL": sel, "IMNMX": imnmx, "VIMNMX": imnmx, "IABS": iabs, "POPC": popc, "UPOPC": popc, "FLO": flo, "UFLO": flo,
     "BREV": brev, "UBREV": brev, "PRMT": prmt, "UPRMT": prmt, "P2R": p2r, "R2P": r2p, "S2R": s2r, "S2UR": s2r,
-    "CS2R": cs2r, "LDC": ldc, "ULDC": ldc, "R2UR": mov, "MOV32I": mov,
+    "CS2R": cs2r, "LDC": ldc, "ULDC": ldc, "R2UR": mov, "MOV32I": mov, "SGXT": sgxt, "USGXT": sgxt,
     "FADD": fadd, "FMUL": fmul, "FFMA": ffma, "FMNMX": fmnmx, "FSEL": fsel, "FSETP": fsetp, "FCHK": fchk,
     "MUFU": mufu, "FRND": frnd, "F2I": f2i, "I2F": i2f, "I2FP": i2f, "F2IP": f2i, "F2F": f2f, "F2FP": f2fp,
     "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
