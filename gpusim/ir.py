@@ -30,6 +30,7 @@ SPACES = ("global", "shared")
 KINDS = ("ld", "st", "ldsm", "stsm", "tma")
 LOADS = ("ld", "ldsm")
 QUEUES = ("cp.async", "wgmma")  # asynchronous-operation queues with commit/wait groups
+ATOMIC_RULES = ("", "lanes", "words")  # Mem.atomic: not atomic, each lane serialized per bank, one word's lanes combine
 # instruction-set facts, not hardware numbers: a warpgroup is 4 contiguous warps of 32 threads, and setmaxnreg
 # takes a multiple of 8 registers in 24..256 [PTX]
 WARPGROUP_THREADS = 128
@@ -100,10 +101,12 @@ class Mem:
     # the least cycles the warp spends issuing the ``repeat`` instructions: their SASS control codes' stall counts
     # (``gpusim sass``); the cycles beyond one per instruction are ncu's ``wait``. 0: one a cycle
     stall_cycles: int = 0
-    # an atomic read-modify-write (``atomicAdd``: ATOMS on shared, RED/ATOMG on global), kind ``st`` for its traffic;
-    # on shared memory its lanes serialize per bank with no broadcast (:func:`gpusim.memory.shared.
-    # atomic_wavefronts_batch`), and ncu counts it under op_atom / op_red, not op_st
-    atomic: bool = False
+    # an atomic read-modify-write (``atomicAdd``: ATOMS on shared, RED/ATOMG on global), kind ``st`` for its traffic,
+    # counted by ncu under op_atom / op_red, not op_st. On shared memory, ``"lanes"``: every lane's read-modify-write
+    # takes its bank once, lanes on one word included (ATOMS.ADD, :func:`gpusim.memory.shared.atomic_wavefronts_batch`);
+    # ``"words"``: lanes on one word combine, as a store's do (ATOMS.POPC.INC, ``atomicAdd(p, 1)``). Measured:
+    # validate/micro/atomics.cu (validate/measurements/h100/irregular-2026-11-27.json, "micro"). "": not atomic
+    atomic: str = ""
 
 
 @dataclass(frozen=True)
@@ -421,8 +424,9 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
         if isinstance(op, Mem) and (op.space not in SPACES or op.kind not in KINDS):
             raise KernelError(f"{name}: '{op.name}' has space '{op.space}' and kind '{op.kind}' "
                               f"(allowed: {', '.join(SPACES)} / {', '.join(KINDS)})")
-        if isinstance(op, Mem) and op.atomic and (op.kind != "st" or op.async_copy):
-            raise KernelError(f"{name}: atomic '{op.name}' needs kind 'st' (its traffic is a store's)")
+        if isinstance(op, Mem) and (op.atomic not in ATOMIC_RULES or op.atomic and (op.kind != "st" or op.async_copy)):
+            raise KernelError(f"{name}: atomic '{op.name}' needs kind 'st' (its traffic is a store's) and atomic one "
+                              f"of {', '.join(repr(r) for r in ATOMIC_RULES)}")
         if isinstance(op, Mem) and op.kind in ("ldsm", "stsm") and (
                 op.space != "shared" or op.matrices not in (1, 2, 4) or op.width_bytes != 16):
             raise KernelError(f"{name}: '{op.name}' ({op.kind}) needs space 'shared', width_bytes=16 and "

@@ -42,7 +42,7 @@ def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: boo
              atomic: bool = False) -> float:
     return sum(_op_total(sim, name, field) for name, p in sim.pats.items()
                if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy
-               and p.op.atomic == atomic)
+               and bool(p.op.atomic) == atomic)
 
 
 def _atomic_metrics(sim: Simulation) -> dict:

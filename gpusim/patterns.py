@@ -129,7 +129,7 @@ def _counts(kernel: Kernel, op: Mem, cta, it: int, j: int, geo: AccessGeometry) 
         out[1] = [fn(r[:n_rows], op.matrices, banks=geo.banks, bank_width_bytes=geo.bank_width_bytes)
                   if (r[:n_rows] >= 0).all() else 0 for r in rows]
         out[2] = np.where(out[1] > 0, op.matrices, 0)
-    elif op.space == "shared" and op.atomic:
+    elif op.space == "shared" and op.atomic == "lanes":
         out[1] = shared.atomic_wavefronts_batch(rows, op.width_bytes, **geo.banks_kw)
         out[2] = shared.ideal_wavefronts_batch(rows, op.width_bytes, **geo.banks_kw)
     elif op.space == "shared":

@@ -233,8 +233,8 @@ class Builder:
         if kind in ("ldsm", "stsm"):
             extra["matrices"] = rec.matrices
             width = 16
-        if atomic:
-            extra["atomic"] = True
+        if atomic:  # ATOMS.POPC.INC (atomicAdd(p, 1)) combines the lanes on one word; the others serialize them
+            extra["atomic"] = "words" if d.has("POPC") and d.has("INC") else "lanes"
         return [ir.Mem(name, space, kind, width, self.book(name, unit, per_cta), tensor, repeat=len(unit),
                        stall_cycles=stall, **extra)]
 

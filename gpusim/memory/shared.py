@@ -194,9 +194,11 @@ def ideal_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int,
 
 def atomic_wavefronts_batch(addr2d: np.ndarray, access_bytes: int, *, banks: int, bank_width_bytes: int,
                             lanes: int) -> np.ndarray:
-    """Wavefronts of each row of shared-memory atomics (``atomicAdd`` on shared: ATOMS): every active lane's
-    read-modify-write takes its bank once, lanes on one word included (an atomic has no broadcast), so a row costs
-    the most lanes any bank serves. A hypothesis the micro-benchmark ``validate/run_irregular.py`` checks."""
+    """Wavefronts of each row of shared-memory atomics whose lanes each do their own read-modify-write (ATOMS.ADD,
+    ``atomicAdd(p, v)``): every active lane takes its bank once, lanes on one word included (no broadcast), so a row
+    costs the most lanes any bank serves. Measured (validate/micro/atomics.cu, 32 warps per SM): k distinct words in k
+    banks take 32/k cycles per warp instruction, k words in one bank 32 whatever k, 32 banks 1
+    (validate/measurements/h100/irregular-2026-11-27.json, "micro")."""
     _check_banks(banks, bank_width_bytes)
     a = warp_addresses(addr2d, access_bytes, SHARED_ACCESS_BYTES, lanes=lanes, batch=True)
     bank = np.where(a >= 0, (a // bank_width_bytes) % banks, banks)
