@@ -110,8 +110,11 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
         br, bc = FA_DEFAULT_TILES[d]
         br, bc = int(params.get("br", br) or br), int(params.get("bc", bc) or bc)
         n = B * H * N * d
+        # run_tc_sm80.py fills Q, K and V with normal bf16 values: the softmax's branches (a new row maximum, the
+        # -inf guards) follow them
         return TwinLaunch(src, kernel, (N // br, H, B), (128, 1, 1),
-                          (f"B={B}", f"H={H}", f"N={N}", f"Q=u16[{n}]", f"K=u16[{n}]", f"V=u16[{n}]", f"O=u16[{n}]"),
+                          (f"B={B}", f"H={H}", f"N={N}", f"Q=bf16[{n}]:normal", f"K=bf16[{n}]:normal",
+                           f"V=bf16[{n}]:normal", f"O=bf16[{n}]"),
                           (br + 2 * bc) * d * 2, tuple(f"{k}={v}" for k, v in defs.items()))
     return None
 

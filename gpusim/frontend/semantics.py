@@ -815,6 +815,55 @@ def opaque(m, d, em):
         put(m, Reg(dst.uniform, dst.idx + k), np.zeros(m.N, U32), em, UNKNOWN)
 
 
+def _frag16(bits: np.ndarray, bf16: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) 16-bit halves of 32-bit words as float32 (bf16 or fp16)."""
+    lo, hi = bits & U32(0xFFFF), bits >> U32(16)
+    if bf16:
+        return (lo << U32(16)).view(np.float32), (hi << U32(16)).view(np.float32)
+    return (lo.astype(np.uint16).view(np.float16).astype(np.float32),
+            hi.astype(np.uint16).view(np.float16).astype(np.float32))
+
+
+def hmma(m, d, em):
+    """``mma.sync.m16n8k16`` with bf16 or fp16 inputs and fp32 accumulators (HMMA.16816.F32[.BF16]), per warp with
+    the PTX fragment layout (lane = 4 * group + thread in group): A rows group and group + 8, columns 2t, 2t + 1 and
+    8 + 2t, 9 + 2t; B rows 2t, 2t + 1, 8 + 2t, 9 + 2t, column group; C/D rows group and group + 8, columns 2t, 2t + 1.
+    Other shapes and accumulator types keep their results unknown (:func:`opaque`)."""
+    if not (d.has("16816") and d.has("F32")):
+        return opaque(m, d, em)
+    bf16 = d.has("BF16")
+    dst, a, b, c = d.ops[:4]
+    nw = m.N // 32
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+
+    def regs(op, n):
+        arr = m.UR if op.uniform else m.R
+        return [arr[op.idx + k].reshape(nw, 32) if not op.zero else np.zeros((nw, 32), U32) for k in range(n)]
+
+    ra, rb = regs(a, 4), regs(b, 2)
+    A = np.zeros((nw, 16, 16), np.float32)
+    for k, (r_off, c_off) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+        lo, hi = _frag16(ra[k], bf16)
+        A[:, g + r_off, 2 * t + c_off] = lo
+        A[:, g + r_off, 2 * t + c_off + 1] = hi
+    B = np.zeros((nw, 16, 8), np.float32)
+    for k, r_off in enumerate((0, 8)):
+        lo, hi = _frag16(rb[k], bf16)
+        B[:, 2 * t + r_off, g] = lo
+        B[:, 2 * t + r_off + 1, g] = hi
+    C = np.zeros((nw, 16, 8), np.float32)
+    if not c.zero:
+        rc = regs(c, 4)
+        for k, (r_off, c_off) in enumerate(((0, 0), (0, 1), (8, 0), (8, 1))):
+            C[:, g + r_off, 2 * t + c_off] = rc[k].view(np.float32)
+    with np.errstate(all="ignore"):
+        D = np.matmul(A, B) + C
+    tt = taint(m, a, b, c)
+    for k, (r_off, c_off) in enumerate(((0, 0), (0, 1), (8, 0), (8, 1))):
+        put(m, Reg(dst.uniform, dst.idx + k), D[:, g + r_off, 2 * t + c_off].reshape(-1).view(U32), em, tt)
+
+
 def nop(m, d, em):
     return None
 
@@ -922,7 +971,7 @@ SEMANTICS = {
     "FADD": fadd, "FMUL": fmul, "FFMA": ffma, "FMNMX": fmnmx, "FSEL": fsel, "FSETP": fsetp, "FCHK": fchk,
     "MUFU": mufu, "FRND": frnd, "F2I": f2i, "I2F": i2f, "I2FP": i2f, "F2IP": f2i, "F2F": f2f, "F2FP": f2fp,
     "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
-    "DSETP": dsetp, "HMMA": opaque, "IMMA": opaque, "DMMA": opaque,
+    "DSETP": dsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
     "SHFL": shfl, "VOTE": vote, "VOTEU": vote, "REDUX": redux, "MATCH": match,
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
     "ERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
