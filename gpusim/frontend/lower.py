@@ -13,8 +13,8 @@ from gpusim import ir
 from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
-from gpusim.frontend.trace import (AddressBook, Batch, LoweringError, Rec, Segments, SYNC_MNEMONICS, pipe_of,
-                                   reads_of, ref_of, writes_of)
+from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Rec, Segments, pipe_of,
+                                   reads_of, ref_of, stride_pair, writes_of)
 
 MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
                 "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "cp"}
@@ -56,7 +56,7 @@ class Context:
         self.trip_strides = {}
         for d in range(3):
             if b.grid[d] >= 4:
-                one, two = (tuple(k if e == d else 0 for e in range(3)) for k in (1, 2))
+                one, two = stride_pair(b.grid, d)
                 self.trip_strides[d] = self.lane_trips[index[two]] - self.lane_trips[index[one]]
 
 
@@ -409,7 +409,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
             cta_strides = {}
             for d in range(3):
                 if batch.grid[d] >= 4:
-                    one, two = (tuple(k if e == d else 0 for e in range(3)) for k in (1, 2))
+                    one, two = stride_pair(batch.grid, d)
                     cta_strides[d] = trips_by_cta[two] - trips_by_cta[one]
 
             def trips_of(linear: int) -> int:

@@ -138,6 +138,14 @@ def cta_refs(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     return out
 
 
+def stride_pair(grid: tuple[int, int, int], d: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The two interior batch CTAs one apart in grid dimension ``d`` (coordinates 1 and 2 there, interior in the
+    others where they have an interior), whose difference is the per-CTA stride of that dimension: CTAs on a border
+    of another dimension may take other paths (a guard at index 0)."""
+    base = tuple(1 if g > 2 else 0 for g in grid)
+    return (tuple(1 if e == d else base[e] for e in range(3)), tuple(2 if e == d else base[e] for e in range(3)))
+
+
 def ref_of(c: tuple[int, int, int], grid: tuple[int, int, int]) -> tuple[int, int, int]:
     """The batch CTA whose addresses a CTA's are moved from: the same coordinate where it is first or last in a
     dimension, 1 where it is interior."""
@@ -263,6 +271,7 @@ class AddressBook:
         self.peel = 1 if peel_first else 0
         self.p = period
         self.strides: dict[int, np.ndarray] = {}
+        self._strides: dict = {}  # (the other coordinates, dimension) -> stride, or None
         self.affine = True  # CTAs outside the batch follow the strides (False: they take their reference's offsets)
         self.outside = 0  # lookups of CTAs outside the batch while not affine
         if in_loop and not full:
@@ -324,19 +333,28 @@ class AddressBook:
         return s.get(1 if self.in_loop else 0)
 
     def _cta_strides(self, ctas) -> None:
+        """The interior CTAs' stride in each grid dimension (checked: the two CTAs execute the same lanes)."""
         for d in range(3):
-            g = self.grid[d]
-            if g < 4:
-                continue
-            ref = tuple(1 if e == d else 0 for e in range(3))
-            nxt = tuple(2 if e == d else 0 for e in range(3))
-            a, b = self._slot1(self.index[ref]), self._slot1(self.index[nxt])
-            if a is None or b is None or a.shape != b.shape:
+            if self.grid[d] >= 4:
+                stride = self._stride(stride_pair(self.grid, d)[0], d)
+                if stride is not None:
+                    self.strides[d] = stride
+
+    def _stride(self, ref, d: int) -> np.ndarray | None:
+        """The stride along grid dimension ``d`` of the CTAs of ``ref``'s kind in the other dimensions (a border
+        row's CTAs have a stride of their own where their border lanes work): between the batch CTAs with
+        coordinates 1 and 2 in ``d``; None where they differ in which lanes execute."""
+        key = (tuple(v for e, v in enumerate(ref) if e != d), d)
+        if key not in self._strides:
+            one = tuple(1 if e == d else v for e, v in enumerate(ref))
+            two = tuple(2 if e == d else v for e, v in enumerate(ref))
+            a, b = self._slot1(self.index[one]), self._slot1(self.index[two])
+            if a is None or b is None or a.shape != b.shape or ((a < 0) != (b < 0)).any():
                 self.affine = False
-                continue
-            if ((a < 0) != (b < 0)).any():
-                self.affine = False
-            self.strides[d] = np.where((a >= 0) & (b >= 0), b - a, 0)
+                self._strides[key] = None
+            else:
+                self._strides[key] = np.where(a >= 0, b - a, 0)
+        return self._strides[key]
 
     def verify_ctas(self, checks: list[tuple[int, int, int]]) -> bool:
         """Whether the batch CTAs that are not their own reference have the offsets the strides give them."""
@@ -357,8 +375,11 @@ class AddressBook:
 
     def _shifted(self, a: np.ndarray, c, ref) -> np.ndarray:
         shift = 0
-        for d, g in self.strides.items():
+        for d in range(3):
             if c[d] != ref[d]:
+                g = self._stride(ref, d)
+                if g is None:
+                    return a
                 shift = shift + (c[d] - ref[d]) * g
         return np.where(a >= 0, a + shift, a)
 
