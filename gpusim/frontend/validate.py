@@ -16,6 +16,7 @@ METRICS = {  # metric -> short name in the table
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "conf st",
 }
 GOALS = {"time_mape_pct": 8.0, "time_worst_pct": 20.0, "inst_worst_pct": 5.0}
+TRITON = "triton"  # a row of validate/run_triton.py: its launch is in the row itself
 
 
 @dataclass
@@ -72,9 +73,19 @@ def _point(task):
     entry, launch, cfg = task
     out = {"frontend": {}, "hand": {}, "error": "", "notes": ""}
     try:
-        k = kernel_from_source(REPO / launch.source, launch.kernel, grid=launch.grid, block=launch.block,
-                               args=list(launch.args), smem_dynamic=launch.smem_dynamic, defines=launch.defines,
-                               compiler="nvrtc", config=cfg)
+        if launch is TRITON:  # examples/triton_kernels.py, as validate/run_triton.py measured it (mma.sync build)
+            import os
+
+            from gpusim.frontend.triton import kernel_from_triton
+
+            os.environ["DISABLE_MMA_V3"] = "1"
+            k = kernel_from_triton(REPO / entry["twin"], entry["kernel"][len("triton_"):], grid=entry["grid"],
+                                   args=list(entry["args"]), constexprs=entry["constexprs"],
+                                   num_warps=entry["num_warps"], num_stages=entry["num_stages"], config=cfg)
+        else:
+            k = kernel_from_source(REPO / launch.source, launch.kernel, grid=launch.grid, block=launch.block,
+                                   args=list(launch.args), smem_dynamic=launch.smem_dynamic, defines=launch.defines,
+                                   compiler="nvrtc", config=cfg)
         out["frontend"] = report(simulate(k, cfg))
         out["notes"] = k.notes
     except Exception as e:  # a row the front-end cannot take: reported with its reason
@@ -97,7 +108,10 @@ def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[
     for e in data["kernels"]:
         if not e.get("correct"):
             continue
-        launch = launches.launch_of(e["kernel"], tuple(e["shape"]), e.get("params") or {}, e.get("defines"))
+        if e.get("twin") == "examples/triton_kernels.py":
+            launch = TRITON
+        else:
+            launch = launches.launch_of(e["kernel"], tuple(e["shape"]), e.get("params") or {}, e.get("defines"))
         if launch is None:
             continue
         meas = dict(e.get("ncu") or {})
