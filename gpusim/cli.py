@@ -389,8 +389,10 @@ def _sweep(a) -> int:
     if a.output:
         with _writing("-o", a.output) as out:
             sweep.write_parquet(columns, rows, out, plan.varied, plan.dims)
-        with contextlib.suppress(OSError):  # a partial table of an earlier, interrupted run is superseded
-            os.unlink(sweep.partial_path(a.output))
+        stale = sweep.partial_path(a.output)  # a partial table beside it, of an earlier interrupted run, is superseded
+        if stale != a.output:
+            with contextlib.suppress(OSError):
+                os.unlink(stale)
     for line in sweep.report_lines(rows, plan.varied):
         print(line)
     if a.figure:

@@ -193,6 +193,13 @@ def _check_consistency(specs: dict[str, Any], where: str) -> None:
     if l1.line_bytes < l1.sector_bytes:
         raise ConfigError(f"{where}: [l1] line_bytes: {l1.line_bytes} is smaller than sector_bytes "
                           f"({l1.sector_bytes}); a line holds whole sectors")
+    if l2.sector_bytes != l1.sector_bytes:
+        raise ConfigError(f"{where}: [l2] sector_bytes: {l2.sector_bytes} differs from [l1] sector_bytes "
+                          f"({l1.sector_bytes}); gpusim needs one sector size")
+    for small, large, strict, why in CONSISTENCY:
+        a, b = _value(specs, small), _value(specs, large)
+        if a > b or (strict and a == b):
+            raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
     for expr, unit_expr, units in WHOLE_UNITS:
         unit = _value(specs, unit_expr)
         values = _value(specs, expr)
@@ -201,13 +208,6 @@ def _check_consistency(specs: dict[str, Any], where: str) -> None:
                 section, key = expr.split(".")
                 raise ConfigError(f"{where}: [{section}] {key}: {value} is not a whole number of {units} "
                                   f"({unit_expr} = {unit})")
-    if l2.sector_bytes != l1.sector_bytes:
-        raise ConfigError(f"{where}: [l2] sector_bytes: {l2.sector_bytes} differs from [l1] sector_bytes "
-                          f"({l1.sector_bytes}); gpusim needs one sector size")
-    for small, large, strict, why in CONSISTENCY:
-        a, b = _value(specs, small), _value(specs, large)
-        if a > b or (strict and a == b):
-            raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
     for section in ("l2", "hbm"):
         spec = specs[section]
         xs, ys = spec.loaded_utilization_pct, spec.loaded_added_cycles

@@ -123,14 +123,14 @@ def check_writable(path: str | os.PathLike, flag: str, error: type[Exception]) -
     exist or that we may not write to. (A full disk is found when writing; :func:`atomic_output` keeps it whole.)"""
     text = os.fspath(path)
     if not text.strip():
-        raise error(f"{flag} {text!r}: an empty path names no file")
+        raise error(f"{flag} {text!r}: cannot write: an empty path names no file")
     if os.path.isdir(text):
-        raise error(f"{flag} {quote(text)}: is a folder, not a file to write")
+        raise error(f"{flag} {quote(text)}: cannot write: is a folder")
     if os.path.exists(text) and not os.path.isfile(text):
         return  # a device or a FIFO (/dev/stdout, /dev/full): written in place, its errors reported then
     folder = os.path.dirname(text) or "."
     if not os.path.isdir(folder):
-        raise error(f"{flag} {quote(text)}: no such folder {quote(folder)}")
+        raise error(f"{flag} {quote(text)}: cannot write: no such folder {quote(folder)}")
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".gpusim-probe-")
         os.close(fd)

@@ -73,6 +73,11 @@ def check_prediction(kernel: Kernel, hw: HardwareConfig, seconds: float) -> None
                           f"{peak / 1e12:.4g} TFLOP/s: the kernel declares more FLOPs than it can do")
 
 
+class CodeError(Exception):
+    """What a kernel's address expression did wrong; ``gpusim.patterns`` turns it into a KernelError naming the
+    kernel and the operation (as it does the expression's own exceptions)."""
+
+
 def _is_int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
 
@@ -112,6 +117,10 @@ class _Checker:
                 raise self.fail(f"two tensors are named {t.name!r}")
             seen.add(t.name)
             self.whole(f"tensor {t.name!r} size_bytes", t.size_bytes, 1)
+        hbm = self.hw.hbm.capacity_bytes
+        if k.tensor_bytes > hbm:  # before the launch: a shape no GPU holds is said as such
+            raise self.fail(f"the tensors take {k.tensor_bytes:,} B, more than the {hbm:,} B of HBM of the "
+                            f"{self.hw.name}")
         if not isinstance(k.mbarriers, dict):
             raise self.fail("mbarriers must be a dict of mbarrier name -> arrivals per phase")
 
@@ -313,7 +322,7 @@ class _Checker:
         if isinstance(op, Mem):
             width = op.width_bytes
             changes = {"addr": self.wrap(op.addr, f"the address expression of {op.name!r}",
-                                         lambda r, args: _address_result(r, args, width))}
+                                         lambda r, args: _address_result(r, args, width), CodeError)}
             if op.seq is not None:
                 changes["seq"] = self.wrap(op.seq, f"the seq of {op.name!r}", _seq_result)
             return dataclasses.replace(op, **changes)
@@ -324,8 +333,11 @@ class _Checker:
                                                                  f"{op.bar!r}", _seq_result))
         return op
 
-    def wrap(self, fn: Callable, what: str, check: Callable) -> Callable:
-        """``fn`` whose exceptions (``SystemExit`` too) and bad results are a one-line KernelError."""
+    def wrap(self, fn: Callable, what: str, check: Callable, error: type[Exception] | None = None) -> Callable:
+        """``fn`` whose exceptions (``SystemExit`` too) and bad results are a one-line KernelError naming the kernel,
+        ``what`` and the file and line; with ``error``, an exception of that type whose message the caller prefixes
+        (address expressions: ``gpusim.patterns`` names the kernel and the operation), an exception of ``fn`` passing
+        unchanged (``SystemExit`` as ``error``)."""
         name, file = self.name, self.file
 
         def guarded(*args):
@@ -334,11 +346,15 @@ class _Checker:
             except KernelError:
                 raise
             except (Exception, SystemExit) as e:
-                raise KernelError(f"{name}: {what} raised {_where(e, file)}") from None
+                if error is None:
+                    raise KernelError(f"{name}: {what} raised {_where(e, file)}") from None
+                if isinstance(e, SystemExit):
+                    raise error(_where(e, file)) from None
+                raise
             problem = check(result, args)
             if problem:
                 at = _defined_at(fn)
-                raise KernelError(f"{name}: {what}{at} {problem}")
+                raise (KernelError(f"{name}: {what}{at} {problem}") if error is None else error(f"{problem}{at}"))
             return result
 
         guarded.__wrapped__ = fn

@@ -447,8 +447,23 @@ def connect(address: str, timeout_s: float = 5.0):
     cannot be reached within ``timeout_s``."""
     try:
         from distributed import Client
+        from distributed.comm import parse_address
+        from distributed.comm.addressing import parse_host_port
     except ImportError:
         raise SweepError("--scheduler needs Dask distributed: pip install 'gpusim[cluster]'") from None
+    try:  # a malformed address is refused here: Client would fail half-built and stall 10 s closing itself
+        scheme, location = parse_address(address, strict=False)
+        if scheme == "inproc":  # a scheduler in this very process (tests, notebooks): it must be there
+            from distributed.comm.inproc import global_manager
+
+            if global_manager.get_listener_for(location) is None:
+                raise ValueError("no scheduler listens at that in-process address")
+        elif scheme in ("tcp", "tls"):
+            parse_host_port(location)
+        else:
+            raise ValueError(f"gpusim reaches schedulers over tcp:// or tls://, not {scheme}://")
+    except (ValueError, TypeError) as e:
+        raise SweepError(f"--scheduler {address!r}: not a scheduler address such as tcp://HOST:8786 ({e})") from None
     try:
         return Client(address, timeout=timeout_s, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
@@ -546,9 +561,12 @@ def write_parquet(columns: list[str], table_rows: list[dict], path: str | Path, 
 
 
 def partial_path(path: str | Path) -> str:
-    """Where an interrupted sweep writes its partial table: beside ``-o`` (``ws.parquet`` -> ``ws.partial.parquet``),
-    so that a complete table already at ``-o`` is never replaced by part of one."""
+    """Where an interrupted sweep writes its partial table: ``-o`` itself when nothing is there yet, else beside it
+    (``ws.parquet`` -> ``ws.partial.parquet``), so that a complete table already at ``-o`` is never replaced by part
+    of one."""
     p = str(path)
+    if not os.path.exists(p):
+        return p
     return (p[:-len(".parquet")] if p.endswith(".parquet") else p) + ".partial.parquet"
 
 
