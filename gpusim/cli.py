@@ -438,17 +438,19 @@ def cmd_sass(a) -> int:
 
     cu = Path(a.file)
     _output("--skeleton", a.skeleton)
+    if a.skeleton is not None and Path(a.skeleton).suffix != ".py":
+        raise UserError(f"--skeleton {a.skeleton!r}: expected a .py file")
     funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
-    print(sass.summarize(funcs, a.kernel))
-    if a.listing:
-        print(sass.listing(funcs, a.kernel))
+    chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
+    if a.skeleton and len(chosen) != 1:  # before anything is printed: an error is the only output
+        raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
+    summary = sass.summarize(funcs, a.kernel)
+    listing = sass.listing(funcs, a.kernel) if a.listing else None
+    print(summary)
+    if listing is not None:
+        print(listing)
     if a.skeleton:
-        chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
-        if len(chosen) != 1:
-            raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
         out = Path(a.skeleton)
-        if out.suffix != ".py":
-            raise UserError(f"--skeleton {out}: expected a .py file")
         name = "my_" + "".join(ch if ch.isalnum() else "_" for ch in chosen[0].name)
         with _writing("--skeleton", a.skeleton) as tmp:
             Path(tmp).write_text(sass.skeleton(chosen[0], cu, name))

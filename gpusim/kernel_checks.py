@@ -9,8 +9,9 @@ config it is built for, and guards the code it carries:
   not negative, a cluster that divides the grid;
 - the program: every operation one of the IR's (a ``None`` or a stray object in a body is named), loops of at least
   one trip with inner loops not nested, memory widths the hardware has (1, 2, 4, 8, 16 bytes), repeat counts and
-  bundle sizes within what gpusim can evaluate (:data:`MAX_LANE_ADDRESSES`, :data:`MAX_BUNDLE_INSTRUCTIONS`,
-  :data:`MAX_UNROLLED_OPERATIONS`), warp lists inside the block, ``after=`` naming an operation that runs earlier
+  bundle sizes within what gpusim can simulate in seconds (:data:`MAX_LANE_ADDRESSES`, :data:`MAX_WARP_INSTRUCTIONS`,
+  :data:`MAX_UNROLLED_OPERATIONS`, :data:`MAX_CTAS`), warp lists inside the block, ``after=`` naming an operation
+  that runs earlier
   (or, in a loop, anywhere in the loop), tensors of positive size;
 - the code a kernel carries (address expressions, ``when``, mbarrier ``seq``, ``trips_of``, ``tile_order``): each is
   wrapped so that what it raises (``sys.exit`` included) or returns wrong (NaN or fractional addresses, a lane
@@ -42,10 +43,16 @@ if typing.TYPE_CHECKING:
     from gpusim.config import HardwareConfig
 
 WIDTHS = (1, 2, 4, 8, 16)  # bytes one lane moves in one instruction (ld/st .b8 .. .v4.b32 / .b128) [PTX]
-MAX_LANE_ADDRESSES = 1 << 22  # repeat x threads of one memory operation: the addresses gpusim evaluates at once
-MAX_BUNDLE_INSTRUCTIONS = 1 << 20  # warp instructions of one Compute bundle
-MAX_UNROLLED_OPERATIONS = 1 << 16  # operations one warp walks per outer-loop iteration, inner loops unrolled
+# what one pass through the prologue, the loop body or the epilogue may cost gpusim, so that no description runs for
+# minutes (at each limit a kernel takes some 5 s, 400 MB; the built-in kernels stay below 1/20 of each)
+MAX_LANE_ADDRESSES = 1 << 20  # repeat x threads of one memory operation (built-ins: 24,576)
+MAX_PART_ADDRESSES = 1 << 22  # lane addresses of every memory operation of a part, inner loops unrolled
+MAX_WARP_INSTRUCTIONS = 1 << 17  # warp instructions of a part, inner loops unrolled (built-ins: 4,735)
+MAX_UNROLLED_OPERATIONS = 1 << 12  # operations of a part, inner loops unrolled (built-ins: 169)
 MAX_TRIPS = (1 << 31) - 1  # a loop's trips (a 32-bit counter)
+# CTAs of one grid (tiles of a persistent kernel): the CTAs the representative SMs run are listed wave by wave, about
+# 5 bytes and 0.1 us a CTA (a 2^26-CTA grid: 8 s, 350 MB); the built-in kernels' largest grids within 80 GB are 2^24
+MAX_CTAS = 1 << 26
 
 
 def check_kernel(kernel: Kernel, hw: HardwareConfig, file: str = "") -> Kernel:
@@ -146,8 +153,9 @@ class _Checker:
                 if d > cap:
                     raise self.fail(f"{what}.{axis} = {d:,} is above CUDA's limit of {cap:,} on the {self.hw.name}: "
                                     "the launch would fail")
-        if k.persistent_ctas and launch.num_ctas > MAX_TRIPS:
-            raise self.fail(f"{launch.num_ctas:,} tiles are more than {MAX_TRIPS:,}")
+        if launch.num_ctas > MAX_CTAS:
+            raise self.fail(f"a grid of {launch.num_ctas:,} {'tiles' if k.persistent_ctas else 'CTAs'} is more than "
+                            f"gpusim simulates ({MAX_CTAS:,})")
         self.whole("regs_per_thread", launch.regs_per_thread, 1)
         self.whole("smem_bytes", launch.smem_bytes)
         if k.cluster > 1 and launch.grid[0] % k.cluster:
@@ -171,11 +179,12 @@ class _Checker:
                 raise self.fail(f"the outer loop's var is {k.loop.var!r}: the kernel's loop is var='it' (inner "
                                 "loops, var='j', go in its body)")
 
-        def walk(ops, where: str, depth: int) -> int:
-            """Check ``ops``; returns the operations a warp walks through them (inner loops unrolled)."""
+        def walk(ops, where: str, depth: int) -> np.ndarray:
+            """Check ``ops``; returns what one warp's pass through them costs gpusim (inner loops unrolled):
+            operations, warp instructions, lane addresses evaluated."""
             if not isinstance(ops, tuple):
                 raise self.fail(f"{where}: a body must be a tuple of operations, got {type(ops).__name__}")
-            n = 0
+            cost = np.zeros(3, dtype=object)
             for i, op in enumerate(ops):
                 at = f"{where}[{i}]"
                 if not isinstance(op, kinds):
@@ -189,20 +198,22 @@ class _Checker:
                     if depth:
                         raise self.fail(f"{at}: inner loops do not nest (an address expression sees one j)")
                     self.whole(f"{at} (inner loop) trips", op.trips, 1, MAX_UNROLLED_OPERATIONS)
-                    n += op.trips * walk(op.body, f"{at}.body", depth + 1)
+                    cost += op.trips * walk(op.body, f"{at}.body", depth + 1)
                 else:
                     self.op(op, at, mem_names)
-                    n += 1
-                if n > MAX_UNROLLED_OPERATIONS:
-                    raise self.fail(f"{where}: a warp walks more than {MAX_UNROLLED_OPERATIONS:,} operations per "
-                                    "iteration (inner loops unrolled), more than gpusim simulates")
-            return n
+                    cost += _cost(op, self.threads)
+            return cost
 
-        walk(k.prologue, "prologue", 0)
-        if k.loop is not None:
-            self.whole("the outer loop's trips", k.loop.trips, 1, MAX_TRIPS)
-            walk(k.loop.body, "loop.body", 0)
-        walk(k.epilogue, "epilogue", 0)
+        for part, ops in (("prologue", k.prologue), ("loop.body", k.loop.body if k.loop is not None else ()),
+                          ("epilogue", k.epilogue)):
+            if part == "loop.body" and k.loop is not None:
+                self.whole("the outer loop's trips", k.loop.trips, 1, MAX_TRIPS)
+            cost = walk(ops, part, 0)
+            for total, limit, what in zip(cost, (MAX_UNROLLED_OPERATIONS, MAX_WARP_INSTRUCTIONS, MAX_PART_ADDRESSES),
+                                          ("operations", "warp instructions", "lane addresses"), strict=True):
+                if total > limit:
+                    raise self.fail(f"{part}: one pass takes {total:,} {what} (inner loops unrolled), more than the "
+                                    f"{limit:,} gpusim simulates")
         self.dependencies(k)
         for bar, count in k.mbarriers.items():
             if not isinstance(bar, str) or not _is_int(count) or count < 1:
@@ -235,7 +246,7 @@ class _Checker:
             if op.space not in ir.SPACES or op.kind not in ir.KINDS:
                 raise self.fail(f"{label} has space {op.space!r} and kind {op.kind!r} (allowed: "
                                 f"{', '.join(ir.SPACES)} / {', '.join(ir.KINDS)})")
-            if op.width_bytes not in WIDTHS or isinstance(op.width_bytes, bool):
+            if not _is_int(op.width_bytes) or op.width_bytes not in WIDTHS:
                 raise self.fail(f"{label}: width_bytes={op.width_bytes!r}: a lane moves 1, 2, 4, 8 or 16 bytes")
             self.whole(f"{label} repeat", op.repeat, 1)
             if op.repeat * self.threads > MAX_LANE_ADDRESSES:
@@ -253,9 +264,9 @@ class _Checker:
                 raise self.fail(f"{label}: seq must be a function (it, j) -> phase, got {op.seq!r:.60}")
             self.whole(f"{label} matrices", op.matrices, 0, 4)
         elif isinstance(op, Compute):
-            if op.pipe not in PIPES:
+            if not isinstance(op.pipe, str) or op.pipe not in PIPES:
                 raise self.fail(f"{label} names unknown pipe {op.pipe!r} (known: {', '.join(PIPES)})")
-            self.whole(f"{label} count", op.count, 1, MAX_BUNDLE_INSTRUCTIONS)
+            self.whole(f"{label} count", op.count, 1, MAX_WARP_INSTRUCTIONS)
             self.whole(f"{label} ilp", op.ilp, 1)
             self.whole(f"{label} units", op.units, 1)
             if op.when is not None and not callable(op.when):
@@ -293,8 +304,8 @@ class _Checker:
                         if d not in named:
                             raise self.fail(f"{op.name!r} waits for {d!r} (after=), which no operation is named")
                         if d not in seen and d not in carried:
-                            raise self.fail(f"{op.name!r} waits for {d!r} (after=), which runs after it and outside "
-                                            "any loop around it: the dependency can never be met")
+                            raise self.fail(f"{op.name!r} waits for {d!r} (after=), which does not run before it "
+                                            "(nor in a loop around both): the dependency can never be met")
                     seen.add(op.name)
 
         walk(k.prologue, set())
@@ -359,6 +370,17 @@ class _Checker:
 
         guarded.__wrapped__ = fn
         return guarded
+
+
+def _cost(op, threads: int) -> np.ndarray:
+    """(operations, warp instructions, lane addresses) of one execution of ``op`` by one warp (a CTA's threads for
+    the addresses), as :func:`gpusim.ir.instructions_per_warp` counts instructions."""
+    if isinstance(op, Mem):
+        return np.array([1, 0 if op.async_copy else 1 if op.kind == "tma" else op.repeat, op.repeat * threads],
+                        dtype=object)
+    if isinstance(op, Compute):
+        return np.array([1, op.count // op.units, 0], dtype=object)
+    return np.array([1, 1, 0], dtype=object)
 
 
 def _address_result(result, args, width: int) -> str:
