@@ -298,7 +298,7 @@ def find_tool(name: str) -> str:
 # bounds on the toolkit's run (gpusim's, not the hardware's): the guide's sources and the twins compile in about a
 # second in some 100 MB; a source that includes /dev/zero or loops the preprocessor must not take the machine
 NVCC_TIMEOUT_S = 300
-NVCC_MEMORY_BYTES = 8 << 30  # address space of nvcc and each tool it runs
+NVCC_MEMORY_BYTES = 4 << 30  # address space of nvcc and each tool it runs (the twins take some 100 MB)
 
 
 def _bounded() -> None:

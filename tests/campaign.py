@@ -222,7 +222,8 @@ BAD_KERNEL = {
     "cluster": ["0", "-1", "3", "17", "100", "1.5", "None"],
     "flops": ["-1", "10 ** 30", "1.5", "None", "'many'"],
     "tensors": ['(Tensor("x", 0), Tensor("y", 4 * n))', '(Tensor("x", -4), Tensor("y", 4 * n))',
-                '(Tensor("x", 4 * n), Tensor("x", 4 * n), Tensor("y", 4 * n))', '(Tensor("", 4 * n), Tensor("y", 4 * n))',
+                '(Tensor("x", 4 * n), Tensor("x", 4 * n), Tensor("y", 4 * n))',
+                '(Tensor("", 4 * n), Tensor("y", 4 * n))',
                 '(Tensor("x", 1.5), Tensor("y", 4 * n))', '(Tensor("x", 4 * n), Tensor("y", 10 ** 12))',
                 '(Tensor("y", 4 * n),)', "None", "(None,)"],
     "mbarriers": ["{'b': 0}", "{'b': -1}", "{'b': 1.5}", "{3: 1}", "[]"],
@@ -251,7 +252,7 @@ OK_KERNEL = {
 }
 
 
-def kernel_case(rng: random.Random, i: int, tmp: Path) -> Case:
+def kernel_case(rng: random.Random, i: int) -> Case:
     slots = dict(SLOTS)
     name = f"camp{i}"
     expect = "error"
@@ -267,7 +268,7 @@ def kernel_case(rng: random.Random, i: int, tmp: Path) -> Case:
             slots["body"] = _body(f'Compute("add", "fp32", 1), Arrive("b", {value})')
         else:
             slots[slot] = value.replace("{name}", name)
-    text = KERNEL.format(name=name, **{k: v for k, v in slots.items()})
+    text = KERNEL.format(name=name, **slots)
     what = f"{slot}: {slots[slot] if slot in slots else value}"[:90]
     cmd = rng.choice(["run", "run", "trace"])
     argv = [cmd, name, "--shape", str(N), "--kernels", "{d}/k.py"]
@@ -472,11 +473,11 @@ def generate(seed: int, per_family: int, tmp: Path, long: bool = False, families
     cases = []
     has_nvcc = shutil.which("nvcc") is not None or Path("/usr/local/cuda-13.0/bin/nvcc").exists()
     for family in families:
-        for i in range(per_family):
+        for _ in range(per_family):
             if family == "sweep":
                 cases.append(sweep_case(rng))
             elif family == "kernel":
-                cases.append(kernel_case(rng, len(cases), tmp))
+                cases.append(kernel_case(rng, len(cases)))
             elif family == "config":
                 cases.append(config_case(rng))
             elif family == "launch":
