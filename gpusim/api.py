@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 
@@ -41,10 +42,10 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
     # a point given twice (the same row in two measurement files) is predicted once
     keys = [(name, tuple(shape), tuple(sorted((str(k), str(v)) for k, v in (overrides or {}).items())))
             for name, shape, overrides in points]
-    first = {}
+    copies: dict[tuple, list[int]] = {}
     for i, key in enumerate(keys):
-        first.setdefault(key, i)
-    distinct = list(first.values())
+        copies.setdefault(key, []).append(i)
+    distinct = [same[0] for same in copies.values()]
     tasks = [(name, tuple(shape), overrides, cfg, tuple(kernel_paths)) for name, shape, overrides in
              (points[i] for i in distinct)]
     results: list = [None] * len(points)
@@ -52,8 +53,8 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
 
     def finish(j: int, result) -> None:
         nonlocal done
-        for i in (i for i, key in enumerate(keys) if first[key] == distinct[j]):
-            results[i] = result
+        for i in copies[keys[distinct[j]]]:
+            results[i] = result if i == distinct[j] else copy.deepcopy(result)  # each row its own metrics
             done += 1
             if progress:
                 progress(done, len(points), tasks[j][0])

@@ -339,9 +339,11 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp.write_text(json.dumps(result))
             os.replace(tmp, path)  # atomic: an interrupted write leaves no half file
-        except OSError as e:
+        except BaseException as e:  # a full or read-only folder, or Ctrl-C mid-write: no temporary file stays
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
+            if not isinstance(e, OSError):
+                raise
             self._disable(e)
 
     def _file_hash(self, path: str) -> str:
