@@ -368,7 +368,8 @@ def _sweep(a) -> int:
     cache = sweep.Cache(None if a.no_cache else sweep.default_cache_dir(),
                         warn=lambda line: print(f"gpusim: warning: {_one_line(line)}", file=sys.stderr))
     where = f"the Dask cluster at {a.scheduler}" if client else f"{a.workers or os.cpu_count() or 1} local worker(s)"
-    print(f"sweeping {len(plan.points)} points on {where}", file=sys.stderr)
+    if sys.stderr.isatty():  # a status line for a person watching; a log gets the same in the last line
+        print(f"sweeping {len(plan.points)} points on {where}", file=sys.stderr)
     t0 = time.perf_counter()
     with _sweep_progress() as progress:
         outcome = sweep.run(plan, a.workers, client=client, cache=cache, progress=progress)
@@ -393,13 +394,13 @@ def _sweep(a) -> int:
         if stale != a.output:
             with contextlib.suppress(OSError):
                 os.unlink(stale)
-    for line in sweep.report_lines(rows, plan.varied):
-        print(line)
-    if a.figure:
+    if a.figure:  # the outputs before the report: a failure to write them is the only thing printed
         with _writing("--figure", a.figure) as out:
             sweep.figure(rows, plan.varied, out)
+    for line in sweep.report_lines(rows, plan.varied):
+        print(line)
     wrote = " and ".join(x for x in (a.output, a.figure) if x)
-    print(f"\n{outcome.computed} points computed, {outcome.cached} from the cache in {elapsed:.1f} s"
+    print(f"\n{outcome.computed} points computed, {outcome.cached} from the cache in {elapsed:.1f} s on {where}"
           + (f"; wrote {wrote}" if wrote else "; -o FILE.parquet keeps the table"))
     return 0
 
@@ -446,14 +447,16 @@ def cmd_sass(a) -> int:
         raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
     summary = sass.summarize(funcs, a.kernel)
     listing = sass.listing(funcs, a.kernel) if a.listing else None
+    name = ""
+    if a.skeleton:  # written before anything is printed: a failure to write it is the only output
+        name = "my_" + "".join(ch if ch.isalnum() else "_" for ch in chosen[0].name)
+        with _writing("--skeleton", a.skeleton) as tmp:
+            Path(tmp).write_text(sass.skeleton(chosen[0], cu, name))
     print(summary)
     if listing is not None:
         print(listing)
     if a.skeleton:
         out = Path(a.skeleton)
-        name = "my_" + "".join(ch if ch.isalnum() else "_" for ch in chosen[0].name)
-        with _writing("--skeleton", a.skeleton) as tmp:
-            Path(tmp).write_text(sass.skeleton(chosen[0], cu, name))
         print(f"wrote {out}: fill in the functions marked NotImplementedError, then "
               f"'gpusim run {name} --shape N --kernels {out}'")
     return 0

@@ -348,12 +348,23 @@ def launch_case(rng: random.Random) -> Case:
 # outputs
 
 def output_case(rng: random.Random) -> Case:
-    kind = rng.choice(["trace full", "trace path", "report full", "figure format", "figure ok", "skeleton"])
+    kind = rng.choice(["trace full", "trace path", "report full", "figure format", "figure ok", "skeleton",
+                       "sweep full", "skeleton full"])
     small = ["--measurements", "{d}/m.json"]
     files = {"m.json": _measurement(lambda e: None)}
     if kind == "trace full":  # a disk that fills up while the trace is written: no half file left
         return Case("output", "trace -o on a full disk", ["trace", "sgemm_naive", "--shape", "64,64,64", "-o",
                                                            "{d}/t.json"], fsize=2000, absent=("t.json",))
+    if kind == "sweep full":  # the table or the figure of a sweep on a disk that fills up
+        flag, name = rng.choice([("-o", "t.parquet"), ("--figure", "f.png")])
+        return Case("output", f"sweep {flag} on a full disk", ["sweep", "sgemm_coalesced", "--shape", "64,64,64",
+                                                                "--vary", "regs_per_thread=32,40", "--workers", "1",
+                                                                "--no-cache", flag, "{d}/" + name], fsize=600,
+                    absent=(name,))
+    if kind == "skeleton full":
+        return Case("output", "sass --skeleton on a full disk", ["sass", str(REPO / "examples" / "transpose.cu"),
+                                                                  "--kernel", "transpose_naive", "--skeleton",
+                                                                  "{d}/s.py"], fsize=300, absent=("s.py",))
     if kind == "trace path":
         target = rng.choice(["", "{d}", "{d}/no/dir/t.json", "/dev/full", "{d}/file/t.json"])
         return Case("output", f"trace -o {target!r}", ["trace", "sgemm_naive", "--shape", "64,64,64", "-o", target],
@@ -468,7 +479,7 @@ def _alarm(signum, frame):
     raise Hang()
 
 
-def generate(seed: int, per_family: int, tmp: Path, long: bool = False, families=FAMILIES) -> list[Case]:
+def generate(seed: int, per_family: int, long: bool = False, families=FAMILIES) -> list[Case]:
     rng = random.Random(seed)
     cases = []
     has_nvcc = shutil.which("nvcc") is not None or Path("/usr/local/cuda-13.0/bin/nvcc").exists()
@@ -650,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
-        cases = generate(a.seed, a.per_family, Path(tmp), a.long, tuple(a.families.split(",")))
+        cases = generate(a.seed, a.per_family, a.long, tuple(a.families.split(",")))
         results = run_all(cases, Path(tmp), a.case_seconds)
     print(summary(results))
     if a.json:
