@@ -8,11 +8,12 @@ config it is built for, and guards the code it carries:
   ``blockDim.x``/``.y`` up to 1024, ``blockDim.z`` up to 64: ``[sm]`` in the config), shared memory and registers
   not negative, a cluster that divides the grid;
 - the program: every operation one of the IR's (a ``None`` or a stray object in a body is named), loops of at least
-  one trip with inner loops not nested, memory widths the hardware has (1, 2, 4, 8, 16 bytes), repeat counts and
-  bundle sizes within what gpusim can simulate in seconds (:data:`MAX_LANE_ADDRESSES`, :data:`MAX_WARP_INSTRUCTIONS`,
-  :data:`MAX_UNROLLED_OPERATIONS`, :data:`MAX_CTAS`), warp lists inside the block, ``after=`` naming an operation
-  that runs earlier
-  (or, in a loop, anywhere in the loop), tensors of positive size;
+  one trip with inner loops not nested, memory widths the hardware has (1, 2, 4, 8, 16 bytes), warp lists inside
+  the block, ``after=`` naming an operation that runs earlier (or, in a loop, anywhere in the loop), tensors of
+  positive size that fit the GPU's memory;
+- the cost: a grid, repeat counts, bundles and unrolled inner loops within what gpusim simulates in seconds
+  (:data:`MAX_CTAS`, :data:`MAX_LANE_ADDRESSES`, :data:`MAX_PART_ADDRESSES`, :data:`MAX_WARP_INSTRUCTIONS`,
+  :data:`MAX_UNROLLED_OPERATIONS`), checked before anything is expanded;
 - the code a kernel carries (address expressions, ``when``, mbarrier ``seq``, ``trips_of``, ``tile_order``): each is
   wrapped so that what it raises (``sys.exit`` included) or returns wrong (NaN or fractional addresses, a lane
   address not aligned to its access width, an array of the wrong shape, a non-integer phase) is a
@@ -20,8 +21,9 @@ config it is built for, and guards the code it carries:
   inside the simulation; the values it returns are passed on unchanged, so a valid kernel's prediction is the same.
 
 Every error is one line naming the kernel and what is wrong. The limits on sizes are gpusim's, not the hardware's:
-they keep a description's expansion (lane addresses, unrolled inner loops) within memory; the built-in kernels use
-a small fraction of them.
+they keep a description's expansion (lane addresses, unrolled inner loops) within memory and seconds; the built-in
+kernels use a small fraction of them. After the simulation, :func:`check_prediction` refuses declared FLOPs that
+the predicted time could not do at the GPU's peak.
 """
 
 from __future__ import annotations
