@@ -672,8 +672,10 @@ def figure(table_rows: list[dict], varied: list[str], path: str | Path | None = 
                      fontsize=9)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120, metadata={"Software": None})
-        plt.close(fig)
+        try:
+            fig.savefig(path, dpi=120, metadata={"Software": None})
+        finally:  # written or not (a full disk), the figure is not kept open in a long-lived process (the app)
+            plt.close(fig)
     return fig
 
 

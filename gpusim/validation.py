@@ -868,5 +868,8 @@ def figure(rows: list[Row], path: Path) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     fig.tight_layout()
     ext = Path(path).suffix[1:].lower()
-    fig.savefig(path, dpi=130, format=ext, metadata=FIGURE_METADATA.get(ext, {}))
-    plt.close(fig)
+    try:
+        with matplotlib.rc_context({"svg.hashsalt": "gpusim"}):  # an SVG's element ids: the same from run to run
+            fig.savefig(path, dpi=130, format=ext, metadata=FIGURE_METADATA.get(ext, {}))
+    finally:  # written or not (a full disk), the figure is not kept open
+        plt.close(fig)
