@@ -135,3 +135,17 @@ def test_an_interrupted_sweep_never_replaces_a_complete_table(tmp_path, monkeypa
     assert cli.main(argv("56,64,72")) == 0
     assert not (tmp_path / "t.partial.parquet").exists()
     assert [r["regs_per_thread"] for r in sweep.read_parquet(out)[1]] == [56, 64, 72]
+
+
+def test_a_figure_that_cannot_be_written_is_closed(tmp_path):
+    """A figure whose file cannot be written (a full disk, a missing folder) is closed all the same: open ones pile up
+    in a long-lived process (the app, the campaign's runner) and leak memory."""
+    import matplotlib.pyplot as plt
+    import pytest
+
+    rows = [{"config": "c", "config_file": "c.toml", "kernel": "k", "shape": "1", "x": x, sweep.TIME: 1e6 * x,
+             sweep.ERROR: None} for x in (1, 2)]
+    before = set(plt.get_fignums())
+    with pytest.raises(OSError):
+        sweep.figure(rows, ["x"], tmp_path / "no" / "such" / "f.png")
+    assert set(plt.get_fignums()) == before
