@@ -24,7 +24,7 @@ from gpusim import cli, sweep
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 30
-PER_FAMILY = int(os.environ.get("GPUSIM_CAMPAIGN_PER_FAMILY", "6"))
+PER_FAMILY = int(os.environ.get("GPUSIM_CAMPAIGN_PER_FAMILY", "5"))
 
 
 def test_campaign_cases_are_one_line_errors_or_runs(tmp_path):
