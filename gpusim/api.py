@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 
 from gpusim.chip import Simulation, simulate
 from gpusim.config import HardwareConfig, load_config
 from gpusim.ir import REGISTRY, KernelError, build_kernel
+from gpusim.kernel_checks import check_prediction
 from gpusim.metrics import report
 from gpusim.sm.occupancy import LaunchError
 
@@ -19,12 +21,14 @@ def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
     kernel = build_kernel(name, tuple(shape), overrides, cfg)
     try:
         sim = simulate(kernel, cfg, trace=trace)
+        metrics = report(sim)
+        check_prediction(sim.kernel, sim.config, metrics["gpu__time_duration.sum"] * 1e-9)
     except KernelError as e:  # an address expression of a user's file: say which file
         kd = REGISTRY.get(name)
         if kd is None or kd.origin != kd.file or kd.file in str(e):
             raise
         raise KernelError(f"{e} (in {kd.file})") from None
-    return report(sim), sim
+    return metrics, sim
 
 
 def predict_source(source, kernel: str | None = None, *, grid, block, args: list[str], smem_dynamic: int = 0,
@@ -65,21 +69,30 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
     whether it is fatal).
     ``progress(done, total, kernel)`` is called as points finish. The answers are the same whatever ``workers``."""
     cfg = config if isinstance(config, HardwareConfig) else load_config(config)
-    tasks = [(name, tuple(shape), overrides, cfg, tuple(kernel_paths)) for name, shape, overrides in points]
-    results: list = [None] * len(tasks)
+    # a point given twice (the same row in two measurement files) is predicted once
+    keys = [(name, tuple(shape), tuple(sorted((str(k), str(v)) for k, v in (overrides or {}).items())))
+            for name, shape, overrides in points]
+    copies: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        copies.setdefault(key, []).append(i)
+    distinct = [same[0] for same in copies.values()]
+    tasks = [(name, tuple(shape), overrides, cfg, tuple(kernel_paths)) for name, shape, overrides in
+             (points[i] for i in distinct)]
+    results: list = [None] * len(points)
     done = 0
 
-    def finish(i: int, result) -> None:
+    def finish(j: int, result) -> None:
         nonlocal done
-        results[i] = result
-        done += 1
-        if progress:
-            progress(done, len(tasks), tasks[i][0])
+        for i in copies[keys[distinct[j]]]:
+            results[i] = result if i == distinct[j] else copy.deepcopy(result)  # each row its own metrics
+            done += 1
+            if progress:
+                progress(done, len(points), tasks[j][0])
 
     workers = min(workers or os.cpu_count() or 1, len(tasks))
     if workers <= 1 or multiprocessing.current_process().daemon:  # a pool's worker may not start another pool
-        for i, t in enumerate(tasks):
-            finish(i, _point(t))
+        for j, t in enumerate(tasks):
+            finish(j, _point(t))
         return results
     run_processes(_point, tasks, finish, workers, tuple(kernel_paths))
     return results
@@ -88,10 +101,11 @@ def predict_many(points: list[tuple[str, tuple[int, ...], dict | None]], config:
 def run_processes(fn, tasks: list, finish, workers: int, kernel_paths: tuple[str, ...] = ()) -> None:
     """``fn(task)`` for every task on a pool of ``workers`` processes (each loads ``kernel_paths`` first); calls
     ``finish(index, result)`` as they complete, in task order among those completing together. A task's exception
-    is raised here; Ctrl-C is the parent's to handle (the workers ignore it)."""
+    is raised here; Ctrl-C is the parent's to handle (the workers ignore it); a worker whose parent dies (SIGKILL)
+    exits too."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    pool = ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(kernel_paths,))
+    pool = ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(kernel_paths, os.getpid()))
     try:
         index = {pool.submit(fn, t): i for i, t in enumerate(tasks)}
         pending = set(index)
@@ -115,10 +129,40 @@ def _point(task) -> dict | KernelError | LaunchError:
         return e
 
 
-def _worker_init(kernel_paths: tuple[str, ...]) -> None:
+PARENT_POLL_S = 0.5  # how often a worker checks that its parent is alive
+
+
+def _worker_init(kernel_paths: tuple[str, ...], parent: int | None = None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it keeps what is done
+    if parent is not None:
+        _die_with_parent(parent)
     from gpusim import loader
 
     loader.load(kernel_paths)
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this worker when its parent dies, however it dies (SIGKILL leaves the pool no chance to stop it): Linux
+    sends SIGKILL at once (``PR_SET_PDEATHSIG``), and a daemon thread polling the parent covers every system."""
+    import threading
+    import time
+
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    if os.getppid() != parent:  # died before we got here
+        os._exit(1)
+    threading.Thread(target=watch, name="gpusim-parent-watch", daemon=True).start()

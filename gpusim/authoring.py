@@ -61,7 +61,9 @@ def Kernel(name: str, shape: tuple[int, ...], launch: Launch, *, tensors: tuple[
     ``flops`` is optional: without it the report leads with DRAM bytes per second. ``loop_sass_instructions``
     (the hot loop's size as ``gpusim sass`` reports it) lets the instruction-cache model charge fetch stalls
     when the loop does not fit."""
+    # values pass as given (a list of operations becomes a tuple): gpusim.kernel_checks says what is wrong with them,
+    # rather than int() turning flops=1.5 into 1 or a list of mbarriers into an empty dict
     return ir.Kernel(name=name, family=family, shape=tuple(shape), params=dict(params or {}), launch=launch,
                      prologue=tuple(prologue), loop=loop, epilogue=tuple(epilogue), tensors=tuple(tensors),
-                     flops=int(flops), cuda_twin="", notes=notes, mbarriers=dict(mbarriers or {}),
-                     trips_of=trips_of, cluster=cluster, loop_sass_instructions=int(loop_sass_instructions))
+                     flops=flops, cuda_twin="", notes=notes, mbarriers={} if mbarriers is None else mbarriers,
+                     trips_of=trips_of, cluster=cluster, loop_sass_instructions=loop_sass_instructions)

@@ -108,13 +108,17 @@ def resolve_config(text: str | None) -> str | None:
 
 
 def _shape(text: str) -> tuple[int, ...]:
-    try:
-        if not text.isascii():  # int() would read other scripts' digits
-            raise ValueError(text)
-        dims = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise UserError(f"--shape {text!r}: expected comma-separated integers such as 4096,4096,4096") from None
-    return dims
+    from gpusim.inputs import parse_shape
+
+    return parse_shape(text, "--shape", UserError)  # the one reading of a shape (sweep's too)
+
+
+def _output(flag: str, path: str | None) -> None:
+    """An output path that cannot be written is refused before any work (and an empty one at all)."""
+    from gpusim.inputs import check_writable
+
+    if path is not None:
+        check_writable(path, flag, UserError)
 
 
 def _sets(items: list[str]) -> dict:
@@ -539,9 +543,10 @@ def cmd_trace(a) -> int:
     from gpusim.trace import write_trace
 
     _known_kernel(a.kernel)
+    _output("-o", a.output)
     _, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config, trace=True)
-    with _writing("-o", a.output):
-        write_trace(sim, a.output)
+    with _writing("-o", a.output) as out:
+        write_trace(sim, out)
     print(f"wrote {a.output}: open it in https://ui.perfetto.dev or chrome://tracing")
     return 0
 
@@ -552,7 +557,9 @@ def cmd_validate(a) -> int:
     from gpusim import validation as v
     from gpusim.config import load_config
 
-    if a.figure:  # before anything is simulated or written
+    _output("--report", a.report)  # before anything is simulated or written
+    _output("--figure", a.figure)
+    if a.figure is not None:
         v.check_figure_path(a.figure)
     explanations = v.load_explanations()  # a malformed validate/misses.toml is refused before the simulations
     cfg = load_config(a.config)
@@ -576,11 +583,11 @@ def cmd_validate(a) -> int:
     if frontend:
         report = report.rstrip("\n") + "\n\n" + "\n".join(frontend[1]) + "\n"
     if a.report:
-        with _writing("--report", a.report):
-            Path(a.report).write_text(report)
+        with _writing("--report", a.report) as out:
+            Path(out).write_text(report)
     if a.figure:
-        with _writing("--figure", a.figure):
-            v.figure(rows, Path(a.figure))
+        with _writing("--figure", a.figure) as out:
+            v.figure(rows, Path(out))
     print(f"{'kernel':<26} {'shape':<16} {'pred ms':>9} {'meas ms':>9} {'error':>7}  top stall pred / ncu")
     for r in rows:
         print(f"{r.label:<26} {','.join(map(str, r.shape)):<16} {r.predicted[v.TIME] / 1e6:>9.3f} "
@@ -666,23 +673,28 @@ def _sweep(a) -> int:
     from gpusim import sweep
 
     kernels = [k.strip() for k in a.kernel.split(",") if k.strip()]
-    shapes = [sweep.parse_shape(t) for t in a.shape or ()]
-    if a.shapes:
-        shapes += sweep.read_shapes(a.shapes)
     if a.workers is not None and a.workers < 1:
         raise UserError(f"--workers {a.workers}: must be at least 1")
     max_points = sweep.DEFAULT_MAX_POINTS if a.max_points is None else a.max_points
     if max_points < 1:
         raise UserError(f"--max-points {max_points}: must be at least 1")
-    for out, suffix in ((a.output, ".parquet"), (a.figure, ".png")):
-        if out and not out.endswith(suffix):
-            raise UserError(f"{out}: expected a {suffix} file")
-    plan = sweep.plan(kernels, shapes, sweep.parse_vary(a.vary or ()), _sets(a.set), a.config or [None],
-                      max_points, tuple(a.kernels or ()))
+    shapes = [sweep.parse_shape(t) for t in a.shape or ()]
+    if a.shapes is not None:
+        shapes += sweep.read_shapes(a.shapes, max_points)
+    for flag, out, suffix in (("-o", a.output, ".parquet"), ("--figure", a.figure, ".png")):
+        _output(flag, out)  # before a point runs: a sweep's work is not lost to a path it cannot write
+        if out is not None and not out.endswith(suffix):
+            raise UserError(f"{flag} {out!r}: expected a {suffix} file")
+    if a.scheduler is not None and not a.scheduler.strip():
+        raise UserError("--scheduler '': an empty address (expected e.g. tcp://HOST:8786)")
+    plan = sweep.plan(kernels, shapes, sweep.parse_vary(a.vary or (), max_points), _sets(a.set),
+                      a.config or [None], max_points, tuple(a.kernels or ()))
     client = sweep.connect(a.scheduler) if a.scheduler else None  # unreachable: one line now, not mid-sweep
-    cache = sweep.Cache(None if a.no_cache else sweep.default_cache_dir())
+    cache = sweep.Cache(None if a.no_cache else sweep.default_cache_dir(),
+                        warn=lambda line: print(f"gpusim: warning: {_one_line(line)}", file=sys.stderr))
     where = f"the Dask cluster at {a.scheduler}" if client else f"{a.workers or os.cpu_count() or 1} local worker(s)"
-    print(f"sweeping {len(plan.points)} points on {where}", file=sys.stderr)
+    if sys.stderr.isatty():  # a status line for a person watching; a log gets the same in the last line
+        print(f"sweeping {len(plan.points)} points on {where}", file=sys.stderr)
     t0 = time.perf_counter()
     with _sweep_progress() as progress:
         outcome = sweep.run(plan, a.workers, client=client, cache=cache, progress=progress)
@@ -690,13 +702,26 @@ def _sweep(a) -> int:
         client.close()
     elapsed = time.perf_counter() - t0
     columns, rows = sweep.rows(plan, outcome)
-    if a.output:
-        sweep.write_parquet(columns, rows, a.output, plan.varied, plan.dims)
-    if outcome.interrupted:
-        kept = f"; wrote them to {a.output}" if a.output else ""
-        print(f"gpusim: interrupted: {outcome.done} of {len(plan.points)} points done (cached){kept}; rerun the same "
-              "command to compute the rest", file=sys.stderr)
+    if outcome.interrupted:  # the partial table goes beside -o, never over a complete one already there
+        partial = sweep.partial_path(a.output) if a.output else None
+        if partial:
+            with _writing("-o", partial) as out:
+                sweep.write_parquet(columns, rows, out, plan.varied, plan.dims)
+        kept = f"; wrote them to {partial}" if partial else ""
+        print(f"gpusim: interrupted: {outcome.done} of {len(plan.points)} points done"
+              f"{' (cached)' if cache.enabled else ''}{kept}; rerun the same command to compute the rest",
+              file=sys.stderr)
         return 130
+    if a.output:
+        with _writing("-o", a.output) as out:
+            sweep.write_parquet(columns, rows, out, plan.varied, plan.dims)
+        stale = sweep.partial_path(a.output)  # a partial table beside it, of an earlier interrupted run, is superseded
+        if stale != a.output:
+            with contextlib.suppress(OSError):
+                os.unlink(stale)
+    if a.figure:  # the outputs before the report: a failure to write them is the only thing printed
+        with _writing("--figure", a.figure) as out:
+            sweep.figure(rows, plan.varied, out)
     from gpusim.config import load_config
     from gpusim.validation import unvalidated_note
 
@@ -705,10 +730,8 @@ def _sweep(a) -> int:
         print(f"NOTE: {note}")
     for line in sweep.report_lines(rows, plan.varied):
         print(line)
-    if a.figure:
-        sweep.figure(rows, plan.varied, a.figure)
     wrote = " and ".join(x for x in (a.output, a.figure) if x)
-    print(f"\n{outcome.computed} points computed, {outcome.cached} from the cache in {elapsed:.1f} s"
+    print(f"\n{outcome.computed} points computed, {outcome.cached} from the cache in {elapsed:.1f} s on {where}"
           + (f"; wrote {wrote}" if wrote else "; -o FILE.parquet keeps the table"))
     return 0
 
@@ -754,6 +777,9 @@ def cmd_sass(a) -> int:
     from gpusim import sass
 
     cu = Path(a.file)
+    _output("--skeleton", a.skeleton)
+    if a.skeleton is not None and Path(a.skeleton).suffix != ".py":
+        raise UserError(f"--skeleton {a.skeleton!r}: expected a .py file")
     suffix = cu.suffix.lower()
     if suffix in (".sass", ".cubin"):  # an existing listing or binary: read, not compiled
         from gpusim.frontend import build as fbuild
@@ -766,18 +792,21 @@ def cmd_sass(a) -> int:
             funcs = fbuild.cubin_functions(cu)
     else:
         funcs = sass.compile_and_dump(cu, a.arch, tuple(a.D or ()))
-    print(sass.summarize(funcs, a.kernel))
-    if a.listing:
-        print(sass.listing(funcs, a.kernel))
-    if a.skeleton:
-        chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
-        if len(chosen) != 1:
-            raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
-        out = Path(a.skeleton)
-        if out.suffix != ".py":
-            raise UserError(f"--skeleton {out}: expected a .py file")
+    chosen = [f for f in funcs if not a.kernel or a.kernel in (f.name, f.mangled)]
+    if a.skeleton and len(chosen) != 1:  # before anything is printed: an error is the only output
+        raise UserError(f"--skeleton: {cu} has {len(chosen)} kernels; pick one with --kernel")
+    summary = sass.summarize(funcs, a.kernel)
+    listing = sass.listing(funcs, a.kernel) if a.listing else None
+    name = ""
+    if a.skeleton:  # written before anything is printed: a failure to write it is the only output
         name = "my_" + "".join(ch if ch.isalnum() else "_" for ch in chosen[0].name)
-        out.write_text(sass.skeleton(chosen[0], cu, name))
+        with _writing("--skeleton", a.skeleton) as tmp:
+            Path(tmp).write_text(sass.skeleton(chosen[0], cu, name))
+    print(summary)
+    if listing is not None:
+        print(listing)
+    if a.skeleton:
+        out = Path(a.skeleton)
         print(f"wrote {out}: fill in the functions marked NotImplementedError, then "
               f"'gpusim run {name} --shape N --kernels {out}'")
     return 0
@@ -908,9 +937,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 @contextlib.contextmanager
 def _writing(flag: str, path: str):
-    """Name the output path when writing it fails (an empty path, a full disk, /dev/full)."""
+    """Yields the path to write for ``path``: a temporary file that replaces it once complete (a full disk or an
+    interrupt leaves what was there); names the output path when writing fails (a full disk, /dev/full)."""
+    from gpusim.inputs import atomic_output
+
     try:
-        yield
+        with atomic_output(path) as out:
+            yield out
     except OSError as e:
         raise UserError(f"{flag} {path!r}: cannot write: {e.strerror or e}") from None
 
@@ -970,6 +1003,9 @@ def main(argv: list[str] | None = None) -> int:
             if a.family not in fams:
                 raise UserError(f"--family {a.family!r}: known families are {', '.join(fams)}")
         return a.fn(a)
+    except KeyboardInterrupt:
+        print("gpusim: interrupted", file=sys.stderr)
+        return 130
     except UserError as e:
         print(f"gpusim: error: {_one_line(str(e))}", file=sys.stderr)
         return 2

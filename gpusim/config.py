@@ -140,6 +140,32 @@ CONSISTENCY = (
     ("sm.smem_per_sm_max_bytes", "max(shared_memory.carveouts_bytes)", False,
      "the largest per-SM shared memory must be one of the carve-outs"),
     ("l2.size_bytes", "hbm.capacity_bytes", True, "the L2 caches part of HBM"),
+    ("chip.sm_clock_wgmma_saturated_hz", "chip.sm_clock_mma_sync_saturated_hz", False,
+     "the clock under wgmma is no higher than under mma.sync"),
+    ("chip.sm_clock_mma_sync_saturated_hz", "chip.sm_clock_hz", False,
+     "the clock under tensor work is no higher than the SM clock"),
+    ("l2.sector_bytes", "hbm.fetch_granularity_bytes", False, "a miss fetches whole sectors from HBM"),
+    ("hbm.fetch_granularity_bytes", "hbm.near_block_bytes", False, "a DRAM row span holds whole fetch blocks"),
+    ("l1.line_bytes", "l2.size_bytes", False, "the L2 holds whole lines"),
+)
+# Sizes that are powers of two (address bits select them) and sizes that are whole numbers of a unit: (the field,
+# the unit as a CONSISTENCY side, what the unit is). A config breaking them describes hardware that cannot be built
+# (3 banks, a 33-byte fetch, an L2 of 1,048,577 B), and the model's address arithmetic assumes them.
+POWERS_OF_TWO = ("shared_memory.banks", "shared_memory.bank_width_bytes", "l1.sector_bytes", "l1.line_bytes",
+                 "l2.sector_bytes", "hbm.fetch_granularity_bytes", "hbm.near_block_bytes", "icache.instruction_bytes",
+                 "sm.register_allocation_unit_registers")
+WHOLE_UNITS = (
+    ("l2.size_bytes", "l1.line_bytes", "lines"),
+    ("hbm.capacity_bytes", "hbm.fetch_granularity_bytes", "fetch blocks"),
+    ("hbm.near_block_bytes", "hbm.fetch_granularity_bytes", "fetch blocks"),
+    ("l1.line_bytes", "l1.sector_bytes", "sectors"),
+    ("sm.smem_per_sm_max_bytes", "shared_memory.banks * shared_memory.bank_width_bytes", "rows of the banks"),
+    ("sm.smem_per_block_max_bytes", "shared_memory.banks * shared_memory.bank_width_bytes", "rows of the banks"),
+    ("sm.smem_reserved_per_block_bytes", "shared_memory.banks * shared_memory.bank_width_bytes", "rows of the banks"),
+    ("sm.unified_l1_smem_bytes", "l1.line_bytes", "lines"),
+    ("shared_memory.carveouts_bytes", "shared_memory.banks * shared_memory.bank_width_bytes", "rows of the banks"),
+    ("icache.loop_bytes", "icache.instruction_bytes", "instructions"),
+    ("sm.max_threads_per_sm", "sm.warp_size_threads", "warps"),
 )
 
 
@@ -159,8 +185,10 @@ def _check_consistency(specs: dict[str, Any], where: str) -> None:
     allowed values depend on each other: sectors and lines are powers of two, a line is a whole number of
     sectors, and L1 and L2 use one sector size (the model moves L1 sectors to L2 one for one)."""
     l1, l2 = specs["l1"], specs["l2"]
-    for section, key, value in (("l1", "sector_bytes", l1.sector_bytes), ("l1", "line_bytes", l1.line_bytes)):
+    for expr in POWERS_OF_TWO:
+        value = _value(specs, expr)
         if value & (value - 1):
+            section, key = expr.split(".")
             raise ConfigError(f"{where}: [{section}] {key}: {value} is not a power of two")
     if l1.line_bytes < l1.sector_bytes:
         raise ConfigError(f"{where}: [l1] line_bytes: {l1.line_bytes} is smaller than sector_bytes "
@@ -172,6 +200,14 @@ def _check_consistency(specs: dict[str, Any], where: str) -> None:
         a, b = _value(specs, small), _value(specs, large)
         if a > b or (strict and a == b):
             raise ConfigError(f"{where}: {small} = {a:g} must be {'<' if strict else '<='} {large} = {b:g} ({why})")
+    for expr, unit_expr, units in WHOLE_UNITS:
+        unit = _value(specs, unit_expr)
+        values = _value(specs, expr)
+        for value in values if isinstance(values, tuple) else (values,):
+            if value % unit:
+                section, key = expr.split(".")
+                raise ConfigError(f"{where}: [{section}] {key}: {value} is not a whole number of {units} "
+                                  f"({unit_expr} = {unit})")
     for section in ("l2", "hbm"):
         spec = specs[section]
         xs, ys = spec.loaded_utilization_pct, spec.loaded_added_cycles

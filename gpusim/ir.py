@@ -406,18 +406,22 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
     """Build a registered kernel for ``config`` (default: the H100), validating the shape and every override."""
     kd = check_shape(name, shape)
     params, launch_overrides = resolve_params(name, overrides)
-    if kd.wants_hw:
-        from gpusim.config import load_config
+    from gpusim.config import load_config
 
-        params["hw"] = config if config is not None else load_config()
+    hw = config if config is not None else load_config()
+    if kd.wants_hw:
+        params["hw"] = hw
     try:
         kernel = kd.build(tuple(shape), **params)
     except KernelError:
         raise
-    except Exception as e:  # a user's builder: one line with its file and line
+    except (Exception, SystemExit) as e:  # a user's builder (sys.exit too): one line with its file and line
         raise KernelError(f"{name}: the builder raised {_where(e, kd.file)}") from None
     if not isinstance(kernel, Kernel):
         raise KernelError(f"{name}: the builder in {kd.file} returned {type(kernel).__name__}, not a Kernel")
+    from gpusim.kernel_checks import check_kernel
+
+    kernel = check_kernel(kernel, hw, kd.file)  # the one validation layer every kernel passes (launch, program, code)
     for op in kernel.all_ops():
         if isinstance(op, Compute) and op.pipe not in PIPES:
             raise KernelError(f"{name}: '{op.name}' names unknown pipe '{op.pipe}' (known: {', '.join(PIPES)})")
@@ -555,7 +559,7 @@ def _coerce(kernel: str, key: str, value, default, choices):
         v = ok[str(value).lower()]
     elif isinstance(default, int):
         v = _as_int(kernel, key, value)
-        if v == 0:
+        if v == 0 and default != 0:  # a parameter whose default is 0 means something by it (fa2's br=0: automatic)
             raise KernelError(f"{kernel}: {key}={v} must be positive")
     else:
         v = str(value)

@@ -295,10 +295,38 @@ def find_tool(name: str) -> str:
                     f"{INSTALL[name]}")
 
 
+# bounds on the toolkit's run (gpusim's, not the hardware's): the guide's sources and the twins compile in about a
+# second in some 100 MB; a source that includes /dev/zero or loops the preprocessor must not take the machine
+NVCC_TIMEOUT_S = 300
+NVCC_MEMORY_BYTES = 4 << 30  # address space of nvcc and each tool it runs (the twins take some 100 MB)
+
+
+def _bounded() -> None:
+    """In the toolkit's process before it runs: its address space and the files it writes are capped."""
+    import resource
+
+    for limit, value in ((resource.RLIMIT_AS, NVCC_MEMORY_BYTES), (resource.RLIMIT_FSIZE, NVCC_MEMORY_BYTES)):
+        soft, hard = resource.getrlimit(limit)
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(limit, (cap if soft == resource.RLIM_INFINITY else min(soft, cap), hard))
+
+
+def _tool(cmd: list[str], cu: Path, what: str, **kw) -> subprocess.CompletedProcess:
+    """``cmd`` run with the time and memory bounds; its output decoded whatever bytes it prints."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False,
+                              timeout=NVCC_TIMEOUT_S, preexec_fn=_bounded if os.name == "posix" else None, **kw)
+    except subprocess.TimeoutExpired:
+        raise SassError(f"{cu}: {what} ran past {NVCC_TIMEOUT_S} s; stopped") from None
+    except OSError as e:
+        raise SassError(f"{cu}: cannot run {what}: {e.strerror or e}") from None
+
+
 def compile_and_dump(cu: Path, arch: str = "sm_90a", defines: tuple[str, ...] = ()) -> list[Function]:
-    """Compile ``cu`` to a cubin with nvcc and read its SASS and resource usage."""
-    if not cu.is_file():
-        raise SassError(f"{cu}: no such file")
+    """Compile ``cu`` to a cubin with nvcc (bounded in time and memory) and read its SASS and resource usage."""
+    from gpusim.inputs import check_regular_file
+
+    check_regular_file(cu, "CUDA source", SassError)  # a FIFO, a folder or a device is named as such
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise SassError(f"--arch {arch!r}: expected e.g. sm_90a")
     nvcc = find_tool("nvcc")
@@ -307,10 +335,12 @@ def compile_and_dump(cu: Path, arch: str = "sm_90a", defines: tuple[str, ...] = 
         cubin = Path(tmp) / "k.cubin"
         cmd = [nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", *[f"-D{d}" for d in defines], "-o", str(cubin),
                str(cu)]
-        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        r = _tool(cmd, cu, "nvcc")
         if r.returncode:
-            first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
-            raise SassError(f"{cu}: nvcc failed: {first.strip()}")
+            first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200]).strip()
+            if r.returncode < 0 or "bad_alloc" in r.stderr or "out of memory" in r.stderr.lower():
+                first += f" (its memory is capped at {NVCC_MEMORY_BYTES >> 30} GiB)"
+            raise SassError(f"{cu}: nvcc failed: {first}")
         ptxas = parse_ptxas(r.stderr)
         # cuobjdump -sass runs nvdisasm: let it find the one beside it or in NVIDIA's pip wheels
         env = dict(os.environ)
@@ -318,12 +348,14 @@ def compile_and_dump(cu: Path, arch: str = "sm_90a", defines: tuple[str, ...] = 
             env["PATH"] = os.path.dirname(find_tool("nvdisasm")) + os.pathsep + env.get("PATH", "")
         except SassError:
             pass  # cuobjdump reports the missing nvdisasm itself, and the error below says so
-        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=False, env=env)
-        res = subprocess.run([cuobjdump, "-res-usage", str(cubin)], capture_output=True, text=True, check=False)
+        sass = _tool([cuobjdump, "-sass", str(cubin)], cu, "cuobjdump", env=env)
+        res = _tool([cuobjdump, "-res-usage", str(cubin)], cu, "cuobjdump")
         if sass.returncode:
             raise SassError(f"{cu}: cuobjdump failed: {sass.stderr.strip()[:200]}")
     usage = {**parse_res_usage(res.stdout), **ptxas}  # ptxas: shared memory without the 1 KB system reserve
     funcs = parse_sass(sass.stdout)
+    if not funcs:
+        raise SassError(f"{cu}: no kernel (__global__ function) in the compiled code")
     for f in funcs:
         if f.mangled in usage:
             f.regs, f.smem_bytes = usage[f.mangled]

@@ -17,6 +17,7 @@ The pieces, in the order ``gpusim sweep`` uses them:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -28,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusim.config import ConfigError, HardwareConfig, load_config
+from gpusim.inputs import parse_shape as parse_shape_text
+from gpusim.inputs import quote, read_bytes, read_text
 from gpusim.ir import KernelError
 from gpusim.sm.occupancy import LaunchError
 
@@ -52,8 +55,9 @@ class SweepError(ValueError):
 
 # ---- the grid -------------------------------------------------------------------------------------------------
 
-def parse_values(key: str, text: str) -> list[str]:
-    """``"1..4,8"`` -> ``["1", "2", "3", "4", "8"]``: comma-separated values and inclusive integer ranges."""
+def parse_values(key: str, text: str, limit: int = DEFAULT_MAX_POINTS) -> list[str]:
+    """``"1..4,8"`` -> ``["1", "2", "3", "4", "8"]``: comma-separated values and inclusive integer ranges. More than
+    ``limit`` values (a grid of one knob above ``--max-points``) is refused before any range is expanded."""
     out: list[str] = []
     for item in text.split(","):
         item = item.strip()
@@ -61,20 +65,28 @@ def parse_values(key: str, text: str) -> list[str]:
             raise SweepError(f"--vary {key}={text}: an empty value (expected {key}=V1,V2,... or {key}=LO..HI)")
         if ".." in item:
             lo, _, hi = item.partition("..")
-            try:
-                a, b = int(lo), int(hi)
-            except ValueError:
-                raise SweepError(f"--vary {key}={text}: range {item!r} needs integer ends, such as 1..8") from None
+            if not (_INTEGER.fullmatch(lo.strip()) and _INTEGER.fullmatch(hi.strip())):
+                raise SweepError(f"--vary {key}={text}: range {item!r} needs integer ends, such as 1..8")
+            a, b = int(lo), int(hi)
             if a > b:
                 raise SweepError(f"--vary {key}={text}: range {item!r} is empty ({a} > {b})")
+            if b - a + 1 + len(out) > limit:
+                raise SweepError(f"--vary {key}={text}: range {item!r} has {b - a + 1:,} values, more than "
+                                 f"--max-points {limit:,}: narrow it or raise --max-points")
             out += [str(v) for v in range(a, b + 1)]
         else:
             out.append(item)
+        if len(out) > limit:
+            raise SweepError(f"--vary {key}: more than --max-points {limit:,} values")
     return list(dict.fromkeys(out))
 
 
-def parse_vary(items: Iterable[str]) -> dict[str, list[str]]:
-    """``["stages=1..3", "swizzle=64B,128B"]`` -> ``{"stages": ["1", "2", "3"], "swizzle": ["64B", "128B"]}``."""
+_INTEGER = re.compile(r"[+-]?[0-9]{1,40}")
+
+
+def parse_vary(items: Iterable[str], limit: int = DEFAULT_MAX_POINTS) -> dict[str, list[str]]:
+    """``["stages=1..3", "swizzle=64B,128B"]`` -> ``{"stages": ["1", "2", "3"], "swizzle": ["64B", "128B"]}``; a
+    knob of more than ``limit`` values is refused before its values are listed."""
     out: dict[str, list[str]] = {}
     for item in items:
         key, sep, text = item.partition("=")
@@ -83,34 +95,33 @@ def parse_vary(items: Iterable[str]) -> dict[str, list[str]]:
             raise SweepError(f"--vary {item!r}: expected KEY=V1,V2,... (or KEY=LO..HI)")
         if key in out:
             raise SweepError(f"--vary {key}: given twice; list every value in one --vary {key}=...")
-        out[key] = parse_values(key, text)
+        out[key] = parse_values(key, text, limit)
     return out
 
 
 def parse_shape(text: str, where: str = "--shape") -> tuple[int, ...]:
-    try:
-        dims = tuple(int(x) for x in text.replace("x", ",").split(",") if x.strip())
-    except ValueError:
-        raise SweepError(f"{where} {text!r}: expected comma-separated integers such as 1024,1024,1024") from None
-    if not dims:
-        raise SweepError(f"{where} {text!r}: expected comma-separated integers such as 1024,1024,1024")
-    return dims
+    """A shape as every command reads it (:func:`gpusim.inputs.parse_shape`); bad text raises SweepError."""
+    return parse_shape_text(text, where, SweepError)
 
 
-def read_shapes(path: str | Path) -> list[tuple[int, ...]]:
-    """A shapes file: one shape per line (``1024,1024,1024``), blank lines and ``#`` comments ignored."""
-    p = Path(path)
-    try:
-        lines = p.read_text().splitlines()
-    except OSError as e:
-        raise SweepError(f"--shapes {p}: {e.strerror}") from None
+SHAPES_FILE_BYTES = 16 << 20  # a shapes file of --max-points shapes is well under this
+
+
+def read_shapes(path: str | Path, limit: int = DEFAULT_MAX_POINTS) -> list[tuple[int, ...]]:
+    """A shapes file: one shape per line (``1024,1024,1024``), blank lines and ``#`` comments ignored. Read through
+    the guarded reader (a regular UTF-8 file of bounded size); more than ``limit`` shapes is refused as they are
+    read."""
+    text = read_text(path, "shapes file", SweepError, SHAPES_FILE_BYTES)
+    where = quote(path)
     out = []
-    for n, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0].strip()
-        if text:
-            out.append(parse_shape(text, f"{p}:{n}:"))
+    for n, line in enumerate(text.splitlines(), 1):
+        item = line.split("#", 1)[0].strip()
+        if item:
+            out.append(parse_shape(item, f"{where}:{n}:"))
+            if len(out) > limit:
+                raise SweepError(f"--shapes {where}: more than --max-points {limit:,} shapes")
     if not out:
-        raise SweepError(f"--shapes {p}: no shape in the file (one per line, e.g. 1024,1024,1024)")
+        raise SweepError(f"--shapes {where}: no shape in the file (one per line, e.g. 1024,1024,1024)")
     return out
 
 
@@ -251,6 +262,17 @@ def _plain(v):
     return v.item() if hasattr(v, "item") and not isinstance(v, (int, float, str, bool)) else v
 
 
+def _is_result(record) -> bool:
+    """Whether ``record`` is what :func:`evaluate` returns: ``{"metrics": {name: scalar}}`` or ``{"error": text}``."""
+    if not isinstance(record, dict) or len(record) != 1:
+        return False
+    if "error" in record:
+        return isinstance(record["error"], str)
+    metrics = record.get("metrics")
+    return isinstance(metrics, dict) and all(isinstance(k, str) and (v is None or isinstance(v, (int, float, str)))
+                                             for k, v in metrics.items())
+
+
 # ---- the cache --------------------------------------------------------------------------------------------------
 
 def default_cache_dir() -> Path:
@@ -264,9 +286,25 @@ class Cache:
     kernel's source (its file and the files beside it), the model's source, the shape, every knob value and
     the config file's content. A rerun, or a grown sweep, reads the points it has and computes the rest."""
 
-    def __init__(self, folder: Path | None):
+    ENTRY_BYTES = 1 << 20  # a cached point is a few KB; anything larger is not ours
+
+    def __init__(self, folder: Path | None, warn: Callable[[str], None] | None = None):
+        """``warn(message)`` hears, once, that the folder cannot be written (the sweep then runs without it)."""
         self.folder = Path(folder) if folder is not None else None
         self._hashes: dict[str, str] = {}
+        self._warn = warn
+        if self.folder is not None:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                self._disable(e)
+
+    def _disable(self, e: OSError) -> None:
+        """A cache folder we cannot write (read-only, full, not a folder): say so once and go on without it."""
+        if self.folder is not None and self._warn is not None:
+            self._warn(f"cache {quote(self.folder)}: cannot write ({e.strerror or e}); running without the cache "
+                       "(--no-cache, or GPUSIM_CACHE_DIR for another folder)")
+        self.folder = None
 
     @property
     def enabled(self) -> bool:
@@ -281,32 +319,47 @@ class Cache:
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def get(self, key: str) -> dict | None:
+        """The cached result of a point, or None: a missing entry, and one that is not a result as :func:`evaluate`
+        writes it (unreadable, not JSON, JSON of another shape, a FIFO planted in the folder), is computed again."""
         if self.folder is None:
             return None
         try:
-            return json.loads((self.folder / key[:2] / f"{key}.json").read_text())
-        except (OSError, json.JSONDecodeError):
+            record = json.loads(read_text(self.folder / key[:2] / f"{key}.json", "cache entry", SweepError,
+                                          self.ENTRY_BYTES))
+        except (SweepError, ValueError, RecursionError):
             return None
+        return record if _is_result(record) else None
 
     def put(self, key: str, result: dict) -> None:
         if self.folder is None:
             return
         path = self.folder / key[:2] / f"{key}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(result))
-        os.replace(tmp, path)  # atomic: an interrupted write leaves no half file
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(result))
+            os.replace(tmp, path)  # atomic: an interrupted write leaves no half file
+        except BaseException as e:  # a full or read-only folder, or Ctrl-C mid-write: no temporary file stays
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            if not isinstance(e, OSError):
+                raise
+            self._disable(e)
 
     def _file_hash(self, path: str) -> str:
         if path not in self._hashes:
-            self._hashes[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            self._hashes[path] = hashlib.sha256(read_bytes(path, "config file", SweepError)).hexdigest()
         return self._hashes[path]
 
     def _files_hash(self, tag: str, files: Iterable[Path]) -> str:
         if tag not in self._hashes:
             h = hashlib.sha256()
             for f in sorted(files):
-                h.update(f.name.encode() + b"\0" + f.read_bytes())
+                try:
+                    data = read_bytes(f, "kernel source", SweepError)
+                except SweepError as e:  # a FIFO or a folder named *.py beside a kernel file: not a source
+                    data = str(e).encode()
+                h.update(f.name.encode() + b"\0" + data)
             self._hashes[tag] = h.hexdigest()
         return self._hashes[tag]
 
@@ -396,8 +449,23 @@ def connect(address: str, timeout_s: float = 5.0):
     cannot be reached within ``timeout_s``."""
     try:
         from distributed import Client
+        from distributed.comm import parse_address
+        from distributed.comm.addressing import parse_host_port
     except ImportError:
         raise SweepError("--scheduler needs Dask distributed: pip install 'gpusim[cluster]'") from None
+    try:  # a malformed address is refused here: Client would fail half-built and stall 10 s closing itself
+        scheme, location = parse_address(address, strict=False)
+        if scheme == "inproc":  # a scheduler in this very process (tests, notebooks): it must be there
+            from distributed.comm.inproc import global_manager
+
+            if global_manager.get_listener_for(location) is None:
+                raise ValueError("no scheduler listens at that in-process address")
+        elif scheme in ("tcp", "tls"):
+            parse_host_port(location)
+        else:
+            raise ValueError(f"gpusim reaches schedulers over tcp:// or tls://, not {scheme}://")
+    except (ValueError, TypeError) as e:
+        raise SweepError(f"--scheduler {address!r}: not a scheduler address such as tcp://HOST:8786 ({e})") from None
     try:
         return Client(address, timeout=timeout_s, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
@@ -473,6 +541,9 @@ def _arrow_type(values: list):
         return pa.string()
     if all(isinstance(v, bool) for v in present):
         return pa.bool_()
+    # a shape or knob beyond 64 bits (a point that cannot launch, kept as a row) is kept exactly, as text
+    if any(isinstance(v, int) and not -(1 << 63) <= v < 1 << 63 for v in present):
+        return pa.string()
     if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
         return pa.int64()
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
@@ -489,6 +560,16 @@ def write_parquet(columns: list[str], table_rows: list[dict], path: str | Path, 
     table = arrow_table(columns, table_rows)
     table = table.replace_schema_metadata({"gpusim": json.dumps({"varied": list(varied), "dims": list(dims)})})
     pq.write_table(table, str(path))
+
+
+def partial_path(path: str | Path) -> str:
+    """Where an interrupted sweep writes its partial table: ``-o`` itself when nothing is there yet, else beside it
+    (``ws.parquet`` -> ``ws.partial.parquet``), so that a complete table already at ``-o`` is never replaced by part
+    of one."""
+    p = str(path)
+    if not os.path.exists(p):
+        return p
+    return (p[:-len(".parquet")] if p.endswith(".parquet") else p) + ".partial.parquet"
 
 
 def read_parquet(source) -> tuple[list[str], list[dict], dict]:
@@ -610,8 +691,10 @@ def figure(table_rows: list[dict], varied: list[str], path: str | Path | None = 
                      fontsize=9)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120, metadata={"Software": None})
-        plt.close(fig)
+        try:
+            fig.savefig(path, dpi=120, metadata={"Software": None})
+        finally:  # written or not (a full disk), the figure is not kept open in a long-lived process (the app)
+            plt.close(fig)
     return fig
 
 

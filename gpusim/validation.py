@@ -182,6 +182,12 @@ def load_measurements(path: Path, cfg: HardwareConfig) -> dict:
         raise ValidationError(f"{quote(path)}: $.gpu.name: measured on {name!r}, but the config {quote(cfg.path)} "
                               f"describes the {cfg.name} ({' or '.join(map(repr, cfg.device_names))}); choose the "
                               "matching --config")
+    floor = cfg.chip.kernel_overhead_ns
+    for i, e in enumerate(data["kernels"]):
+        if e["time_ns"]["median"] < floor:
+            raise ValidationError(f"{quote(path)}: $.kernels[{i}].time_ns.median: {e['time_ns']['median']:g} ns is "
+                                  f"less than an empty kernel takes on the {cfg.name} (chip.kernel_overhead_ns = "
+                                  f"{floor:g} ns): not a kernel's time")
     return data
 
 
@@ -252,6 +258,9 @@ def check_schema(data, where: str) -> None:
         for key in ("median", "min", "max"):
             if key in t and not (_is_number(t[key]) and t[key] > 0):
                 raise _bad(where, f"{at}.time_ns.{key}", "a positive finite number of nanoseconds", t[key])
+        if not t.get("min", t["median"]) <= t["median"] <= t.get("max", t["median"]):
+            raise ValidationError(f"{where}: {at}.time_ns: min {t.get('min', '-')} <= median {t['median']} <= max "
+                                  f"{t.get('max', '-')} does not hold")
         if "correct" in e and not isinstance(e["correct"], bool):
             raise _bad(where, f"{at}.correct", "true or false", e["correct"])
         params = e.get("params")
@@ -271,6 +280,9 @@ def check_schema(data, where: str) -> None:
             for k, v in ncu.items():
                 if not _is_number(v):
                     raise _bad(where, f"{at}.ncu[{k!r}]", "a finite number", v)
+                if v < 0 or (".pct" in k and v > 100):  # counters, ratios and rates; percentages of at most 100
+                    raise _bad(where, f"{at}.ncu[{k!r}]", "a percentage from 0 to 100" if ".pct" in k else
+                               "a count, ratio or rate (not negative)", v)
 
 
 def _ranked_stalls(metrics: dict) -> tuple[str, ...]:
@@ -858,15 +870,18 @@ def add_section(report: str, before: str, lines: list[str]) -> str:
     return report + "\n" + text if k < 0 else report[:k + 1] + text + "\n" + report[k + 1:]
 
 
-def check_figure_path(path: str) -> None:
-    """Refuse a figure path whose format matplotlib cannot write (from its extension), before any work."""
-    from matplotlib.backend_bases import FigureCanvasBase
+# the figure formats gpusim writes, each with the metadata that keeps the file the same from run to run (no
+# software version, no date)
+FIGURE_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                   "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
 
-    formats = FigureCanvasBase.get_supported_filetypes()
+
+def check_figure_path(path: str) -> None:
+    """Refuse a figure path whose format gpusim does not write (from its extension), before any work."""
     ext = Path(path).suffix[1:].lower()
-    if ext not in formats:
+    if ext not in FIGURE_METADATA:
         raise ValidationError(f"--figure {path!r}: cannot write {'.' + ext if ext else 'a file without an extension'}"
-                              f" (formats: {', '.join(sorted(formats))})")
+                              f" (formats: {', '.join(FIGURE_METADATA)})")
 
 
 # the metrics the figure's right panel shows, each with its marker: (metric, label, marker)
@@ -942,5 +957,9 @@ def figure(rows: list[Row], path: Path) -> None:
     bx.grid(True, axis="y", which="major", color="0.92")
     fig.suptitle("gpusim vs the H100: predicted against measured", fontsize=12)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    ext = Path(path).suffix[1:].lower()
+    try:
+        with matplotlib.rc_context({"svg.hashsalt": "gpusim"}):  # an SVG's element ids: the same from run to run
+            fig.savefig(path, dpi=110, format=ext, metadata=FIGURE_METADATA.get(ext, {}))
+    finally:  # written or not (a full disk), the figure is not kept open
+        plt.close(fig)

@@ -220,7 +220,7 @@ def test_bad_shapes_and_kernels(tmp_path, capsys):
                        (["nope", "--shape", "1,1,1"], "unknown kernel 'nope'"),
                        (["hgemm_ws"], "no shape"),
                        (["hgemm_ws", "--shapes", str(shapes)], ":4: 'big'"),
-                       (["hgemm_ws", "--shapes", str(tmp_path / "none.txt")], "No such file")):
+                       (["hgemm_ws", "--shapes", str(tmp_path / "none.txt")], "no such shapes file")):
         assert cli.main(["sweep", *args]) == 2
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1, err

@@ -31,6 +31,12 @@ class SmSpec:
     smem_per_block_max_bytes: int = spec_field(0, 1 << 22, "largest shared memory one block may use")
     smem_reserved_per_block_bytes: int = spec_field(0, 65536, "system shared memory reserved per block")
     unified_l1_smem_bytes: int = spec_field(1024, 1 << 22, "unified L1 + shared-memory capacity per SM")
+    # launch limits of the architecture (a launch beyond them is refused by CUDA, so it is not predicted)
+    max_grid_dim_x: int = spec_field(1, (1 << 31) - 1, "largest gridDim.x")
+    max_grid_dim_yz: int = spec_field(1, (1 << 31) - 1, "largest gridDim.y and gridDim.z")
+    max_block_dim_xy: int = spec_field(1, 4096, "largest blockDim.x and blockDim.y")
+    max_block_dim_z: int = spec_field(1, 4096, "largest blockDim.z")
+    max_cluster_ctas: int = spec_field(1, 64, "most thread blocks in a cluster")
 
 
 @dataclass(frozen=True)
