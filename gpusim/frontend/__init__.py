@@ -143,8 +143,14 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
             loop_insts = (m.jump.back - m.jump.head + 1) if m.jump is not None else 0
             notes = "; ".join(m.notes)
             regs = ck.regs or 32
-            return lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
-                               ck.source, notes, loop_insts)
+            kernel_ir = lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
+                                    ck.source, notes, loop_insts)
+            from gpusim.config import load_config
+            from gpusim.kernel_checks import check_kernel
+
+            # the layer every kernel passes (its guards of user code are not needed: the address functions are ours)
+            check_kernel(kernel_ir, config if config is not None else load_config(), str(source))
+            return kernel_ir
         except LoweringError as e:
             if not e.retry_without_jump or m.jump is None:
                 raise
