@@ -165,7 +165,12 @@ def _run_source(a):
         _dims_text(getattr(a, flag), flag)
     m, sim = predict_source(a.kernel, a.name, grid=a.grid, block=a.block, args=a.arg or [], smem_dynamic=a.smem,
                             defines=tuple(a.D or ()), compiler=a.compiler, config=a.config)
-    label = f"{sim.kernel.name} ({a.kernel})"
+    return _source_metrics(a, m, sim, f"{sim.kernel.name} ({a.kernel})")
+
+
+def _source_metrics(a, m: dict, sim, label: str):
+    """(metrics headed by the kernel, its file and launch, and the emulation's notes; the simulation; its label) of a
+    kernel from source."""
     m = {"gpusim__kernel": sim.kernel.name, "gpusim__source": a.kernel, "gpusim__grid": list(sim.kernel.launch.grid),
          "gpusim__block": list(sim.kernel.launch.block), **m}
     if sim.kernel.notes:
@@ -193,12 +198,7 @@ def _run_triton(a):
     m, sim = predict_triton(a.kernel, a.name, grid=a.grid, args=a.arg or [], constexprs=consts,
                             num_warps=4 if a.num_warps is None else a.num_warps,
                             num_stages=3 if a.num_stages is None else a.num_stages, config=a.config)
-    label = f"{sim.kernel.name} ({a.kernel}, Triton)"
-    m = {"gpusim__kernel": sim.kernel.name, "gpusim__source": a.kernel, "gpusim__grid": list(sim.kernel.launch.grid),
-         "gpusim__block": list(sim.kernel.launch.block), **m}
-    if sim.kernel.notes:
-        m["gpusim__notes"] = sim.kernel.notes
-    return m, sim, label
+    return _source_metrics(a, m, sim, f"{sim.kernel.name} ({a.kernel}, Triton)")
 
 
 def _dims_text(text: str, flag: str) -> None:

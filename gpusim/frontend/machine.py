@@ -409,16 +409,22 @@ class Machine:
                                  f"(tensors without contents: {names}); give them, e.g. --arg NAME=i32[N]:randint(0,N) "
                                  "or NAME=@file.npy")
 
-    def _ldsm(self, d: Decoded, em) -> MemAccess:
-        # LDSM.16.M88.x4 R, [addr]: lanes 0..8x-1 give the row addresses (16 B each) of x 8x8 matrices of 16-bit
-        # elements; lane t receives, of matrix i, the word (t % 4) of row t // 4 (MT88: transposed)
-        dst, a = d.ops[0], d.ops[1]
+    def _matrix_rows(self, d: Decoded, a: Addr, em):
+        """ldmatrix / stmatrix .x1/.x2/.x4: (matrices, the lanes' shared offsets, their taint, the lanes that give a
+        row address: 0..8x-1), checked."""
         x = int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
         off = self._address(d, a, "shared")
         t_addr = S.any_taint(S.taint(self, a), em)
         self._check_address_taint(d, t_addr)
         rows_active = em & (self.lane < 8 * x)
         self._check_shared(d, off, 16, rows_active)
+        return x, off, t_addr, rows_active
+
+    def _ldsm(self, d: Decoded, em) -> MemAccess:
+        # LDSM.16.M88.x4 R, [addr]: lanes 0..8x-1 give the row addresses (16 B each) of x 8x8 matrices of 16-bit
+        # elements; lane t receives, of matrix i, the word (t % 4) of row t // 4 (MT88: transposed)
+        dst, a = d.ops[0], d.ops[1]
+        x, off, t_addr, rows_active = self._matrix_rows(d, a, em)
         if self.skip_values:
             return MemAccess("shared", "ldsm", 16, np.where(rows_active, off, -1), -1, t_addr, matrices=x)
         nw = self.N // WARP
@@ -446,12 +452,7 @@ class Machine:
         # STSM.16.M88.x4 [addr], R: LDSM's mirror; lanes 0..8x-1 give the row addresses of x 8x8 matrices of 16-bit
         # elements, lane t's register i holds, of matrix i, the word (t % 4) of row t // 4 (MT88: transposed)
         a, src = d.ops[0], d.ops[1]
-        x = int(d.mods[-1]) if d.mods and d.mods[-1].isdigit() else 1
-        off = self._address(d, a, "shared")
-        t_addr = S.any_taint(S.taint(self, a), em)
-        self._check_address_taint(d, t_addr)
-        rows_active = em & (self.lane < 8 * x)
-        self._check_shared(d, off, 16, rows_active)
+        x, off, t_addr, rows_active = self._matrix_rows(d, a, em)
         nw = self.N // WARP
         cbase = (self.cta_of * self.smem.shape[1]).reshape(nw, WARP)[:, :1]
         lane = np.arange(WARP)

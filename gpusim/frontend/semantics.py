@@ -420,20 +420,12 @@ def _fcmp(d: Decoded, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def fsetp(m, d, em):
+    """FSETP (fp32) and DSETP (fp64, register pairs): an IEEE compare combined with a predicate."""
     p0, p1, a, b, c = d.ops[:5]
     t = taint(m, a, b, c)
+    read = f64 if d.mnemonic == "DSETP" else f32
     with np.errstate(all="ignore"):
-        r = _fcmp(d, f32(m, a), f32(m, b))
-    x, y = _combine(d, r, pred(m, c))
-    put_p(m, p0, x, em, t)
-    put_p(m, p1, y, em, t)
-
-
-def dsetp(m, d, em):
-    p0, p1, a, b, c = d.ops[:5]
-    t = taint(m, a, b, c)
-    with np.errstate(all="ignore"):
-        r = _fcmp(d, f64(m, a), f64(m, b))
+        r = _fcmp(d, read(m, a), read(m, b))
     x, y = _combine(d, r, pred(m, c))
     put_p(m, p0, x, em, t)
     put_p(m, p1, y, em, t)
@@ -971,7 +963,7 @@ SEMANTICS = {
     "FADD": fadd, "FMUL": fmul, "FFMA": ffma, "FMNMX": fmnmx, "FSEL": fsel, "FSETP": fsetp, "FCHK": fchk,
     "MUFU": mufu, "FRND": frnd, "F2I": f2i, "I2F": i2f, "I2FP": i2f, "F2IP": f2i, "F2F": f2f, "F2FP": f2fp,
     "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
-    "DSETP": dsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
+    "DSETP": fsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
     "SHFL": shfl, "VOTE": vote, "VOTEU": vote, "REDUX": redux, "MATCH": match,
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
     "ERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
