@@ -11,11 +11,10 @@ record it.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from gpusim.frontend.isa import Addr, Const, Decoded, Imm, Named, Pred, Reg, Special
+from gpusim.frontend.isa import Addr, Const, Decoded, Imm, Pred, Reg, Special
 from gpusim.frontend.memory import UNKNOWN, EmulationError
 
 U32 = np.uint32
@@ -552,10 +551,6 @@ def ldc(m, d, em):
 
 
 # --- floating point -----------------------------------------------------------------------------------------------
-def _ftz(d, v):
-    return v
-
-
 def fadd(m, d, em):
     dst, a, b = d.ops[:3]
     with np.errstate(all="ignore"):
@@ -968,12 +963,3 @@ SEMANTICS = {
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
     "ERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
 }
-
-FP32_FLOPS = {"FFMA": 2, "FADD": 1, "FMUL": 1}
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-__all__ = ["SEMANTICS", "FP32_FLOPS", "unsupported", "Named", "math", "ceil_div"]
