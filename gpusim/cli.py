@@ -525,8 +525,8 @@ def cmd_roofline(a) -> int:
     notes = {unvalidated_note(cfg, n) for n in names} - {""}
     title = f"Hierarchical roofline, {cfg.name}, shape {','.join(map(str, shape))}" + (
         " (UNVALIDATED)" if notes else "")
-    with _writing("-o", a.output):
-        roofline.figure(pts, cfg, Path(a.output), title)
+    with _writing("-o", a.output) as out:  # a temporary file, renamed once complete: the format from -o
+        roofline.figure(pts, cfg, Path(out), title, fmt=Path(a.output).suffix[1:])
     for c in roofline.ceilings(cfg):
         unit = "TFLOP/s" if c.kind == "compute" else "TB/s"
         print(f"{c.name:<20} {c.value / 1e12:9.2f} {unit:<8} {c.note}")

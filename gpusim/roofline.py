@@ -83,7 +83,8 @@ def points(label: str, m: dict, flops: float, cfg: HardwareConfig, source: str =
     return [Point(label, lv, flops / b, rate, source) for lv, b in level_bytes(m, cfg).items() if b > 0]
 
 
-def figure(kernel_points: list[Point], cfg: HardwareConfig, path: str | Path, title: str = "") -> None:
+def figure(kernel_points: list[Point], cfg: HardwareConfig, path: str | Path, title: str = "",
+           fmt: str | None = None) -> None:
     """Draw the roofline with every point (PNG or SVG, from the extension): one colour per kernel, one marker per
     level, the ceilings labelled with their value."""
     import matplotlib
@@ -141,10 +142,11 @@ def figure(kernel_points: list[Point], cfg: HardwareConfig, path: str | Path, ti
               ncol=1 if len(handles) <= 30 else 2)
     ax.grid(True, which="major", color="0.92")
     fig.tight_layout()
-    svg = str(path).lower().endswith(".svg")
+    svg = (fmt or Path(path).suffix[1:]).lower() == "svg"
     if svg:
         plt.rcParams["svg.hashsalt"] = "gpusim"  # the same file for the same figure
-    fig.savefig(path, dpi=130, metadata={"Date": None, "Creator": None} if svg else {"Software": None})
+    fig.savefig(path, dpi=130, format="svg" if svg else "png",
+                metadata={"Date": None, "Creator": None} if svg else {"Software": None})
     plt.close(fig)
 
 

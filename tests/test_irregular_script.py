@@ -204,7 +204,9 @@ def test_a_run_on_a_stand_in_writes_a_file_gpusim_validate_reads(tmp_path, monke
             names = [small[int(i)][0] for i in child[child.index("--cases") + 1].split(",")]
         else:
             names = [k for k, _ in ra.ncu_plan()]
-        rows = [{"ID": i, "Kernel Name": n, **dict.fromkeys(metrics, 1000.0 + i)} for i, n in enumerate(names)]
+        # counters of one launch; percentages within 0..100 (gpusim.validation refuses others)
+        rows = [{"ID": i, "Kernel Name": n, **{m: (50.0 + i) if ".pct" in m else 1000.0 + i for m in metrics}}
+                for i, n in enumerate(names)]
         return rows, {}, "", [], "log\n"
     monkeypatch.setattr(ri.common, "find_ncu", lambda: "ncu")
     monkeypatch.setattr(ri.common, "ncu_version", lambda ncu: "stand-in")

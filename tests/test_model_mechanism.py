@@ -342,8 +342,10 @@ def test_a_ragged_last_loop_iteration_has_its_own_counts():
     assert sim.result.fast_forward
 
 
-def test_only_the_last_block_of_a_dimension_may_differ():
-    """A pattern that changes inside the grid (here every even block is empty) is refused with its name."""
+def test_only_the_first_and_last_block_of_a_dimension_may_differ():
+    """A pattern that changes inside the grid (here every even block is empty) is refused with its name: block 0
+    differs from block 1 (a first block may, behind a border guard), and block 1 from the middle one (no interior
+    block may)."""
     import numpy as np
 
     from gpusim.chip import simulate
@@ -353,7 +355,7 @@ def test_only_the_last_block_of_a_dimension_may_differ():
     ld = Mem("ld", "global", "ld", 4, lambda c: np.where(c.bx % 2 == 1, (c.bx * 128 + c.tid) * 4, -1), "x")
     k = Kernel("odd", "user", (1,), {}, Launch((8, 1, 1), (128, 1, 1), 16, 0), (), Loop(1, (ld,)), (),
                (Tensor("x", 4 * 1024),), 0, "")
-    with pytest.raises(KernelError, match=r"'ld' differs between blocks \(0,0,0\) and \(3, 0, 0\)"):
+    with pytest.raises(KernelError, match=r"'ld' differs between blocks \(1, 0, 0\) and \(6, 0, 0\)"):
         simulate(k, load_config())
 
 
