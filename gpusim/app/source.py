@@ -322,17 +322,18 @@ def line_table(lines: list[SassLine], loop_trips: int) -> list[dict]:
     total = sum(x.l1_cycles for x in lines) or 1.0
     out = []
     for x in lines:
-        row = {"address": f"0x{x.addr:04x}", "SASS": x.text, "space": x.space, "IR op": ", ".join(x.ops) or "-"}
+        row = {"address": f"0x{x.addr:04x}", "SASS": x.text, "IR op": ", ".join(x.ops) or "-"}
         if loop_trips:  # the kernel has a loop: whether the instruction is in it
             row["where"] = ", ".join(f"loop (x{loop_trips:,})" if p == "loop" else p for p in x.parts) or "-"
         out.append(row | {
             "instructions": round(x.instructions),
             "sectors/request": x.per_instruction(x.sectors) if x.sectors else None,
             "wavefronts/instruction": x.per_instruction(x.wavefronts) if x.wavefronts else None,
-            "ideal wavefronts/instruction": x.per_instruction(x.ideal_wavefronts) if x.wavefronts else None,
             "bank conflicts": round(x.conflicts) if x.wavefronts else None,
-            "sectors": round(x.sectors) if x.sectors else None, "wavefronts": round(x.wavefronts) if x.wavefronts
-            else None, "% of L1/shared pipe": 100.0 * x.l1_cycles / total,
+            "% of L1/shared pipe": 100.0 * x.l1_cycles / total, "space": x.space,
+            "sectors": round(x.sectors) if x.sectors else None,
+            "wavefronts": round(x.wavefronts) if x.wavefronts else None,
+            "ideal wavefronts/instruction": x.per_instruction(x.ideal_wavefronts) if x.wavefronts else None,
             "run": x.run})
     return out
 

@@ -249,7 +249,8 @@ def lines_tab(res: dict) -> None:
                 "wavefronts above ideal, ncu's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared`).")
     if len(done):
         top = done.nlargest(CHART_LINES, "% of L1/shared pipe", keep="first").sort_index()
-        chart_df = top.assign(line=top["address"] + " " + top["SASS"].str.split().str[0],
+        mnemonic = top["SASS"].str.replace(r"^@\S+\s+", "", regex=True).str.split().str[0]  # past a guard
+        chart_df = top.assign(line=top["address"] + " " + mnemonic,
                               conflicts=top["bank conflicts"].fillna(0))
         st.altair_chart(alt.Chart(chart_df).mark_bar().encode(
             x=alt.X("% of L1/shared pipe:Q", title="% of these lines' L1/shared pipe cycles (wavefronts + lines)"),
