@@ -622,6 +622,10 @@ def test_your_kernel_predicts_an_example_down_to_its_sass_lines(app):
     rerun(at)
     assert metric(at, "measured on the H100").endswith("µs")  # a twin at its measured launch
     assert any("validation twin" in w.value for w in at.warning)
+    at.sidebar.selectbox(key="config").set_value(next(k for k in catalog.config_choices() if k.startswith("H200")))
+    rerun(at)
+    assert not [m for m in at.metric if m.label.startswith("measured on")]  # this twin has no H200 measurement
+    assert any("Unvalidated prediction" in w.value for w in at.warning)
 
 
 @needs_cuda
@@ -645,4 +649,14 @@ def test_your_kernel_bad_input_is_one_line(app):
     at.text_input(key="yk_own_count_block").set_value("2048")
     rerun(at)
     assert "2048 threads per block, CUDA allows 1024" in errors(at)
+    at.get("file_uploader")[0].set_value(("transpose.cu", (REPO / "examples" / "transpose.cu").read_bytes(),
+                                          "text/plain"))  # an upload wins over the pasted text
+    rerun(at)
+    assert at.selectbox(key="yk_own_kernel").options == ["transpose_guarded", "transpose_shared", "transpose_naive"]
+    assert "out-of-bounds" in errors(at)  # tensors of one element per thread, n = every thread: the guess is wrong
+    at.text_area(key="yk_own_transpose_guarded_args").set_value("in=f32[64*64]\nout=f32[64*64]\nn=60")
+    at.text_input(key="yk_own_transpose_guarded_grid").set_value("2,2")
+    at.text_input(key="yk_own_transpose_guarded_block").set_value("32,8")
+    rerun(at)
+    assert not errors(at) and metric(at, "predicted time").endswith("µs")
     assert all("\n" not in e.value for e in at.error) and not at.exception

@@ -76,9 +76,13 @@ def prediction(run: source.Run, cfg_path: str) -> dict:
     out, err = simulated(run, cfg_path)
     if out is None:
         return {"metrics": None, "error": err}
-    m, sim = out
     kernels, _ = built(run.path, run.digest, run.defines, run.compiler)
     ck = next(k for k in kernels if run.kernel in (k.name, k.mangled))
+    res, err = _guarded("reading the SASS lines and the timeline", _summary, run, ck, *out)
+    return res if res is not None else {"metrics": None, "error": err}
+
+
+def _summary(run: source.Run, ck, m: dict, sim) -> dict:
     lines, lost = source.sass_lines(sim, ck.program)
     k = sim.kernel
     trips = k.loop.trips if k.loop is not None else 0
@@ -100,9 +104,10 @@ def trace_json(run: source.Run, cfg_path: str) -> bytes:
     from gpusim.trace import chrome_trace
 
     out, err = simulated(run, cfg_path)
-    if out is None:
+    trace, err = _guarded("writing the trace", chrome_trace, out[1]) if out is not None else (None, err)
+    if trace is None:
         return json.dumps({"error": err}).encode()
-    return json.dumps(chrome_trace(out[1]), separators=(",", ":")).encode()
+    return json.dumps(trace, separators=(",", ":")).encode()
 
 
 # ---- the input: source, kernel, launch ----------------------------------------------------------------------------
@@ -203,15 +208,19 @@ def launch_form(path: str, digest: str, ex: source.Example | None, slot) -> sour
 
 
 # ---- the prediction -----------------------------------------------------------------------------------------------
-def validation_note(ex: source.Example | None, m: dict, meas) -> None:
+def validation_note(m: dict, meas, cfg) -> None:
     from gpusim.frontend.validate import GOALS
+    from gpusim.validation import measured_kernels
 
+    gpu = "" if measured_kernels(cfg) else (f" No kernel measurements of the {cfg.gpu_model} are committed either: the "
+                                            "model is validated on the H100 only.")
     goals = (f"time MAPE <= {GOALS['time_mape_pct']:.0f}%, worst <= {GOALS['time_worst_pct']:.0f}%, instructions "
              f"within {GOALS['inst_worst_pct']:.0f}%")
     if meas is not None:
         err = 100 * (m[TIME] / meas.time_ns - 1)
         st.warning(f"**A kernel from source is unvalidated as such.** This example is a validation twin, measured on "
-                   f"the H100 at this launch (`validate/measurements/h100/{meas.source}`, built by NVRTC): "
+                   f"the {cfg.gpu_model} at this launch (`validate/measurements/{cfg.gpu_model.lower()}/"
+                   f"{meas.source}`, built by NVRTC): "
                    f"{common.fmt_time(meas.time_ns)} measured, {common.fmt_time(m[TIME])} predicted "
                    f"({err:+.0f}%). The front-end's accuracy over all the twins is what `gpusim validate --frontend` "
                    f"reports (its goals: {goals}).")
@@ -219,16 +228,16 @@ def validation_note(ex: source.Example | None, m: dict, meas) -> None:
     st.warning("**Unvalidated prediction: a kernel from source has no measurement of its own.** The front-end's "
                "accuracy is measured on the validation twins, which `gpusim validate --frontend` sends through this "
                f"same path and compares with the H100 (its goals: {goals}); a kernel unlike the twins may be further "
-               "off.")
+               "off." + gpu)
 
 
-def headline(m: dict, info: dict, meas) -> None:
+def headline(m: dict, info: dict, meas, cfg) -> None:
     c = st.columns(4)
     c[0].metric("predicted time", common.fmt_time(m[TIME]))
     if meas is not None:
-        c[1].metric("measured on the H100", common.fmt_time(meas.time_ns),
+        c[1].metric(f"measured on the {cfg.gpu_model}", common.fmt_time(meas.time_ns),
                     delta=f"{100 * (m[TIME] / meas.time_ns - 1):+.0f}% predicted", delta_color="off",
-                    help="the twin's median time on the H100, at this launch, built by NVRTC")
+                    help=f"the twin's median time on the {cfg.gpu_model}, at this launch, built by NVRTC")
     else:
         dram = (m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / (m[TIME] * 1e-9)
         c[1].metric("DRAM throughput", u.bytes_per_second(dram))
@@ -397,10 +406,10 @@ def main() -> None:
         kernel, shape, params = ex.measured
         meas = common.measurements(cfg_path)[0].get((kernel, tuple(shape), ladder.params_key(params)))
     st.subheader(f"Prediction: {run.kernel}", divider="gray")
-    headline(m, info, meas)
+    headline(m, info, meas, cfg)
     a = bottleneck.analyze(m, cfg)
     st.info(f"**Verdict:** {m['gpusim__verdict']}")
-    validation_note(ex, m, meas)
+    validation_note(m, meas, cfg)
     st.caption(f"Predicted for the {cfg.name}: grid {' x '.join(map(str, run.grid))} ({info['ctas']:,} CTAs), block "
                f"{' x '.join(map(str, run.block))} ({info['warps']} warps), {info['regs']} registers per thread, "
                f"{info['static_smem'] + info['dynamic_smem']:,} B of shared memory per CTA"
