@@ -58,9 +58,12 @@ class Example:
 
 
 def _twin(label: str, kernel: str, shape: tuple[int, ...], about: str, params: dict | None = None,
-          defines: dict | None = None) -> Example:
+          defines: dict | None = None) -> Example | None:
+    """A validation twin at a measured launch (None where the repository's validate/ folder is not there)."""
     from gpusim.frontend.validate import _launches
 
+    if not (REPO / "validate" / "launches.py").is_file():
+        return None
     t = _launches().launch_of(kernel, shape, params or {}, defines)
     return Example(label, t.source, t.kernel, t.grid, t.block, tuple(t.args), t.smem_dynamic, tuple(t.defines),
                    "nvrtc", about, (kernel, shape, dict(params or {})))
@@ -99,7 +102,7 @@ def _examples() -> dict[str, Example]:
               "A bf16 GEMM on mma.sync with ldmatrix from a 128-B-swizzled tile; measured on the H100.",
               defines={"STAGES": 1, "SWIZZLE": 128}),
     ]
-    return {e.label: e for e in out}
+    return {e.label: e for e in out if e is not None and (REPO / e.path).is_file()}
 
 
 EXAMPLES = _examples()

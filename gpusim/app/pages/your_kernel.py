@@ -94,8 +94,7 @@ def _summary(run: source.Run, ck, m: dict, sim) -> dict:
             "kernel": {"name": k.name, "regs": k.launch.regs_per_thread, "static_smem": ck.static_smem_bytes,
                        "dynamic_smem": run.smem_dynamic, "warps": wpc, "ctas": k.launch.num_ctas, "trips": trips,
                        "notes": k.notes, "ctas_per_sm": sim.occ.ctas_per_sm},
-            "timeline": {"bars": [b.__dict__ for b in bars], "shown": shown, "end": end,
-                         "busy": timeline.busy_share(sim.result.trace, wpc)}}
+            "timeline": {"bars": [b.__dict__ for b in bars], "shown": shown, "end": end}}
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -158,7 +157,7 @@ def launch_form(path: str, digest: str, ex: source.Example | None, slot) -> sour
     except source.InputError as e:
         st.error(f"**Cannot compile:** {e}")
         return None
-    slot.progress(0.05, text=f"compiling {path} for sm_90 with {compiler}...")
+    slot.progress(0.05, text=f"compiling {Path(path).name} for sm_90 with {compiler}...")
     kernels, err = built(path, digest, defines, compiler)
     slot.empty()
     if kernels is None:
@@ -355,9 +354,7 @@ def timeline_tab(res: dict, run: source.Run, cfg_path: str) -> None:
         st.caption("One SM's first warps: each row a warp, each colour an activity (loads drawn from issue to "
                    "arrival; stalls are waits on a dependency). Scroll to zoom in time, drag to pan."
                    + (f" Showing the first {view['shown']:,.0f} of {view['end']:,.0f} cycles." if view["shown"] <
-                      view["end"] else "")
-                   + (" Share of warp time: " + ", ".join(f"{k} {v:.1f}%" for k, v in view["busy"].items())
-                      if view["busy"] else ""))
+                      view["end"] else ""))
     else:
         st.info("The simulation recorded no timeline for this launch.")
     st.download_button("download Perfetto trace (.json)", key="yk_trace",
