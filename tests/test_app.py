@@ -612,6 +612,8 @@ def test_your_kernel_predicts_an_example_down_to_its_sass_lines(app):
     ncu = next(d.value for d in at.dataframe if "ncu metric" in d.value.columns)
     ld_conflicts = ncu.loc[ncu["ncu metric"] == "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "value"]
     assert ld_conflicts.iloc[0] == f"{lds['bank conflicts'].sum():,.0f} conflict"  # the table's words, its sum
+    bars = chart_data(chart_with(at, "cycles"), "work")  # each line's L1/shared cycles, conflicts apart
+    assert bars.loc[bars["work"] == "shared: bank conflicts", "cycles"].sum() == lds["bank conflicts"].sum()
     assert at.get("download_button")
     at.selectbox(key="yk_example").set_value("transpose.cu: transpose_shared -D PAD=1")
     rerun(at)

@@ -336,6 +336,7 @@ def line_table(lines: list[SassLine], loop_trips: int) -> list[dict]:
             "% of L1/shared pipe": 100.0 * x.l1_cycles / total, "space": x.space,
             "sectors": round(x.sectors) if x.sectors else None,
             "wavefronts": round(x.wavefronts) if x.wavefronts else None,
+            "lines": round(x.lines) if x.lines else None,
             "ideal wavefronts/instruction": x.per_instruction(x.ideal_wavefronts) if x.wavefronts else None,
             "run": x.run})
     return out

@@ -21,6 +21,8 @@ from gpusim.app.pages import common
 TIME = "gpu__time_duration.sum"
 OWN = "your own kernel: paste or upload a .cu file"
 DEFAULT_GRID, DEFAULT_BLOCK = "1024", "256"
+GLOBAL_LINES, CONFLICT_FREE = "global: 128-B lines", "shared: conflict-free wavefronts"
+CONFLICTS = "shared: bank conflicts"
 CHART_LINES = 24  # the memory instructions with the most L1/shared pipe cycles in the chart (the table has them all)
 PLACEHOLDER = """__global__ void scale(const float* x, float* y, float s, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -247,6 +249,32 @@ def headline(m: dict, info: dict, meas, cfg) -> None:
                 help="smsp__inst_executed.sum: the compiled code's instructions, executed by every warp of the launch")
 
 
+def cycles_chart(top: pd.DataFrame) -> alt.Chart:
+    """Each line's cycles of the L1/shared pipe: a global access's 128-B lines, a shared access's wavefronts split into
+    the conflict-free ones and the bank conflicts."""
+    mnemonic = top["SASS"].str.replace(r"^@\S+\s+", "", regex=True).str.split().str[0]  # past a guard
+    label = top["address"] + " " + mnemonic
+    conflicts = top["bank conflicts"].fillna(0)
+    parts = []
+    for what, cycles in ((GLOBAL_LINES, top["lines"].fillna(0)),
+                         (CONFLICT_FREE, top["wavefronts"].fillna(0) - conflicts), (CONFLICTS, conflicts)):
+        parts.append(pd.DataFrame({"line": label, "SASS": top["SASS"], "IR op": top["IR op"], "work": what,
+                                   "cycles": cycles, "share": top["% of L1/shared pipe"]}))
+    data = pd.concat(parts)
+    data = data[data["cycles"] > 0]
+    works = [GLOBAL_LINES, CONFLICT_FREE, CONFLICTS]
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("sum(cycles):Q", title="L1/shared pipe cycles over the launch (global lines, shared wavefronts)"),
+        y=alt.Y("line:N", sort=list(label), title=None, axis=alt.Axis(labelLimit=240, labelOverlap=False)),
+        color=alt.Color("work:N", title=None, scale=alt.Scale(domain=works, range=["#4c78a8", "#9ecae9", "#e45756"]),
+                        sort=works, legend=alt.Legend(orient="bottom", labelLimit=320)),
+        order=alt.Order("work_order:Q"),
+        tooltip=["line", "SASS", "IR op", "work", alt.Tooltip("cycles:Q", format=",.0f"),
+                 alt.Tooltip("share:Q", title="% of these lines' cycles", format=".1f")],
+    ).transform_calculate(work_order=f"indexof({works!r}, datum.work)").properties(
+        height=max(160, 22 * len(top)))
+
+
 def lines_tab(res: dict) -> None:
     df = pd.DataFrame(res["lines"])
     done = df[df["instructions"] > 0]
@@ -257,18 +285,7 @@ def lines_tab(res: dict) -> None:
                 "wavefronts above ideal, ncu's `l1tex__data_bank_conflicts_pipe_lsu_mem_shared`).")
     if len(done):
         top = done.nlargest(CHART_LINES, "% of L1/shared pipe", keep="first").sort_index()
-        mnemonic = top["SASS"].str.replace(r"^@\S+\s+", "", regex=True).str.split().str[0]  # past a guard
-        chart_df = top.assign(line=top["address"] + " " + mnemonic,
-                              conflicts=top["bank conflicts"].fillna(0))
-        st.altair_chart(alt.Chart(chart_df).mark_bar().encode(
-            x=alt.X("% of L1/shared pipe:Q", title="% of these lines' L1/shared pipe cycles (wavefronts + lines)"),
-            y=alt.Y("line:N", sort=list(chart_df["line"]), title=None,
-                    axis=alt.Axis(labelLimit=240, labelOverlap=False)),
-            color=alt.Color("space:N", title="space"),
-            tooltip=["address", "SASS", "IR op", "instructions", alt.Tooltip("sectors/request:Q", format=".2f"),
-                     alt.Tooltip("wavefronts/instruction:Q", format=".2f"), "conflicts",
-                     alt.Tooltip("% of L1/shared pipe:Q", format=".1f")],
-        ).properties(height=max(160, 22 * len(chart_df))), width="stretch")
+        st.altair_chart(cycles_chart(top), width="stretch")
         if len(done) > len(top):
             st.caption(f"The chart shows the {len(top)} of {len(done)} executed memory instructions with the most "
                        "cycles; the table below has every one.")
@@ -276,6 +293,7 @@ def lines_tab(res: dict) -> None:
     st.dataframe(df.drop(columns=["run"]), hide_index=True, width="stretch", column_config={
         "instructions": fmt(format="localized"), "sectors": fmt(format="localized"),
         "wavefronts": fmt(format="localized"), "bank conflicts": fmt(format="localized"),
+        "lines": fmt(format="localized"),
         "sectors/request": fmt(format="%.2f"), "wavefronts/instruction": fmt(format="%.2f"),
         "ideal wavefronts/instruction": fmt(format="%.2f"),
         "% of L1/shared pipe": st.column_config.ProgressColumn(format="%.1f%%", min_value=0, max_value=100)})
