@@ -424,6 +424,11 @@ def main() -> None:
     headline(m, info, meas, cfg)
     a = bottleneck.analyze(m, cfg)
     st.info(f"**Verdict:** {m['gpusim__verdict']}")
+    named = sorted({o for o in re.findall(r"'([a-z0-9_]+)'", m["gpusim__verdict"]) if source.OP_NAME.match(o)})
+    if named:
+        st.caption("The verdict names IR operations: " + ", ".join(
+            f"`{o}` is the SASS line at 0x{int(source.OP_NAME.match(o).group('addr'), 16):04x}" for o in named)
+            + " (memory instructions tab).")
     validation_note(m, meas, cfg)
     st.caption(f"Predicted for the {cfg.name}: grid {' x '.join(map(str, run.grid))} ({info['ctas']:,} CTAs), block "
                f"{' x '.join(map(str, run.block))} ({info['warps']} warps), {info['regs']} registers per thread, "
