@@ -1,4 +1,4 @@
-"""gpusim's app: ``streamlit run app.py``. Five pages, all driven by the simulator the CLI uses."""
+"""gpusim's app: ``streamlit run app.py``. Six pages, all driven by the simulator the CLI uses."""
 
 from __future__ import annotations
 
@@ -28,5 +28,6 @@ nav = st.navigation([
     st.Page(PAGES / "ladder.py", title="Ladder", icon=":material/stairs:", url_path="ladder"),
     st.Page(PAGES / "explorer.py", title="Kernel explorer", icon=":material/query_stats:", url_path="explorer"),
     st.Page(PAGES / "sweep.py", title="Sweep", icon=":material/tune:", url_path="sweep"),
+    st.Page(PAGES / "your_kernel.py", title="Your kernel", icon=":material/code:", url_path="your-kernel"),
 ])
 nav.run()

@@ -7,6 +7,7 @@ AppTest runs ``app.py`` in-process: a test sets widgets, reruns the script and r
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.app import banks, catalog, ladder, pipeline, timeline
+from gpusim.app import banks, catalog, ladder, pipeline, source, timeline
 from gpusim.config import load_config
 from gpusim.memory import shared
 
@@ -29,6 +30,22 @@ H100_CONFIG = REPO / "configs" / "h100_sxm.toml"
 APP = REPO / "app.py"
 PAGES = "gpusim/app/pages"
 TIMEOUT_S = 300  # first runs simulate sweeps (8 stage counts, a whole ladder); a 2-core CI machine is slow
+
+
+def _cuda_toolkit() -> bool:
+    from gpusim.sass import SassError, find_tool
+
+    try:
+        find_tool("nvcc")
+        find_tool("cuobjdump")
+        return True
+    except SassError:
+        return False
+
+
+# the "Your kernel" page compiles CUDA: nvcc and cuobjdump (CI sets GPUSIM_REQUIRE_CUDA=1: fail rather than skip)
+needs_cuda = pytest.mark.skipif(not _cuda_toolkit() and not os.environ.get("GPUSIM_REQUIRE_CUDA"),
+                                reason="the CUDA toolkit (nvcc, cuobjdump) is not installed")
 
 
 # ---- pure logic ---------------------------------------------------------------------------------------
@@ -210,6 +227,47 @@ def test_why_2d_blocktiling_beats_1d_names_what_moved(predicted, h100):
     assert "moved much" not in why.headline and "L1/shared pipe" in why.headline
     dram = next(mv for mv in why.moves if mv.label.startswith("DRAM bytes"))
     assert dram.measured_factor < 0.6 and dram.factor < 0.6 and dram.agrees  # 1.29 -> 0.62 GB measured
+
+
+@needs_cuda
+def test_sass_lines_add_up_to_the_kernels_counters(h100):
+    # the per-line view of "Your kernel" (ncu's Source page) must add up to the whole-kernel counters it explains
+    from gpusim import bottleneck
+
+    ex = source.EXAMPLES["transpose.cu: transpose_shared (no padding)"]
+    kernels = source.compile_kernels(REPO / ex.path, ex.defines, ex.compiler)
+    run = source.Run(str(REPO / ex.path), "", ex.kernel, ex.grid, ex.block, ex.args)
+    m, sim = source.simulate(source.emulate(run, kernels, h100), h100, ex.path)
+    program = next(k for k in kernels if k.name == ex.kernel).program
+    lines, lost = source.sass_lines(sim, program)
+    assert not lost
+    conflicts = sum(x.conflicts for x in lines)
+    assert conflicts == m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] + m[
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] > 0
+    assert sum(x.sectors for x in lines) == m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] + m[
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+    assert sum(x.l1_cycles for x in lines) == bottleneck._shared_wavefronts(m) + bottleneck._global_lines(m)
+    # the four column reads of the tile (one IR op, a run of four LDS): 32 wavefronts each, all the conflicts
+    lds = [x for x in lines if x.mnemonic == "LDS"]
+    assert len(lds) == 4 and len({x.ops[0] for x in lds}) == 1 and all(x.run == 4 for x in lds)
+    assert all(x.per_instruction(x.wavefronts) == 32 for x in lds)
+    assert sum(x.conflicts for x in lds) == conflicts
+    assert all(x.per_instruction(x.sectors) == 4 for x in lines if x.mnemonic in ("LDG", "STG"))
+
+
+def test_your_kernel_inputs_parse_or_say_why():
+    assert source.parse_dims("64, 64", "grid") == (64, 64, 1)
+    assert source.parse_args("--arg n=4096\n\n x=f32[16]  \n# a comment") == ("n=4096", "x=f32[16]")
+    assert source.parse_defines("PAD=1 -DTILE=32, FAST") == ("PAD=1", "TILE=32", "FAST")
+    for text in ("0,1", "a", "1,2,3,4"):
+        with pytest.raises(source.InputError, match="positive integers"):
+            source.parse_dims(text, "grid")
+    with pytest.raises(source.InputError, match="NAME=VALUE"):
+        source.parse_defines("1PAD")
+    sig = [("const float*", "x"), ("__half*", "y"), ("float", "s"), ("int", "n")]
+    assert source.prefill_args(sig, 4096) == ("x=f32[4096]", "y=f16[4096]", "s=1.0", "n=4096")
+    with pytest.raises(source.InputError, match=r"expected a CUDA source \(\.cu\)"):
+        source.write_source(b"x", "kernel.py")
 
 
 def test_catalog_turns_bad_input_into_messages():
@@ -538,3 +596,69 @@ def test_sweep_page_loads_a_table_and_bad_input_is_a_message(app, tmp_path, monk
     at.button(key="sp_run").click()
     rerun(at)
     assert "Cannot sweep" in errors(at) and "--max-points 256" in errors(at)
+
+
+@needs_cuda
+def test_your_kernel_predicts_an_example_down_to_its_sass_lines(app):
+    at = goto(app, "your_kernel")  # opens on examples/transpose.cu's transpose_shared, no padding
+    assert at.selectbox(key="yk_example").value == "transpose.cu: transpose_shared (no padding)"
+    conflicted = metric(at, "predicted time")
+    verdict = next(i.value for i in at.info if i.value.startswith("**Verdict:**"))
+    assert "L1/shared" in verdict and "bank conflicts" in verdict
+    assert any("Unvalidated prediction" in w.value and "gpusim validate --frontend" in w.value for w in at.warning)
+    lines = next(d.value for d in at.dataframe if "IR op" in d.value.columns)
+    lds = lines[lines["SASS"].str.startswith("LDS")]
+    assert len(lds) == 4 and (lds["wavefronts/instruction"] == 32).all()  # a column of the tile: one bank
+    ncu = next(d.value for d in at.dataframe if "ncu metric" in d.value.columns)
+    ld_conflicts = ncu.loc[ncu["ncu metric"] == "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "value"]
+    assert ld_conflicts.iloc[0] == f"{lds['bank conflicts'].sum():,.0f} conflict"  # the table's words, its sum
+    bars = chart_data(chart_with(at, "cycles"), "work")  # each line's L1/shared cycles, conflicts apart
+    assert bars.loc[bars["work"] == "shared: bank conflicts", "cycles"].sum() == lds["bank conflicts"].sum()
+    assert at.get("download_button")
+    at.selectbox(key="yk_example").set_value("transpose.cu: transpose_shared -D PAD=1")
+    rerun(at)
+    lines = next(d.value for d in at.dataframe if "IR op" in d.value.columns)
+    assert (lines.loc[lines["SASS"].str.startswith("LDS"), "bank conflicts"] == 0).all()
+    assert float(metric(at, "predicted time").split()[0]) < float(conflicted.split()[0])  # both in µs
+    at.selectbox(key="yk_example").set_value("twin: mem_transpose_padded (2048 x 2048)")
+    rerun(at)
+    assert metric(at, "measured on the H100").endswith("µs")  # a twin at its measured launch
+    assert any("validation twin" in w.value for w in at.warning)
+    at.sidebar.selectbox(key="config").set_value(next(k for k in catalog.config_choices() if k.startswith("H200")))
+    rerun(at)
+    assert not [m for m in at.metric if m.label.startswith("measured on")]  # this twin has no H200 measurement
+    assert any("Unvalidated prediction" in w.value for w in at.warning)
+
+
+@needs_cuda
+def test_your_kernel_bad_input_is_one_line(app):
+    at = goto(app, "your_kernel")
+    args = at.text_area(key="yk_transpose_cu_transpose_shared_no_padding_transpose_shared_args")
+    args.set_value("in=f32[2048*2048]\nout=f32[2048*2048]")
+    rerun(at)
+    assert errors(at) == "**No prediction:** transpose_shared: missing argument: n (int)"
+    at.selectbox(key="yk_example").set_value(next(o for o in at.selectbox(key="yk_example").options
+                                                  if o.startswith("your own")))
+    rerun(at)
+    at.text_area(key="yk_paste").set_value("__global__ void k(float* x) { x[threadIdx.x] = 1.0f }")
+    rerun(at)
+    assert "Cannot compile" in errors(at) and "kernel.cu(1): error: expected a \";\"" in errors(at)
+    at.text_area(key="yk_paste").set_value(
+        "__global__ void count(int* out, int n) { out[threadIdx.x] = __syncthreads_count(threadIdx.x < n); }")
+    rerun(at)
+    assert at.text_area(key="yk_own_count_args").value == "out=i32[262144]\nn=262144"  # from the signature
+    assert "unsupported instruction BAR.RED" in errors(at)
+    at.text_input(key="yk_own_count_block").set_value("2048")
+    rerun(at)
+    assert "2048 threads per block, CUDA allows 1024" in errors(at)
+    at.get("file_uploader")[0].set_value(("transpose.cu", (REPO / "examples" / "transpose.cu").read_bytes(),
+                                          "text/plain"))  # an upload wins over the pasted text
+    rerun(at)
+    assert at.selectbox(key="yk_own_kernel").options == ["transpose_guarded", "transpose_shared", "transpose_naive"]
+    assert "out-of-bounds" in errors(at)  # tensors of one element per thread, n = every thread: the guess is wrong
+    at.text_area(key="yk_own_transpose_guarded_args").set_value("in=f32[64*64]\nout=f32[64*64]\nn=60")
+    at.text_input(key="yk_own_transpose_guarded_grid").set_value("2,2")
+    at.text_input(key="yk_own_transpose_guarded_block").set_value("32,8")
+    rerun(at)
+    assert not errors(at) and metric(at, "predicted time").endswith("µs")
+    assert all("\n" not in e.value for e in at.error) and not at.exception

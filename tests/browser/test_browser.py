@@ -1,7 +1,7 @@
 """The app in a real browser: ``streamlit run app.py`` on localhost, headless Chromium through Playwright.
 
-Every page (the five of app.py) must load without an exception, answer one interaction (a layout, the stages
-slider, a rung, a tab, a sweep), and draw no figure blank or squashed: each chart is at least
+Every page (the six of app.py) must load without an exception, answer one interaction (a layout, the stages
+slider, a rung, a tab, a sweep, an example kernel), and draw no figure blank or squashed: each chart is at least
 :data:`MIN_CHART_PX` on both sides and its pixels are not all one colour. Screenshots of each page go to
 ``artifacts/screenshots/`` (git-ignored; CI keeps them as artifacts; ``GPUSIM_SCREENSHOTS`` picks another folder).
 
@@ -30,7 +30,8 @@ VIEWPORT = {"width": 1500, "height": 3000}  # tall: Streamlit scrolls inside the
 START_TIMEOUT_S = 90
 PAGE_TIMEOUT_S = 240  # a first visit simulates (a ladder, a stage sweep) on a slow 2-core machine
 PAGES = (("swizzle", "", "Swizzle lab"), ("pipeline", "pipeline", "Pipeline lab"), ("ladder", "ladder", "Ladder"),
-         ("explorer", "explorer", "Kernel explorer"), ("sweep", "sweep", "Sweep"))
+         ("explorer", "explorer", "Kernel explorer"), ("sweep", "sweep", "Sweep"),
+         ("your_kernel", "your-kernel", "Your kernel"))
 MIN_CHART_PX = 120  # a chart smaller than this on either side is squashed
 
 
@@ -167,6 +168,14 @@ def interact(pg, name: str) -> None:
         settle(pg)
         text = pg.locator('[data-testid="stMarkdown"]').filter(has_text="sgemm_2d_blocktiling is").first.inner_text()
         assert "faster than sgemm_1d_blocktiling" in text and "moved much" not in text
+    elif name == "your_kernel":  # examples/transpose.cu's shared-memory transpose, then padded
+        conflicted = metric(pg, "predicted time")
+        assert pg.get_by_text("Verdict:").count() == 1
+        pg.locator('[data-testid="stSelectbox"]').filter(has_text="start from").first.click()
+        pg.get_by_role("option", name="transpose.cu: transpose_shared -D PAD=1").click()
+        settle(pg)
+        padded = metric(pg, "predicted time")
+        assert padded.endswith("µs") and float(padded.split()[0]) < float(conflicted.split()[0])
     elif name == "explorer":
         assert pg.get_by_text("Verdict:").count() == 1
         pg.get_by_role("tab", name="warp state").click()
@@ -180,6 +189,14 @@ def interact(pg, name: str) -> None:
 
 @pytest.mark.parametrize(("name", "path", "title"), PAGES)
 def test_page_loads_answers_and_draws_in_a_browser(page, server, name, path, title):
+    if name == "your_kernel" and not os.environ.get("GPUSIM_REQUIRE_CUDA"):
+        from gpusim.sass import SassError, find_tool
+
+        try:
+            find_tool("nvcc")
+            find_tool("cuobjdump")
+        except SassError:
+            pytest.skip("the Your kernel page compiles CUDA: the toolkit (nvcc, cuobjdump) is not installed")
     page.goto(f"{server}/{path}")
     page.get_by_role("heading", name=title, level=1).wait_for()
     settle(page)
