@@ -124,9 +124,11 @@ def _l2_write_costs(m: dict, cfg: HardwareConfig) -> tuple[float, float]:
 
 
 def _shared_wavefronts(m: dict) -> float:
-    """Every shared-memory wavefront of the L1TEX pipe (ncu's op_ld count includes ldmatrix's)."""
+    """Every shared-memory wavefront of the L1TEX pipe (ncu's op_ld count includes ldmatrix's; shared atomics count
+    under op_atom)."""
     return (_num(m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
             + _num(m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+            + _num(m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum")
             + _num(m, "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum")
             + _num(m, "gpusim__ldgsts_shared_wavefronts"))
 
