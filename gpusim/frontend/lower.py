@@ -136,9 +136,10 @@ def _addresses(ctx: Context, unit: list[Position], field: str = "addr") -> list[
     return out
 
 
-def _local(ctx: Context, per_cta: list[dict]) -> list[dict]:
-    """Local-memory offsets as addresses in the interleaved local tensor: word w of thread t of the grid at
-    ``(w * grid threads + t) * 4``, so a warp's same word is 128 contiguous bytes, as the hardware lays it out."""
+def _local(ctx: Context, per_cta: list[dict], width: int) -> list[dict]:
+    """Local-memory offsets as addresses in the interleaved local tensor: the ``width``-byte chunk c of thread t of the
+    grid at ``(c * grid threads + t) * width``, so a warp's same chunk is contiguous, as the hardware lays it out."""
+    width = max(width, 4)
     out = []
     gx, gy, _ = ctx.batch.grid
     for i, per in enumerate(per_cta):
@@ -148,7 +149,7 @@ def _local(ctx: Context, per_cta: list[dict]) -> list[dict]:
         gt = linear * ctx.threads + tid
         new = {}
         for slot, a in per.items():
-            new[slot] = np.where(a >= 0, ((a // 4) * ctx.grid_threads + gt) * 4 + a % 4, a)
+            new[slot] = np.where(a >= 0, ((a // width) * ctx.grid_threads + gt) * width + a % width, a)
         out.append(new)
     return out
 
@@ -218,7 +219,7 @@ class Builder:
         atomic = mn in ATOMICS
         tensor = ""
         if space == "local":
-            per_cta = _local(self.ctx, per_cta)
+            per_cta = _local(self.ctx, per_cta, width)
             space, tensor = "global", LOCAL_TENSOR
             self.used_local = True
         elif space == "global":
@@ -385,9 +386,19 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
                                               f"the {len(ctx.batch.ctas)} emulated take their nearest emulated "
                                               "CTA's addresses") if x)
     ops = _after(units_ops, ("p", "l", "e"))
-    pro = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "p")
-    body = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "l")
-    epi = tuple(o for o, (u, _) in zip(ops, _flat(units_ops), strict=True) if u == "e")
+    # operations no warp of the base CTA executes (a border CTA's own code: its compute is not simulated, its memory
+    # operations keep their addresses) are left out, and so are the waits for them
+    gone = {o.name for o in ops if getattr(o, "warps", None) == ()}
+    if gone:
+        import dataclasses
+
+        ops = [o if not set(getattr(o, "after", ())) & gone else
+               dataclasses.replace(o, after=tuple(a for a in o.after if a not in gone)) for o in ops]
+    keep = [getattr(o, "warps", None) != () for o in ops]
+    parts = [u for u, _ in _flat(units_ops)]
+    pro = tuple(o for o, u, k in zip(ops, parts, keep, strict=True) if u == "p" and k)
+    body = tuple(o for o, u, k in zip(ops, parts, keep, strict=True) if u == "l" and k)
+    epi = tuple(o for o, u, k in zip(ops, parts, keep, strict=True) if u == "e" and k)
     batch = ctx.batch
     trips_by_cta = {}
     loop = None

@@ -73,7 +73,7 @@ def _point(task):
     entry, launch, cfg = task
     out = {"frontend": {}, "hand": {}, "error": "", "notes": ""}
     try:
-        if launch is TRITON:  # examples/triton_kernels.py, as validate/run_triton.py measured it (mma.sync build)
+        if launch == TRITON:  # examples/triton_kernels.py, as validate/run_triton.py measured it (mma.sync build)
             import os
 
             from gpusim.frontend.triton import kernel_from_triton
