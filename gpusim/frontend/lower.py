@@ -388,7 +388,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     ops = _after(units_ops, ("p", "l", "e"))
     # operations no warp of the base CTA executes (a border CTA's own code: its compute is not simulated, its memory
     # operations keep their addresses) are left out, and so are the waits for them
-    gone = {o.name for o in ops if getattr(o, "warps", None) == ()}
+    gone = {getattr(o, "name", None) for o in ops if getattr(o, "warps", None) == ()} - {None}
     if gone:
         import dataclasses
 
