@@ -51,3 +51,20 @@ def predicted(h100):
         return cache[key]
 
     return run
+
+
+def cuda_toolkit() -> bool:
+    """Whether nvcc and cuobjdump can be found (the front-end's tests compile CUDA)."""
+    from gpusim.sass import SassError, find_tool
+
+    try:
+        find_tool("nvcc")
+        find_tool("cuobjdump")
+        return True
+    except SassError:
+        return False
+
+
+# tests that compile CUDA: skipped without the toolkit, unless CI asks for it (GPUSIM_REQUIRE_CUDA=1: fail, not skip)
+needs_cuda = pytest.mark.skipif(not cuda_toolkit() and not __import__("os").environ.get("GPUSIM_REQUIRE_CUDA"),
+                                reason="the CUDA toolkit (nvcc, cuobjdump) is not installed")

@@ -7,7 +7,6 @@ AppTest runs ``app.py`` in-process: a test sets widgets, reruns the script and r
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -32,20 +31,7 @@ PAGES = "gpusim/app/pages"
 TIMEOUT_S = 300  # first runs simulate sweeps (8 stage counts, a whole ladder); a 2-core CI machine is slow
 
 
-def _cuda_toolkit() -> bool:
-    from gpusim.sass import SassError, find_tool
-
-    try:
-        find_tool("nvcc")
-        find_tool("cuobjdump")
-        return True
-    except SassError:
-        return False
-
-
-# the "Your kernel" page compiles CUDA: nvcc and cuobjdump (CI sets GPUSIM_REQUIRE_CUDA=1: fail rather than skip)
-needs_cuda = pytest.mark.skipif(not _cuda_toolkit() and not os.environ.get("GPUSIM_REQUIRE_CUDA"),
-                                reason="the CUDA toolkit (nvcc, cuobjdump) is not installed")
+from conftest import needs_cuda  # noqa: E402  (the "Your kernel" page compiles CUDA)
 
 
 # ---- pure logic ---------------------------------------------------------------------------------------

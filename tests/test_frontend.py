@@ -5,7 +5,6 @@ than skip when it is missing)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,23 +18,13 @@ from gpusim.frontend.build import BuildError, compile_cuda, pick
 from gpusim.frontend.machine import Launch, Machine
 from gpusim.frontend.memory import EmulationError, GlobalMemory
 from gpusim.ir import KernelError, Mem, instructions_per_warp
-from gpusim.sass import SassError, find_tool
+from conftest import needs_cuda
 
 REPO = Path(__file__).resolve().parent.parent
 TWINS = REPO / "validate" / "kernels"
 
 
-def _toolkit() -> bool:
-    try:
-        find_tool("nvcc")
-        find_tool("cuobjdump")
-        return True
-    except SassError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _toolkit() and not os.environ.get("GPUSIM_REQUIRE_CUDA"),
-                                reason="the CUDA toolkit (nvcc, cuobjdump) is not installed")
+pytestmark = needs_cuda
 
 
 def _emulate_all(cu: Path, name: str, grid, block, args: list[str]) -> GlobalMemory:

@@ -140,3 +140,31 @@ def fmt_time(ns: float) -> str:
     if ns >= 1e6:
         return f"{ns / 1e6:.3f} ms"
     return f"{ns / 1e3:.1f} µs"
+
+
+def sol_panel(m: dict, a) -> None:
+    """Nsight Compute's Speed Of Light as the pages draw it: each unit's share of its own peak (the limiter in red),
+    what it means, and the table; ``a``: :func:`gpusim.bottleneck.analyze` of the metrics ``m``."""
+    import altair as alt
+    import pandas as pd
+
+    from gpusim import bottleneck
+    from gpusim import units as u
+
+    sol = pd.DataFrame([{"unit": x.unit, "% of peak": x.pct, "work": x.work, "peak": x.peak,
+                         "what it is": bottleneck.MEANING.get(x.unit, "")} for x in a.units])
+    left, right = st.columns([3, 2])
+    with left:
+        st.altair_chart(alt.Chart(sol).mark_bar().encode(
+            x=alt.X("% of peak:Q", scale=alt.Scale(domain=[0, 100]), title="% of the unit's peak"),
+            y=alt.Y("unit:N", sort=list(sol["unit"]), title=None),
+            color=alt.condition(alt.datum.unit == a.limiter, alt.value("#e45756"), alt.value("#4c78a8")),
+            tooltip=["unit", alt.Tooltip("% of peak:Q", format=".1f"), "work", "peak"]), width="stretch")
+    with right:
+        st.markdown(f"Each unit's busy time over the kernel's {fmt_time(m['gpu__time_duration.sum'])}, as a share of "
+                    f"its own peak at the clock the model ran ({u.hertz(m['sm__cycles_elapsed.avg.per_second'])}), as "
+                    f"Nsight Compute's *Speed Of Light* section. The largest (red, **{a.limiter}**) limits the "
+                    f"kernel when it is at {bottleneck.BOUND_THRESHOLD_PCT:.0f}% or more; below that no unit is "
+                    "saturated and the kernel is *latency-bound*: its warps wait (see warp state).")
+    st.dataframe(sol, hide_index=True, width="stretch",
+                 column_config={"% of peak": st.column_config.NumberColumn(format="%.1f%%")})

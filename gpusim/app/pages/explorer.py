@@ -66,23 +66,7 @@ def main() -> None:
                    "extrapolated.")
     t1, t2, t3, t4 = st.tabs(["speed of light", "warp state", "ncu metrics", "trace"])
     with t1:
-        sol = pd.DataFrame([{"unit": x.unit, "% of peak": x.pct, "work": x.work, "peak": x.peak,
-                             "what it is": bottleneck.MEANING.get(x.unit, "")} for x in a.units])
-        left, right = st.columns([3, 2])
-        with left:
-            st.altair_chart(alt.Chart(sol).mark_bar().encode(
-                x=alt.X("% of peak:Q", scale=alt.Scale(domain=[0, 100]), title="% of the unit's peak"),
-                y=alt.Y("unit:N", sort=list(sol["unit"]), title=None),
-                color=alt.condition(alt.datum.unit == a.limiter, alt.value("#e45756"), alt.value("#4c78a8")),
-                tooltip=["unit", alt.Tooltip("% of peak:Q", format=".1f"), "work", "peak"]), width="stretch")
-        with right:
-            st.markdown(f"Each unit's busy time over the kernel's {common.fmt_time(m[TIME])}, as a share of its own "
-                        f"peak at the clock the model ran ({u.hertz(m['sm__cycles_elapsed.avg.per_second'])}), as "
-                        f"Nsight Compute's *Speed Of Light* section. The largest (red, **{a.limiter}**) limits the "
-                        f"kernel when it is at {bottleneck.BOUND_THRESHOLD_PCT:.0f}% or more; below that no unit is "
-                        "saturated and the kernel is *latency-bound*: its warps wait (see warp state).")
-        st.dataframe(sol, hide_index=True, width="stretch",
-                     column_config={"% of peak": st.column_config.NumberColumn(format="%.1f%%")})
+        common.sol_panel(m, a)
     with t2:
         rows = [{"reason": r, "warps per issue": v, "what the model's warps waited on": stalls.explain(r, m, top=3)}
                 for r, v in bottleneck.stalls(m).items() if v > 0]

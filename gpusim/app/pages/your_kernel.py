@@ -310,25 +310,6 @@ def lines_tab(res: dict) -> None:
         st.dataframe(pd.DataFrame(res["listing"]), hide_index=True, width="stretch", height=420)
 
 
-def sol_tab(m: dict, a) -> None:
-    sol = pd.DataFrame([{"unit": x.unit, "% of peak": x.pct, "work": x.work, "peak": x.peak,
-                         "what it is": bottleneck.MEANING.get(x.unit, "")} for x in a.units])
-    left, right = st.columns([3, 2])
-    with left:
-        st.altair_chart(alt.Chart(sol).mark_bar().encode(
-            x=alt.X("% of peak:Q", scale=alt.Scale(domain=[0, 100]), title="% of the unit's peak"),
-            y=alt.Y("unit:N", sort=list(sol["unit"]), title=None),
-            color=alt.condition(alt.datum.unit == a.limiter, alt.value("#e45756"), alt.value("#4c78a8")),
-            tooltip=["unit", alt.Tooltip("% of peak:Q", format=".1f"), "work", "peak"]), width="stretch")
-    with right:
-        st.markdown(f"Each unit's busy time over the kernel's {common.fmt_time(m[TIME])}, as a share of its own peak "
-                    f"(Nsight Compute's *Speed Of Light*). The largest (red, **{a.limiter}**) limits the kernel when "
-                    f"it is at {bottleneck.BOUND_THRESHOLD_PCT:.0f}% or more; below that the kernel is latency-bound "
-                    "and the warp state says what its warps waited on.")
-    st.dataframe(sol, hide_index=True, width="stretch",
-                 column_config={"% of peak": st.column_config.NumberColumn(format="%.1f%%")})
-
-
 def stalls_tab(m: dict) -> None:
     rows = [{"reason": r, "warps per issue": v, "what the model's warps waited on": stalls.explain(r, m, top=3)}
             for r, v in bottleneck.stalls(m).items() if v > 0]
@@ -441,7 +422,7 @@ def main() -> None:
     with t1:
         lines_tab(res)
     with t2:
-        sol_tab(m, a)
+        common.sol_panel(m, a)
     with t3:
         stalls_tab(m)
     with t4:
