@@ -19,6 +19,7 @@ from gpusim.ir import KernelError
 from pathlib import Path
 
 from gpusim import ir
+from gpusim.config import HardwareConfig
 from gpusim.frontend import args as fargs
 from gpusim.frontend import build as fbuild
 from gpusim.frontend.lower import Context
@@ -27,10 +28,7 @@ from gpusim.frontend.machine import WARP, Launch, Machine
 from gpusim.frontend.memory import GlobalMemory
 from gpusim.frontend.trace import Batch, LoweringError, Recorder, cta_refs, ref_of, segment
 
-MAX_THREADS_PER_BLOCK = 1024  # CUDA's launch limits (the programming guide's table of compute capability 9.0)
-MAX_BLOCK_DIM = (1024, 1024, 64)
-MAX_GRID_DIM = (2 ** 31 - 1, 65535, 65535)
-SOURCE_SUFFIXES = (".cu", ".cubin", ".sass")
+
 
 
 class FrontendError(KernelError):
@@ -68,26 +66,26 @@ def _dims(value, what: str) -> tuple[int, int, int]:
     return (*v, *(1,) * (3 - len(v)))
 
 
-def check_launch(grid, block) -> None:
+def check_launch(grid, block, sm) -> None:
+    """CUDA's launch limits, as the config's ``[sm]`` states them, checked before anything is emulated."""
     threads = block[0] * block[1] * block[2]
-    if threads > MAX_THREADS_PER_BLOCK:
+    if threads > sm.max_threads_per_block:
         raise FrontendError(f"--block {','.join(map(str, block))}: {threads} threads per block, CUDA allows "
-                            f"{MAX_THREADS_PER_BLOCK}")
-    for axis, (v, hi) in enumerate(zip(block, MAX_BLOCK_DIM, strict=True)):
-        if v > hi:
-            raise FrontendError(f"--block: blockDim.{'xyz'[axis]}={v} exceeds CUDA's {hi}")
-    for axis, (v, hi) in enumerate(zip(grid, MAX_GRID_DIM, strict=True)):
-        if v > hi:
-            raise FrontendError(f"--grid: gridDim.{'xyz'[axis]}={v} exceeds CUDA's {hi}")
+                            f"{sm.max_threads_per_block}")
+    caps = (("--block", "blockDim", block, (sm.max_block_dim_xy, sm.max_block_dim_xy, sm.max_block_dim_z)),
+            ("--grid", "gridDim", grid, (sm.max_grid_dim_x, sm.max_grid_dim_yz, sm.max_grid_dim_yz)))
+    for flag, what, dims, hi in caps:
+        for axis, v, cap in zip("xyz", dims, hi, strict=True):
+            if v > cap:
+                raise FrontendError(f"{flag}: {what}.{axis}={v} exceeds CUDA's {cap}")
 
 
-def resident_ctas(config, grid, block, regs: int, smem: int) -> list[tuple[int, int, int]]:
+def resident_ctas(config: HardwareConfig, grid, block, regs: int, smem: int) -> list[tuple[int, int, int]]:
     """The CTAs the engine's L1 model places on the first SM (linear indices c * SMs): emulated with the batch, so
     that data-dependent addresses are known for every CTA the model asks about."""
-    from gpusim.config import load_config
     from gpusim.sm.occupancy import LaunchError, occupancy
 
-    cfg = config if config is not None else load_config()
+    cfg = config
     try:
         occ = occupancy(cfg.sm, block[0] * block[1] * block[2], regs, smem, cfg.shared_memory.carveouts_bytes)
     except LaunchError as e:
@@ -109,8 +107,11 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
                        config=None, data: bool = False) -> ir.Kernel:
     """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR. ``data``: compute
     every value, not only those addresses and control flow need (the prediction is the same; slower)."""
+    from gpusim.config import load_config
+
+    config = config if config is not None else load_config()
     grid, block = _dims(grid, "grid"), _dims(block, "block")
-    check_launch(grid, block)
+    check_launch(grid, block, config.sm)
     if smem_dynamic < 0:
         raise FrontendError(f"--smem {smem_dynamic}: dynamic shared memory cannot be negative")
     kernels = compiled if compiled is not None else compile_source(source, arch, defines, compiler)
@@ -145,11 +146,10 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
             regs = ck.regs or 32
             kernel_ir = lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
                                     ck.source, notes, loop_insts)
-            from gpusim.config import load_config
             from gpusim.kernel_checks import check_kernel
 
             # the layer every kernel passes (its guards of user code are not needed: the address functions are ours)
-            check_kernel(kernel_ir, config if config is not None else load_config(), str(source))
+            check_kernel(kernel_ir, config, str(source))
             return kernel_ir
         except LoweringError as e:
             if not e.retry_without_jump or m.jump is None:

@@ -279,7 +279,7 @@ class Builder:
         raise LoweringError(f"{d.where}: no IR operation for it")
 
 
-def _after(units_ops: list[tuple[list[Position], list]], parts: tuple[str, ...]) -> list:
+def _after(units_ops: list[tuple[list[Position], list]]) -> list:
     """Each op waits for the ops that last wrote the registers it reads: in the loop body the writer of the same
     iteration, else the previous iteration's and the prologue's."""
     producers: dict[str, str] = {}  # register -> op name (before the loop, then as the walk goes)
@@ -385,7 +385,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
                                               "constant stride per block (data-dependent addresses): CTAs outside "
                                               f"the {len(ctx.batch.ctas)} emulated take their nearest emulated "
                                               "CTA's addresses") if x)
-    ops = _after(units_ops, ("p", "l", "e"))
+    ops = _after(units_ops)
     # operations no warp of the base CTA executes (a border CTA's own code: its compute is not simulated, its memory
     # operations keep their addresses) are left out, and so are the waits for them
     gone = {getattr(o, "name", None) for o in ops if getattr(o, "warps", None) == ()} - {None}
@@ -395,7 +395,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
         ops = [o if not set(getattr(o, "after", ())) & gone else
                dataclasses.replace(o, after=tuple(a for a in o.after if a not in gone)) for o in ops]
     keep = [getattr(o, "warps", None) != () for o in ops]
-    parts = [u for u, _ in _flat(units_ops)]
+    parts = [u[0].part for u, unit_ops in units_ops for _ in unit_ops]
     pro = tuple(o for o, u, k in zip(ops, parts, keep, strict=True) if u == "p" and k)
     body = tuple(o for o, u, k in zip(ops, parts, keep, strict=True) if u == "l" and k)
     epi = tuple(o for o, u, k in zip(ops, parts, keep, strict=True) if u == "e" and k)
@@ -434,9 +434,3 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
         tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads)]
     return ir.Kernel(name, "cuda", tuple(batch.grid), {}, launch, pro, loop, epi, tuple(tensors), flops, source,
                      notes, trips_of=trips_of, loop_sass_instructions=loop_insts, varying=frozenset(b.varying))
-
-
-def _flat(units_ops):
-    for u, ops in units_ops:
-        for _ in ops:
-            yield u[0].part, None

@@ -84,7 +84,6 @@ class LoopJump:
     arrivals: int  # iterations executed before the jump (WARM_ARRIVALS)
     trips: np.ndarray  # (lanes,) trips of each lane (0: not in the loop)
     resume: np.ndarray  # (lanes,) iteration each lane resumed at
-    step_index: int  # steps recorded before the jump
     period: int = 1  # the period of its induction variables
 
 
@@ -151,6 +150,8 @@ class Machine:
         self.exited = ~self.valid  # lanes that have executed EXIT (or were never launched)
         self._bar_wait: dict = {}  # (cta, barrier id) -> {pc: lanes waiting there}
         self._bar_count: dict = {}  # (cta, barrier id) -> threads arrived
+        self._bar_expect: dict = {}  # (cta, barrier id) -> threads a counted barrier (bar.sync id, n) waits for
+        self._jump_closed = False  # the jumped loop has ended: no loop is jumped again
         self.iters = np.full(n, -1, dtype=np.int64)  # iteration of the loop being tracked, per lane
         self.tracked: tuple[int, int] | None = None  # (head, back) of the loop whose iterations are counted
         self.snapshots: list = []
@@ -724,7 +725,6 @@ class Machine:
             key = (int(c), bid)
             warps = len(np.unique(self.warp[lanes]))
             self._bar_count[key] = self._bar_count.get(key, 0) + WARP * warps
-            self._bar_expect = getattr(self, "_bar_expect", {})
             if count is not None:
                 self._bar_expect[key] = count
             if d.has("ARV"):
@@ -738,7 +738,7 @@ class Machine:
         if key not in self._bar_count:
             return
         c, _ = key
-        expect = getattr(self, "_bar_expect", {}).get(key)
+        expect = self._bar_expect.get(key)
         if expect is None:
             live = ~self.exited & (self.cta_of == c)
             expect = WARP * len(np.unique(self.warp[live]))
@@ -782,7 +782,7 @@ class Machine:
         """Every lane left the tracked loop: another loop may be tracked (none jumped after the first jump)."""
         if self.recorder is not None:
             self.recorder.loop_end(self.jump is not None and self.jump.head == self.tracked[0] and
-                                   not getattr(self, "_jump_closed", False))
+                                   not self._jump_closed)
         if self.jump is not None:
             self._jump_closed = True
         self.tracked = None
@@ -826,8 +826,7 @@ class Machine:
         resume = np.where(lanes, trips - 2, -1)
         self._set_iteration(lanes, resume, ind)
         self.iters[lanes] = resume[lanes]
-        self.jump = LoopJump(head, back, WARM_ARRIVALS, np.where(lanes, trips, 0), resume,
-                             getattr(self.recorder, "count", 0), ind[0])
+        self.jump = LoopJump(head, back, WARM_ARRIVALS, np.where(lanes, trips, 0), resume, ind[0])
         self._goto(head, taken)
         return True
 

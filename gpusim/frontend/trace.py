@@ -17,7 +17,7 @@ iterations 1 and 2, checked on iteration 0 and on the last two iterations, which
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -53,10 +53,6 @@ class Recorder:
     def __init__(self) -> None:
         self.recs: list[Rec] = []
         self.loops: list[dict] = []  # loops whose iterations were counted: head, back, start, end (recs), jumped
-
-    @property
-    def count(self) -> int:
-        return len(self.recs)
 
     def step(self, s: Step) -> None:
         nw = len(s.group) // WARP
@@ -118,13 +114,6 @@ class Batch:
     recs: list[Rec]
     jump: LoopJump | None
     lane_trips: np.ndarray | None  # (lanes,) trips of the tracked loop
-
-
-@dataclass
-class OpData:
-    """The recorded addresses of one IR memory operation: per batch CTA, per iteration slot, (repeat, warps, 32)."""
-
-    fixed: dict = field(default_factory=dict)  # cta -> (R, W, 32) for a part outside the loop
 
 
 def cta_refs(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:

@@ -8,7 +8,7 @@ import importlib.util
 import math
 from dataclasses import dataclass, field
 
-from gpusim.validation import INSTRUCTIONS, REPO, TIME
+from gpusim.validation import COMPARED, INSTRUCTIONS, REPO, TIME
 
 METRICS = {  # metric -> short name in the table
     TIME: "time", INSTRUCTIONS: "inst", "dram__bytes_read.sum": "dram rd", "dram__bytes_write.sum": "dram wr",
@@ -40,11 +40,11 @@ class FrontRow:
         m = self.measured.get(metric)
         if not isinstance(p, (int, float)) or not isinstance(m, (int, float)):
             return None
-        if metric.startswith("l1tex__data_bank_conflicts"):  # conflicts as a share of the measured wavefronts
-            ref = self.measured.get(metric.replace("bank_conflicts", "pipe_lsu_wavefronts").replace(
-                "l1tex__data_pipe_lsu", "l1tex__data_pipe_lsu"))
-            wav = self.measured.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" + metric[-6:-4])
-            ref = wav if isinstance(wav, (int, float)) and wav > 0 else ref
+        kind = COMPARED.get(metric, "rel")  # as gpusim.validation.compare measures each metric's error
+        if kind == "pts":
+            return p - m
+        if kind != "rel":  # a share of a measured reference (bank conflicts: of the wavefronts)
+            ref = self.measured.get(kind)
             return 100.0 * (p - m) / ref if isinstance(ref, (int, float)) and ref > 0 else None
         if m == 0:
             return 0.0 if p == 0 else None
