@@ -142,7 +142,7 @@ def _isolated_share(sectors: np.ndarray, sector_bytes: int, granularity_bytes: i
     return float((counts == 1).sum()) / len(blocks)
 
 
-def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm) -> list[L2Footprint]:
+def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) -> list[L2Footprint]:
     sector_bytes = geo.sector_bytes
     out = []
     per_chunk = max(trips // chunks, 1)
@@ -197,6 +197,38 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm) -> list[L2
                                tile_bytes_per_chunk=tile * scale,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated))
+    return _share_gathered_tensors(kernel, out, l2spec, chunks)
+
+
+def _share_gathered_tensors(kernel, fps: list[L2Footprint], spec, chunks: int) -> list[L2Footprint]:
+    """Loads whose addresses come from data (``Kernel.varying``: a gather's ``x[col[j]]``) get a tile per CTA, as if
+    no two CTAs read the same bytes; every CTA's tile would be new data. Where their tensor fits in the L2 (its
+    copies counted), the bytes all CTAs fetch together are at most the tensor: each CTA's tiles are scaled so that
+    the grid's sum is no more than the tensor's size (what every CTA brings is, on the whole, what no earlier CTA
+    brought), and the data other operations keep in the L2 is not pushed out by copies that do not exist."""
+    varying = kernel.varying
+    if not varying:
+        return fps
+    gx, gy, gz = kernel.launch.grid
+    ctas = gx * gy * gz
+    sizes = {t.name: t.size_bytes for t in kernel.tensors}
+    per_data: dict[tuple, float] = {}  # ops with the same data share their tiles (chip._shared_data): once each
+    for fp in fps:
+        if fp.kind == "ld" and fp.name in varying:
+            # a CTA moves its tile in each of the chunks (what is outside the loop, a share in each)
+            key = (fp.tensor, fp.data)
+            per_data[key] = max(per_data.get(key, 0.0), fp.tile_bytes_per_chunk * fp.fetch_ratio * chunks)
+    fetched: dict[str, float] = {}
+    for (tensor, _), b in per_data.items():
+        fetched[tensor] = fetched.get(tensor, 0.0) + b
+    out = []
+    for fp in fps:
+        size = sizes.get(fp.tensor, 0)
+        total = fetched.get(fp.tensor, 0.0) * ctas
+        if fp.kind == "ld" and fp.name in varying and size and size * spec.read_copies <= spec.size_bytes \
+                and total > size:
+            fp = dataclasses.replace(fp, tile_bytes_per_chunk=fp.tile_bytes_per_chunk * size / total)
+        out.append(fp)
     return out
 
 
@@ -544,7 +576,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
                                  min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
     chunks = min(trips, L2_CHUNKS)
-    fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm)
+    fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm, cfg.l2)
     per_wave = sms * occ.ctas_per_sm
     if kernel.persistent_ctas:  # one tile per persistent CTA at a time, in the scheduler's order
         per_wave = min(kernel.persistent_ctas, sms * occ.ctas_per_sm)

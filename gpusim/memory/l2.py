@@ -380,6 +380,9 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     group_of: dict[tuple, int] = {}
     groups = {o.name: group_of.setdefault((o.tensor, o.data, bool(keys_of and o.name in keys_of)), len(group_of))
               for o in ops}
+    # ops of one data follow each other (a CTA's loads of the same bytes come close together; taken op by op over
+    # the wave, the other ops' data in between would evict the tile before its next reader comes)
+    by_data = sorted(ops, key=lambda o: groups[o.name])
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
@@ -407,7 +410,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             before = reuse.allocated_bytes
             c_st = {o.name: 0.0 for o in ops}
-            for o in ops:
+            for o in by_data:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
                 tiles, inverse = keys[o.name]
