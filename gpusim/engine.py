@@ -642,7 +642,7 @@ class ChipModel:
         the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
         latency)."""
         stats, ledger = wp.stats, wp.work
-        p_start, _ = wp.pipes[op.pipe].book(ledger, t, n)
+        p_start, _ = wp.pipes[op.pipe].book(ledger, t, n * op.units if op.units != 1 else n)
         if p_start > t:
             # the MUFU reach their pipe through the MIO queue: ncu names a warp held back from a busy one mio_throttle
             # (its PC samples: validate/measurements/h100/stallsamples-2026-11-25.json, fa2's MUFU.EX2). A pipe that
@@ -1065,12 +1065,17 @@ class ChipModel:
 def _quanta(op: Compute, p: SmParams) -> tuple[tuple[int, float], ...]:
     """A compute bundle's quanta (:meth:`ChipModel._quantum`): (instructions, cycles until the next can issue)."""
     out = []
-    remaining = op.count
+    units = op.units  # pipe slots per instruction (a MATCH: per distinct value)
+    total = op.count // units
+    remaining = total
     while remaining > 0:
         n = min(remaining, p.issue_quantum)
         remaining -= n
-        chain = max(math.ceil(n / max(op.ilp, 1)) * p.pipe_latency[op.pipe], op.stall_cycles * n / op.count)
-        out.append((n, max(n / min(p.pipe_rate[op.pipe], p.issue_per_cycle), chain)))
+        chain = max(math.ceil(n / max(op.ilp, 1)) * p.pipe_latency[op.pipe], op.stall_cycles * n / total)
+        if units == 1:
+            out.append((n, max(n / min(p.pipe_rate[op.pipe], p.issue_per_cycle), chain)))
+        else:
+            out.append((n, max(n / p.issue_per_cycle, n * units / p.pipe_rate[op.pipe], chain)))
     return tuple(out)
 
 

@@ -139,7 +139,8 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
             base = ctas.index(ref_of(mid, grid))
             threads = block[0] * block[1] * block[2]
             ctx = Context(batch, seg, [b.name for b in bufs], threads, m.T // WARP, base, ck.stack_bytes,
-                          threads * grid[0] * grid[1] * grid[2])
+                          threads * grid[0] * grid[1] * grid[2],
+                          match_slots_per_distinct_value=config.pipes.match_slots_per_distinct_value)
             tensors = [ir.Tensor(b.name, b.size_bytes) for b in bufs]
             loop_insts = (m.jump.back - m.jump.head + 1) if m.jump is not None else 0
             notes = "; ".join(m.notes)

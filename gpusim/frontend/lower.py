@@ -45,6 +45,7 @@ class Context:
     grid_threads: int
     lane_trips: list | None = None  # jumped loop: per batch CTA, (W, 32) trips of each lane
     trip_strides: dict | None = None  # grid dimension -> (W, 32) trips added per interior CTA of that dimension
+    match_slots_per_distinct_value: float = 1.0  # the config's [pipes] figure (Builder._match_slots)
 
     def __post_init__(self) -> None:
         b = self.batch
@@ -101,7 +102,8 @@ def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
             key = ("mem", _mem_key(p))
         elif kind == "compute":
             w = _cta_warps(ctx, _key_rec(p), ctx.base)
-            key = ("compute", p.part, pipe_of(p.inst), w.tobytes())
+            # a MATCH is a bundle of its own: its pipe slots per instruction come from its values (Builder.compute)
+            key = ("compute", p.part, pipe_of(p.inst), w.tobytes(), p.inst.mnemonic == "MATCH")
         else:
             key = None
         if key is not None and key == prev and (kind != "mem" or len(out[-1]) < 32):
@@ -255,8 +257,18 @@ class Builder:
         if pipe == "fp32":
             reads = float(np.mean([p.inst.inst.register_reads for p in unit])) if unit[0].inst.inst else 0.0
         warps = _warps_tuple(self.ctx, _cta_warps(self.ctx, _key_rec(unit[0]), self.ctx.base))
-        return ir.Compute(self._name(unit, pipe), pipe, n, ilp, warps=warps, stall_cycles=stall,
-                          register_reads=min(reads, 8.0))
+        units = self._match_slots(unit) if d0.mnemonic == "MATCH" else 1
+        return ir.Compute(self._name(unit, pipe), pipe, n * units, ilp, warps=warps, stall_cycles=stall,
+                          register_reads=min(reads, 8.0), units=units)
+
+    def _match_slots(self, unit: list[Position]) -> int:
+        """Shuffle-pipe slots one MATCH.ANY takes: ``[pipes] match_slots_per_distinct_value`` times the distinct
+        values among a warp's executing lanes (measured: validate/micro/match.cu), their mean over every warp and
+        iteration the emulator ran."""
+        counts = [r.distinct[r.distinct > 0] for p in unit for r in p.recs.values() if r.distinct is not None]
+        seen = np.concatenate(counts) if counts else np.zeros(0, np.int32)
+        mean = float(seen.mean()) if seen.size else 1.0
+        return max(1, round(self.ctx.match_slots_per_distinct_value * mean))
 
     def sync(self, unit: list[Position]):
         p = unit[0]

@@ -73,6 +73,7 @@ class Step:
     iters: np.ndarray | None  # (lanes,) int: each lane's iteration of the loop being summarised (-1 outside)
     mem: MemAccess | None = None
     cond_taint: int = 0  # a branch: its predicate's taint
+    distinct: np.ndarray | None = None  # MATCH: (warps,) distinct values among each warp's executing lanes
 
 
 @dataclass
@@ -658,15 +659,16 @@ class Machine:
             if fn is None:
                 why = UNSUPPORTED_WHY.get(mn, "")
                 raise S.unsupported(d, why)
+            self.distinct = None
             fn(self, d, em)
-        self._record(d, mask, em, mem, cond_taint)
+        self._record(d, mask, em, mem, cond_taint, self.distinct if mn == "MATCH" else None)
         self._goto(nxt, mask)
 
-    def _record(self, d, mask, em, mem, cond_taint) -> None:
+    def _record(self, d, mask, em, mem, cond_taint, distinct=None) -> None:
         if self.recorder is not None and not self.probing:
             iters = self.iters.copy() if self.tracked is not None else None
             self.recorder.step(Step(d, mask.copy(), em.copy() if em is not mask else em.copy(), iters, mem,
-                                    cond_taint))
+                                    cond_taint, distinct))
 
     def _control(self, d: Decoded, mask, em, cond_taint) -> None:
         mn = d.mnemonic

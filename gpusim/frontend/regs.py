@@ -98,6 +98,9 @@ def writes_of(d: Decoded) -> set[str]:
 LOADS = {"LDG", "LD", "LDS", "LDL", "LDSM", "ATOMS", "ATOMG", "ATOM"}
 ACCESSES = LOADS | {"STG", "ST", "STS", "STL", "LDGSTS", "RED", "REDG", "STSM"}
 FLOW = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT", "BAR"}
+# instructions whose cost depends on their operands' values (MATCH: its distinct values, Machine.distinct): their
+# sources are needed like a branch's, and they are never skipped
+COSTED = {"MATCH"}
 ALL_PREDICATES = {f"P{k}" for k in range(7)}
 
 
@@ -161,7 +164,7 @@ def control_liveness(program: list[Decoded]) -> tuple[list[int], dict[str, int]]
             if d.mnemonic == "LDGSTS":  # its source-size predicate decides which lanes read (Machine._ldgsts)
                 regs |= {f"{'U' if o.uniform else ''}P{o.idx}" for o in d.ops[2:] if isinstance(o, Pred) and o.idx != 7}
             direct.append(bits(regs))
-        elif d.mnemonic in FLOW:
+        elif d.mnemonic in FLOW or d.mnemonic in COSTED:
             direct.append(bits(_reads(d)))
         else:
             direct.append(0)
@@ -206,5 +209,5 @@ def data_only(program: list[Decoded], supported) -> tuple[set[int], bool]:
     if any(writes[d.index] & live_out[d.index] for d in program if d.mnemonic in LOADS):
         return set(), False
     skip = {d.index for d in program if d.mnemonic in supported and d.mnemonic not in ACCESSES
-            and d.mnemonic not in FLOW and _writes(d) and not (writes[d.index] & live_out[d.index])}
+            and d.mnemonic not in FLOW and d.mnemonic not in COSTED and _writes(d) and not (writes[d.index] & live_out[d.index])}
     return skip, True

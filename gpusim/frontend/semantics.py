@@ -944,6 +944,9 @@ def match(m, d, em):
     weights = (np.uint64(1) << np.arange(32, dtype=np.uint64))
     mask = (eq.astype(np.uint64) * weights).sum(axis=2).astype(U32)
     put(m, dst, mask.reshape(-1), em, taint(m, a))
+    # the distinct values among each warp's executing lanes: what the instruction costs (validate/micro/match.cu)
+    first = act & ~np.tril(eq, -1).any(axis=2)  # no earlier executing lane holds its value
+    m.distinct = first.sum(axis=1).astype(np.int32)
 
 
 # --- the table ----------------------------------------------------------------------------------------------------

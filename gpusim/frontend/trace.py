@@ -45,6 +45,7 @@ class Rec:
     tensor: int = -1
     matrices: int = 0
     taint: int = 0
+    distinct: np.ndarray | None = None  # MATCH: (batch warps,) distinct values per warp (0: not there)
 
 
 class Recorder:
@@ -61,6 +62,8 @@ class Recorder:
         if s.iters is not None:
             witer = np.where(s.group, s.iters, -1).reshape(nw, WARP).max(axis=1).astype(np.int32)
         r = Rec(s.inst.index, warps, witer)
+        if s.distinct is not None:
+            r.distinct = np.where(warps, s.distinct, 0).astype(np.int32)
         m = s.mem
         if m is not None:
             r.addr = np.where(s.exec, m.addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
@@ -95,7 +98,7 @@ class Recorder:
 # --- what each instruction is for the engine ----------------------------------------------------------------------
 PIPE_OF = {"FFMA": "fp32", "FADD": "fp32", "FMUL": "fp32", "FMNMX": "fp32", "FSEL": "fp32", "FSETP": "fp32",
            "HFMA2": "fp32", "HADD2": "fp32", "HMUL2": "fp32", "HMNMX2": "fp32", "FCHK": "fp32", "FRND": "fp32",
-           "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "HMMA": "tensor", "IMMA": "tensor", "DMMA": "tensor"}
+           "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "MATCH": "shfl", "HMMA": "tensor", "IMMA": "tensor", "DMMA": "tensor"}
 SYNC_MNEMONICS = {"BAR", "LDGDEPBAR", "DEPBAR"}
 
 

@@ -35,6 +35,8 @@ class PipesSpec:
     sfu_latency_cycles: int = spec_field(1, 200, "dependent MUFU latency")
     shfl_lanes_per_sm: int = spec_field(4, 256, "warp-shuffle (SHFL) lanes per SM")
     shfl_latency_cycles: int = spec_field(1, 200, "dependent SHFL latency")
+    match_slots_per_distinct_value: float = spec_field(0.1, 64, "shuffle-pipe slots one MATCH.ANY (__match_any_sync) "
+                                                       "takes per distinct value among the warp's lanes")
     mma_sync_flops_per_cycle_per_sm: float = spec_field(256, 65536, "mma.sync m16n8k16 bf16 FLOP per cycle per SM")
     mma_sync_latency_cycles: int = spec_field(1, 500, "dependent mma.sync m16n8k16 latency")
     wgmma_flops_per_cycle_per_sm: float = spec_field(256, 65536, "wgmma m64nNk16 bf16 FLOP per cycle per SM")
