@@ -208,6 +208,7 @@ def data_only(program: list[Decoded], supported) -> tuple[set[int], bool]:
     writes = [sum(1 << names[r] for r in _writes(d) if r in names) for d in program]
     if any(writes[d.index] & live_out[d.index] for d in program if d.mnemonic in LOADS):
         return set(), False
-    skip = {d.index for d in program if d.mnemonic in supported and d.mnemonic not in ACCESSES
-            and d.mnemonic not in FLOW and d.mnemonic not in COSTED and _writes(d) and not (writes[d.index] & live_out[d.index])}
+    kept = ACCESSES | FLOW | COSTED
+    skip = {d.index for d in program if d.mnemonic in supported and d.mnemonic not in kept and _writes(d)
+            and not (writes[d.index] & live_out[d.index])}
     return skip, True

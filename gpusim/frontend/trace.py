@@ -98,7 +98,8 @@ class Recorder:
 # --- what each instruction is for the engine ----------------------------------------------------------------------
 PIPE_OF = {"FFMA": "fp32", "FADD": "fp32", "FMUL": "fp32", "FMNMX": "fp32", "FSEL": "fp32", "FSETP": "fp32",
            "HFMA2": "fp32", "HADD2": "fp32", "HMUL2": "fp32", "HMNMX2": "fp32", "FCHK": "fp32", "FRND": "fp32",
-           "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "MATCH": "shfl", "HMMA": "tensor", "IMMA": "tensor", "DMMA": "tensor"}
+           "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "MATCH": "shfl", "HMMA": "tensor", "IMMA": "tensor",
+           "DMMA": "tensor"}
 SYNC_MNEMONICS = {"BAR", "LDGDEPBAR", "DEPBAR"}
 
 
