@@ -167,3 +167,25 @@ def test_cli_runs_a_cuda_file():
     r = subprocess.run([sys.executable, "-m", "gpusim.cli", "run", str(TWINS / "mem_copy.cu"), "--grid", "64",
                         "--block", "256", "--arg", "x=f32[65536]"], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "missing" in r.stderr
+
+
+MATCH_SRC = r"""
+extern "C" __global__ void groups(const int* v, unsigned* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = __match_any_sync(0xffffffffu, v[i]);
+}
+"""
+
+
+def test_match_costs_its_distinct_values(tmp_path):
+    """MATCH.ANY takes the shuffle unit ``match_slots_per_distinct_value`` slots per distinct value among a warp's
+    lanes (measured, validate/micro/match.cu): lanes holding one value against 32 values differ 32-fold."""
+    cu = tmp_path / "match.cu"
+    cu.write_text(MATCH_SRC)
+    slots = {}
+    for dist in ("const(7)", "arange(1)"):
+        k = kernel_from_source(cu, grid=1, block=32, args=[f"v=i32[32]:{dist}", "out=u32[32]"])
+        ops = [op for op in (*k.prologue, *k.epilogue) if getattr(op, "pipe", "") == "shfl"]
+        assert len(ops) == 1 and ops[0].count // ops[0].units == 1  # one instruction, as compiled
+        slots[dist] = ops[0].units
+    assert slots == {"const(7)": 2, "arange(1)": 64}
