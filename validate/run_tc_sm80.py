@@ -178,7 +178,20 @@ class Compiler:
         if key in self.errors:
             raise RuntimeError(self.errors[key])
         try:
-            mod = self.cp.RawModule(code=load_source(twin_file(case)), options=options(case))
+            if os.environ.get("GPUSIM_NVRTC_CUBIN"):
+                # the cubin NVRTC gives for the device's SASS (what the front-end builds and predicts), loaded as it
+                # is: the binary a row measures is then the one `gpusim validate --frontend` emulates
+                from measured_binary import nvrtc_compile
+                from cupy_backends.cuda.libs import nvrtc
+
+                cc = "".join(map(str, self.cp.cuda.Device().compute_capability))
+                cubin = nvrtc_compile(nvrtc, load_source(twin_file(case)), [*options(case), f"-arch=sm_{cc}"],
+                                      "cubin")
+                path = Path(tempfile.mkdtemp()) / "twin.cubin"
+                path.write_bytes(cubin)
+                mod = self.cp.RawModule(path=str(path))
+            else:
+                mod = self.cp.RawModule(code=load_source(twin_file(case)), options=options(case))
             f = mod.get_function(case["kernel"])
             f.attributes  # noqa: B018  (compile and load now)
             _, _, smem = launch_geometry(case)

@@ -29,6 +29,10 @@ class FrontRow:
     hand: dict = field(default_factory=dict)
     error: str = ""  # why the front-end could not take the row
     notes: str = ""
+    # the measurement of the binary the front-end builds, where the row's own ran another (fa2: the H100's CuPy
+    # build could not be reproduced; frontend-binary-*.json measured NVRTC's cubin): the front-end's errors are
+    # against it, the hand IR's against ``measured``
+    measured_same_binary: dict | None = None
 
     @property
     def label(self) -> str:
@@ -37,14 +41,15 @@ class FrontRow:
 
     def err(self, which: str, metric: str) -> float | None:
         p = (self.frontend if which == "frontend" else self.hand).get(metric)
-        m = self.measured.get(metric)
+        meas = self.measured_same_binary if which == "frontend" and self.measured_same_binary else self.measured
+        m = meas.get(metric)
         if not isinstance(p, (int, float)) or not isinstance(m, (int, float)):
             return None
         kind = COMPARED.get(metric, "rel")  # as gpusim.validation.compare measures each metric's error
         if kind == "pts":
             return p - m
         if kind != "rel":  # a share of a measured reference (bank conflicts: of the wavefronts)
-            ref = self.measured.get(kind)
+            ref = meas.get(kind)
             return 100.0 * (p - m) / ref if isinstance(ref, (int, float)) and ref > 0 else None
         if m == 0:
             return 0.0 if p == 0 else None
@@ -100,10 +105,31 @@ def _point(task):
     return out
 
 
+def _measured(e: dict) -> dict:
+    meas = dict(e.get("ncu") or {})
+    meas[TIME] = e["time_ns"]["median"]
+    return meas
+
+
+def same_binary_rows(directory=None) -> dict:
+    """(kernel, shape, params) -> the measurement of the binary the front-end builds, from
+    ``frontend-binary-*.json`` beside the measurements (the newest file last, so it wins)."""
+    import json
+
+    out = {}
+    directory = directory or REPO / "validate" / "measurements" / "h100"
+    for f in sorted(directory.glob("frontend-binary-*.json")):
+        for e in json.loads(f.read_text()).get("binary_rows", []):
+            if e.get("correct"):
+                out[(e["kernel"], tuple(e["shape"]), str(sorted((e.get("params") or {}).items())))] = _measured(e)
+    return out
+
+
 def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[FrontRow]:
     from gpusim.api import run_processes
 
     launches = _launches()
+    same = same_binary_rows()
     tasks, rows = [], []
     for e in data["kernels"]:
         if not e.get("correct"):
@@ -114,9 +140,9 @@ def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[
             launch = launches.launch_of(e["kernel"], tuple(e["shape"]), e.get("params") or {}, e.get("defines"))
         if launch is None:
             continue
-        meas = dict(e.get("ncu") or {})
-        meas[TIME] = e["time_ns"]["median"]
-        rows.append(FrontRow(e["kernel"], tuple(e["shape"]), dict(e.get("params") or {}), meas))
+        key = (e["kernel"], tuple(e["shape"]), str(sorted((e.get("params") or {}).items())))
+        rows.append(FrontRow(e["kernel"], tuple(e["shape"]), dict(e.get("params") or {}), _measured(e),
+                             measured_same_binary=same.get(key)))
         tasks.append((e, launch, cfg))
     results: list = [None] * len(tasks)
 
@@ -159,7 +185,10 @@ def lines(rows: list[FrontRow], summary: dict) -> list[str]:
     out = ["## The CUDA front-end on the validation twins", "",
            "Each row: the twin's `.cu` compiled by NVRTC as the measurement script compiled it, emulated and "
            "simulated (`gpusim run FILE.cu`), against the H100 and beside the hand IR (`gpusim run NAME`). "
-           "Errors are (predicted - measured) / measured; conflicts as a share of the measured wavefronts.", ""]
+           "Errors are (predicted - measured) / measured; conflicts as a share of the measured wavefronts. Rows "
+           "marked * ran another binary on the H100 than NVRTC builds here (fa2): the front-end is compared with a "
+           "measurement of the binary it predicts (validate/measurements/h100/frontend-binary-*.json), the hand IR "
+           "with the row's own.", ""]
     s = summary
     out.append(f"Rows taken: {s['taken']} of {s['rows']}. Time MAPE {_fmt(s['time_mape_pct'], False)} "
                f"(goal <= {GOALS['time_mape_pct']:.0f}%; hand IR {_fmt(s['hand_time_mape_pct'], False)}), worst "
@@ -172,7 +201,7 @@ def lines(rows: list[FrontRow], summary: dict) -> list[str]:
         if r.error:
             out.append(f"| {r.label} | not taken: {r.error[:160]} | {_fmt(r.err('hand', TIME))} | | | | | | |")
             continue
-        cells = [r.label]
+        cells = [r.label + (" *" if r.measured_same_binary else "")]
         for metric in (TIME, INSTRUCTIONS, "dram__bytes_read.sum",
                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"):
             cells += [_fmt(r.err("frontend", metric)), _fmt(r.err("hand", metric))]
