@@ -1071,7 +1071,10 @@ def _quanta(op: Compute, p: SmParams) -> tuple[tuple[int, float], ...]:
     while remaining > 0:
         n = min(remaining, p.issue_quantum)
         remaining -= n
-        chain = max(math.ceil(n / max(op.ilp, 1)) * p.pipe_latency[op.pipe], op.stall_cycles * n / total)
+        steps = math.ceil(n / max(op.ilp, 1))
+        if not op.waits_for_results:  # the chains' last instructions issue one latency before their results
+            steps -= 1
+        chain = max(steps * p.pipe_latency[op.pipe], op.stall_cycles * n / total)
         if units == 1:
             out.append((n, max(n / min(p.pipe_rate[op.pipe], p.issue_per_cycle), chain)))
         else:

@@ -135,6 +135,10 @@ class Compute:
     # register_reads_per_cycle`` a cycle, so above that each instruction holds the issue slot longer (ncu:
     # dispatch_stall). 0: within one cycle
     register_reads: float = 0.0
+    # whether the warp waits for the bundle's chains to finish before its next operation (a hand-written bundle
+    # stands for a whole computation), or only until it has issued the chains' last instructions, later operations
+    # waiting for its results through ``after`` (a run of SASS instructions, as the front-end builds them)
+    waits_for_results: bool = True
 
 
 @dataclass(frozen=True)

@@ -259,7 +259,7 @@ class Builder:
         warps = _warps_tuple(self.ctx, _cta_warps(self.ctx, _key_rec(unit[0]), self.ctx.base))
         units = self._match_slots(unit) if d0.mnemonic == "MATCH" else 1
         return ir.Compute(self._name(unit, pipe), pipe, n * units, ilp, warps=warps, stall_cycles=stall,
-                          register_reads=min(reads, 8.0), units=units)
+                          register_reads=min(reads, 8.0), units=units, waits_for_results=False)
 
     def _match_slots(self, unit: list[Position]) -> int:
         """Shuffle-pipe slots one MATCH.ANY takes: ``[pipes] match_slots_per_distinct_value`` times the distinct
