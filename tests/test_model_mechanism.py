@@ -624,3 +624,28 @@ def test_a_block_fetched_alone_in_its_dram_row_is_charged_the_measured_cost(h100
     assert charged > 1.2 * uncharged
     # a stream is not charged: mem_copy's time does not move
     assert predict("mem_copy", (1 << 22,), None, h100)[0][TIME] == predict("mem_copy", (1 << 22,), None, flat)[0][TIME]
+
+
+def test_a_sass_run_waits_for_its_results_only_where_they_are_read():
+    """A bundle that stands for a run of SASS instructions (``waits_for_results=False``, as the front-end builds them)
+    lets the warp go on once its last instruction issues; a later bundle waits for its results only through
+    ``after``. 16 independent one-instruction MUFU bundles take about 16 issues, not 16 latencies; made a chain
+    (each after the one before) or hand-IR bundles (waiting for their results), they take 16 latencies."""
+    from gpusim.ir import Compute
+
+    def kernel(waits: bool, chained: bool):
+        body = tuple(Compute(f"m{i}", "sfu", 1, after=(f"m{i - 1}",) if chained and i else (),
+                             waits_for_results=waits) for i in range(16))
+        return _one_warp_loop(body, 64, name="results")
+
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+
+    cfg = load_config()
+    cycles = "gpc__cycles_elapsed.max"
+    free, chain, hand = (report(simulate(kernel(w, c), cfg))[cycles] for w, c in ((False, False), (False, True),
+                                                                                   (True, False)))
+    latency = cfg.pipes.sfu_latency_cycles
+    assert chain >= 64 * 16 * latency * 0.9 and hand >= 64 * 16 * latency * 0.9
+    assert free < chain / 3
