@@ -119,6 +119,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     bound = fargs.bind(ck, list(args))
     bufs = fargs.tensor_buffers(bound, seed)
     gmem = GlobalMemory(bufs)
+    gmem.tmaps = [(t, [b.name for b in bufs].index(t.tensor)) for t in fargs.tmap_args(bound)]
     params = fargs.param_block(ck, bound, {b.name: b.base for b in bufs})
     smem = ck.static_smem_bytes + smem_dynamic
     launch = Launch(grid, block, smem, ck.stack_bytes, params)

@@ -45,6 +45,7 @@ class Rec:
     tensor: int = -1
     matrices: int = 0
     taint: int = 0
+    extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
 
 
 class Recorder:
@@ -68,6 +69,7 @@ class Recorder:
                 r.saddr = np.where(s.exec, m.shared_addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
             r.space, r.kind, r.width, r.tensor, r.matrices, r.taint = (m.space, m.kind, m.width, m.tensor,
                                                                       m.matrices, m.taint)
+            r.extra = m.extra
         self.recs.append(r)
 
     def loop_start(self, head: int, back: int, lanes: np.ndarray) -> None:
