@@ -37,7 +37,7 @@ import numpy as np
 
 from gpusim import ir
 from gpusim.frontend import semantics as S
-from gpusim.frontend.isa import Addr, Decoded, Imm, Named, Reg
+from gpusim.frontend.isa import Addr, Decoded, Imm, Named, Pred, Reg
 from gpusim.frontend.memory import EmulationError
 
 MNEMONICS = {"SYNCS", "UTMALDG", "UTMACCTL", "HGMMA", "WARPGROUP", "ELECT", "USETMAXREG"}
@@ -183,6 +183,8 @@ def execute(m, d: Decoded, mask: np.ndarray, em: np.ndarray, cond_taint: int) ->
             return
     elif mn == "UTMALDG":
         rec = _tma_load(m, st, d, em)
+    elif mn == "USETMAXREG" and d.ops and isinstance(d.ops[0], Pred):  # .TRY_ALLOC: the emulator has no register
+        S.put_p(m, d.ops[0], np.ones(m.N, dtype=bool), em, 0)  # pool to run out of: the allocation succeeds
     mem = _mem(m, rec) if rec.kind != "other" else None
     m._record(d, mask, em, mem, cond_taint)
     m._goto(nxt, mask)

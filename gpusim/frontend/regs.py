@@ -23,7 +23,9 @@ def dest_operands(d: Decoded) -> int:
     mn = d.mnemonic
     if mn in NO_DEST:
         return 0
-    if mn in TWO_PREDS or mn in ("SHFL", "VOTE", "VOTEU", "ELECT"):
+    if mn in ("VOTE", "VOTEU"):  # VOTE.ANY R0, P0, P1 writes two; VOTEU.ALL UP0, P1 one (the last is the source)
+        return min(2, len(d.ops) - 1)
+    if mn in TWO_PREDS or mn in ("SHFL", "ELECT"):
         return 2
     if mn in ("LOP3", "ULOP3", "ATOMS", "ATOMG", "ATOM", "MATCH", "FLO", "UFLO"):
         return _leading_preds(d.ops) + 1

@@ -210,7 +210,8 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segmen
     last = len(in_loop) - 1 - in_loop[::-1].index(True)
     if not all(in_loop[first:last + 1]):
         raise LoweringError("the loop's iterations are interleaved with code outside it (CTAs of the batch take "
-                            "different paths around the loop): not supported yet")
+                            "different paths around the loop, or warps of one CTA run loops of their own: "
+                            "warp-specialized roles): not supported yet")
     blocks = _blocks(recs[first:last + 1], lp["back"])
     if lp["jumped"]:
         warm = jump.arrivals
