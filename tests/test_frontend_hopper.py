@@ -38,13 +38,13 @@ def test_swizzle_128b_is_the_twins_layout():
     assert np.array_equal(swizzled(r * 128 + q * 16, 0), r * 128 + q * 16)
 
 
-def _twin(size: int, stages: int = 1):
+def _twin(size: int, stages: int = 1, defines: tuple = ()):
     M = N = K = size
     box = "[64,128],swizzle=128"
     return kernel_from_source(TWIN, "hgemm_tma_wgmma", grid=(N // 128, M // 128, 1), block=(128, 1, 1),
                               args=[f"tmap(A,bf16,[{K},{M}],{box})", f"tmap(B,bf16,[{K},{N}],{box})",
                                     f"bf16[{M * N}]", str(M), str(N), str(K)],
-                              smem_dynamic=stages * 32768 + 1024 + 128, defines=(f"STAGES={stages}",))
+                              smem_dynamic=stages * 32768 + 1024 + 128, defines=(f"STAGES={stages}", *defines))
 
 
 def _per_warp(k: ir.Kernel, w: int) -> int:
@@ -78,6 +78,17 @@ def test_hgemm_tma_wgmma_from_source_matches_the_sass_paths():
     assert chunks[0] == (384 * 512 + 320) * 2 and len(np.unique(chunks)) == 1024
     assert rows.min() == 384 and rows.max() == 511 and cols.min() == 320 and cols.max() == 376  # chunk starts
     assert (a[:, 1:, :] < 0).all()  # only the issuing warp
+
+
+@needs_cuda
+def test_tensor_maps_in_global_memory():
+    """-DTMAP_GLOBAL: the maps are passed as pointers (a tensor of 128 bytes each); thread 0 alone still issues the
+    two boxes of a k-tile (its test, a VOTEU.ALL of tid != 0, is control, not data)."""
+    k = _twin(256, defines=("TMAP_GLOBAL",))
+    tma = [o for o in k.loop.body if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert [(o.tensor, o.warps) for o in tma] == [("A", (0,)), ("B", (0,))]
+    assert k.mbarriers == {tma[0].arrive: 3}
+    assert {"arg0", "arg1"} <= {t.name for t in k.tensors}  # the maps' own 128 bytes
 
 
 WAITER = """

@@ -214,8 +214,8 @@ def parse_operand(text: str, mnemonic: str, where: str) -> Operand:
     t = text.strip().replace(".reuse", "")
     if not t:
         raise SassDecodeError(f"{where}: empty operand")
-    if t.startswith("gdesc["):  # HGMMA gdesc[UR8]: the uniform registers holding the wgmma matrix descriptors
-        return _addr(t[5:], where)
+    if t.startswith("gdesc["):  # HGMMA gdesc[UR8](.tnspA/.tnspB): the uniform registers holding the wgmma matrix
+        return _addr(t[5:t.index("]") + 1], where)  # descriptors (the suffix: an operand stored transposed)
     if t.startswith("desc["):  # desc[UR6][R2.64+0x10]: the descriptor selects caching, the second bracket addresses
         return _addr(t[t.index("]") + 1:], where)
     if t.startswith("["):
