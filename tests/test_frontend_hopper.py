@@ -129,3 +129,25 @@ def test_a_phase_that_never_completes_is_one_line(tmp_path):
     src.write_text(WAITER.format(common=COMMON, count=33))  # 32 threads arrive on a barrier of 33
     with pytest.raises(EmulationError, match="never completes the phase"):
         kernel_from_source(src, "wait_first", grid=1, block=64, args=["i32[64]", "7"])
+
+
+@needs_cuda
+def test_warp_specialized_roles_are_lowered_apart_and_joined():
+    """hgemm_ws: a producer thread (TMA into a ring of 3 stages) and two consumer warpgroups (wgmma), each running a
+    loop of its own, synchronised by full and empty mbarriers: each role lowered on its own, joined into one
+    program; a full phase completes with the producer's arrive and its two copies, an empty one with the two consumer
+    warpgroups' arrivals."""
+    M, N, K, BN = 128, 256, 256, 256
+    k = kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws.cu", "hgemm_ws", grid=(N // BN, M // 128, 1),
+                           block=(384, 1, 1),
+                           args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
+                                 f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M), str(N),
+                                 str(K)],
+                           smem_dynamic=3 * (128 + BN) * 128 + 1024 + 128, defines=("STAGES=3", f"BN={BN}"))
+    assert sorted(k.mbarriers.values()) == [2, 3]
+    ops = k.all_ops()
+    tma = [o for o in ops if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert len(tma) == 2 * K // 64 and all(o.warps == (0,) for o in tma)  # the producer's, every k-tile
+    mma = [o for o in ops if isinstance(o, ir.Compute) and o.pipe == "wgmma"]
+    assert mma and all(o.warps == tuple(range(4, 12)) for o in mma)
+    assert "warp-specialized" in k.notes

@@ -114,6 +114,12 @@ class State:
             before = self.history[last - 1 - period].get((c, off), 0)
             b.completions = now + (now - before) * ((nn - last) // period)
 
+    def may_jump(self, lanes: np.ndarray) -> bool:
+        """Whether a loop may be jumped: not while other live threads of its CTAs run code of their own (a producer
+        beside consumers), whose mbarrier phases the jump would leave behind."""
+        ctas = np.isin(self.m.cta_of, np.unique(self.m.cta_of[lanes]))
+        return not (ctas & ~self.m.exited & ~lanes).any()
+
     def check_done(self) -> None:
         for (c, off), waiting in self.waiting.items():
             if waiting:
@@ -405,9 +411,11 @@ class Lowering:
                 x = parent[x]
             return x
 
-        for p in positions:
-            offs = {i.bar for r in p.recs.values() if isinstance(r.extra, Record) and r.extra.kind != "init"
-                    for i in r.extra.issues.values() if i.bar >= 0}
+        by_inst: dict[int, set] = {}  # an instruction's barriers over the whole trace (a ring of stages)
+        for r in ctx.batch.recs:
+            if isinstance(r.extra, Record) and r.extra.kind != "init":
+                by_inst.setdefault(r.index, set()).update(i.bar for i in r.extra.issues.values() if i.bar >= 0)
+        for offs in by_inst.values():
             offs = sorted(offs)
             for o in offs[1:]:
                 parent[find(o)] = find(offs[0])
@@ -583,3 +591,110 @@ def accumulate_in_pipe(ops: list) -> list:
     mma = {o.name for o in ops if isinstance(o, ir.Compute) and o.group == "wgmma"}
     return [dataclasses.replace(o, after=tuple(a for a in o.after if a not in mma))
             if isinstance(o, ir.Compute) and o.name in mma else o for o in ops]
+
+
+# --- warp-specialized roles -------------------------------------------------------------------------------------
+def roles(recs, warps_per_cta: int, base: int) -> list[tuple[int, ...]]:
+    """The base CTA's warps grouped by the instructions they executed: a producer warp, idle producer warps and the
+    consumer warps of a warp-specialized kernel are three roles."""
+    lo = base * warps_per_cta
+    seen: dict[int, set] = {w: set() for w in range(warps_per_cta)}
+    for r in recs:
+        for w in np.nonzero(r.warps[lo:lo + warps_per_cta])[0]:
+            seen[int(w)].add(r.index)
+    groups: dict[frozenset, list[int]] = {}
+    for w, s in seen.items():
+        groups.setdefault(frozenset(s), []).append(w)
+    return sorted(tuple(ws) for ws in groups.values())
+
+
+def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: int):
+    """The recorded steps as the warps of ``role`` (in every batch CTA) executed them, with each step's iteration of
+    the role's loop (the back edge it takes most), and that loop as the recorder describes one."""
+    import copy
+
+    keep = np.zeros(warps_per_cta, dtype=bool)
+    keep[list(role)] = True
+    wmask = np.tile(keep, n_ctas)
+    lmask = np.repeat(wmask, WARP)
+    out = []
+    for r in recs:
+        if not (r.warps & wmask).any():
+            continue
+        c = copy.copy(r)
+        c.warps = r.warps & wmask
+        if r.addr is not None:
+            c.addr = np.where(lmask, r.addr, -1)
+        if r.saddr is not None:
+            c.saddr = np.where(lmask, r.saddr, -1)
+        if isinstance(r.extra, Record):
+            c.extra = Record(r.extra.kind, {k: v for k, v in r.extra.issues.items() if keep[k[1]]})
+        c.witer = None
+        out.append(c)
+    backs = {}
+    for i, r in enumerate(out):
+        d = program[r.index]
+        if d.mnemonic in ("BRA", "JMP"):
+            t = next((o.addr for o in d.ops if type(o).__name__ == "Target"), None)
+            if t is not None and t <= d.addr:
+                backs.setdefault(r.index, []).append(i)
+    if not backs:
+        return out, []
+    back = max(backs, key=lambda b: len(backs[b]))
+    index_of = {d.addr: d.index for d in program}
+    tgt = next(o.addr for o in program[back].ops if type(o).__name__ == "Target")
+    head = index_of[tgt]
+    first = next(i for i, r in enumerate(out) if r.index == head)
+    it = np.full(len(out[0].warps), -1, dtype=np.int32)
+    it[wmask] = 0
+    last = max(i for i, r in enumerate(out) if r.index == back)
+    end = len(out)
+    for i in range(first, len(out)):
+        r = out[i]
+        r.witer = np.where(r.warps, it, -1).astype(np.int32)
+        if r.index == back:
+            taken = r.warps  # every warp of the role goes round (a uniform loop), but the last time
+            if i == last:
+                end = i + 1
+                break
+            it = np.where(taken, it + 1, it)
+    # a trailing iteration's steps after the last back edge belong to the code after the loop
+    for r in out[end:]:
+        r.witer = None
+    loops = [{"head": head, "back": back, "start": first, "end": end, "jumped": False}]
+    return out, loops
+
+
+def merge_roles(kernels: list, role_list: list) -> tuple:
+    """One IR program from the roles' programs: each role's operations (their warps disjoint) one after another,
+    renamed apart; the loops' bodies joined (their trip counts must agree)."""
+    import dataclasses
+
+    pro, body, epi = [], [], []
+    trips = {k.loop.trips for k in kernels if k.loop is not None}
+    if len(trips) > 1:
+        raise _lowering_error(f"the warp-specialized roles' loops run {sorted(trips)} trips: not supported yet")
+
+    def rename(ops, tag):
+        names = {o.name for o in ops if isinstance(o, (ir.Mem, ir.Compute))}
+
+        def fix(o):
+            if isinstance(o, (ir.Mem, ir.Compute)):
+                return dataclasses.replace(o, name=tag + o.name, after=tuple(tag + a if a in names else a
+                                                                               for a in o.after))
+            return o
+        return [fix(o) for o in ops]
+
+    for k, role in zip(kernels, role_list, strict=True):
+        tag = f"w{role[0]}_"
+        ops = list(k.prologue) + (list(k.loop.body) if k.loop else []) + list(k.epilogue)
+        ren = rename(ops, tag)
+        a, b = len(k.prologue), len(k.loop.body) if k.loop else 0
+        pro += ren[:a]
+        body += ren[a:a + b]
+        epi += ren[a + b:]
+    bars: dict[str, int] = {}
+    for k in kernels:
+        for name, n in k.mbarriers.items():
+            bars[name] = bars.get(name, 0) + n
+    return tuple(pro), (ir.Loop(trips.pop(), tuple(body)) if trips else None), tuple(epi), bars

@@ -826,6 +826,8 @@ class Machine:
         lanes = np.logical_and.reduce([s[0] for s in self.snapshots])
         if not (lanes == taken).all() or self.loop_data:  # lanes left or joined during the warm-up: emulate whole
             return False
+        if self.hopper is not None and not self.hopper.may_jump(lanes):  # another role's loop runs beside it
+            return False
         ind = self._induction(lanes)
         trips = self._probe_trips(head, back, lanes, ind)
         if trips is None:
