@@ -30,8 +30,9 @@ STREAM = ("mem_copy", "mem_scale", "mem_add", "mem_triad")
 TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padded", "mem_transpose_swizzled",
               "mem_transpose_naive_guarded", "mem_transpose_padded_guarded")
 REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_reduce_shuffle": 1024}
-# the Hopper twins the front-end does not take yet (gpusim/frontend/hopper.py: warp-specialized roles run two loops at
-# once, which the one-loop lowering cannot summarise; clusters need the partner CTAs emulated together)
+# the Hopper twins gpusim validate --frontend does not send through the front-end: clusters need the partner CTAs
+# emulated together (refused); hgemm_ws goes through (gpusim/frontend/hopper.py: roles lowered apart) but is emulated
+# in full and its producer written out: minutes a row, left to `gpusim run` until that is summarised
 HOPPER_ONLY = ("hgemm_ws", "hgemm_ws_cluster", "hgemm_persistent", "fa3")
 TMA_STAGE_BYTES = (128 + 128) * 128  # hgemm_tma_wgmma: a stage's A and B tiles (128 rows x 128 B each)
 FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults
