@@ -45,6 +45,9 @@ REFUSED = {
     "UTMASTG": "TMA tensor stores are not lowered yet (the IR has no TMA store)",
     "UBLKCP": "TMA bulk (non-tensor) copies are not emulated yet",
     "UTMAREDG": "TMA reductions are not emulated yet",
+    **dict.fromkeys(("CGAERRBAR", "UCGABAR_ARV", "UCGABAR_WAIT", "UCGABAR_INIT"),
+                    "thread-block clusters (barrier.cluster, distributed shared memory) need the cluster's CTAs "
+                    "emulated together: not supported yet"),
 }
 PARAM_WINDOW = 0x7D00_0000_0000  # the generic address of c[0x0][PARAM_BASE] (the __grid_constant__ parameters)
 COUNT_LIMIT = 1 << 20  # mbarrier arrival counts are below 2^20 (PTX)
