@@ -116,10 +116,21 @@ def test_matmul_as_mma_sync_counts_every_mma(monkeypatch, h100):
     assert "DISABLE_MMA_V3" in sim.kernel.notes
 
 
-def test_wgmma_is_refused_with_the_way_out(monkeypatch):
+def test_matmul_as_wgmma_goes_through(monkeypatch, h100):
+    """tl.dot compiled to wgmma (Triton's default on sm_90): the HGMMAs are asynchronous tensor-pipe work that the
+    warpgroup commits and waits for (gpusim/frontend/hopper.py), every m64nNk16 counted once per warp."""
+    from gpusim import ir
+    from gpusim.frontend.triton import kernel_from_triton
+
     monkeypatch.delenv("DISABLE_MMA_V3", raising=False)
-    with pytest.raises(TritonError, match="wgmma .HGMMA., which the emulator does not run yet; with DISABLE_MMA_V3=1"):
-        compile_triton(EXAMPLES, "matmul", matmul_args(128), MATMUL_TILES, num_warps=4)
+    size, grid = 128, (2, 2, 1)
+    k = kernel_from_triton(EXAMPLES, "matmul", grid=grid, args=matmul_args(size), constexprs=MATMUL_TILES,
+                           num_warps=4, config=h100)
+    ops = k.all_ops()
+    assert any(isinstance(o, ir.Compute) and o.pipe == "wgmma" and o.group == "wgmma" for o in ops)
+    assert any(isinstance(o, ir.Commit) for o in ops) and any(isinstance(o, ir.WaitGroup) for o in ops)
+    assert k.flops == 2 * size ** 3
+    assert "DISABLE_MMA_V3" not in k.notes
 
 DIVIDE = '''
 import triton

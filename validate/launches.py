@@ -30,7 +30,11 @@ STREAM = ("mem_copy", "mem_scale", "mem_add", "mem_triad")
 TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padded", "mem_transpose_swizzled",
               "mem_transpose_naive_guarded", "mem_transpose_padded_guarded")
 REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_reduce_shuffle": 1024}
-HOPPER_ONLY = ("hgemm_tma_wgmma", "hgemm_ws", "hgemm_ws_cluster", "hgemm_persistent", "fa3")
+# the Hopper twins gpusim validate --frontend does not send through the front-end: clusters need the partner CTAs
+# emulated together (refused); hgemm_ws goes through (gpusim/frontend/hopper.py: roles lowered apart) but is emulated
+# in full and its producer written out: minutes a row, left to `gpusim run` until that is summarised
+HOPPER_ONLY = ("hgemm_ws", "hgemm_ws_cluster", "hgemm_persistent", "fa3")
+TMA_STAGE_BYTES = (128 + 128) * 128  # hgemm_tma_wgmma: a stage's A and B tiles (128 rows x 128 B each)
 FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults
 # the irregular twins (run_irregular.py; no hand IR): CSR SpMV, histograms, block scans, a stencil with border guards
 IRREGULAR = ("spmv_csr", "histogram", "histogram_aggregated", "block_scan", "block_scan_padded", "stencil5")
@@ -105,6 +109,14 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
         return TwinLaunch(src, kernel, (N // 128, M // 128, 1), (256, 1, 1),
                           (f"M={M}", f"N={N}", f"K={K}", f"A=u16[{M * K}]", f"B=u16[{N * K}]",
                            f"C=u16[{M * N}]"), stages * 32768, tuple(f"{k}={v}" for k, v in defs.items()))
+    if kernel == "hgemm_tma_wgmma":  # run_tc_sm90.py: tensor maps by value, dims {K, rows}, box {SWIZZLE/2, 128}
+        M, N, K = shape
+        stages, swz = int(defs.get("STAGES", 1)), int(defs.get("SWIZZLE", 128))
+        box = f"[{swz // 2},128],swizzle={swz}"
+        return TwinLaunch(src, kernel, (N // 128, M // 128, 1), (128, 1, 1),
+                          (f"tmap(A,bf16,[{K},{M}],{box})", f"tmap(B,bf16,[{K},{N}],{box})", f"bf16[{M * N}]",
+                           str(M), str(N), str(K)), stages * TMA_STAGE_BYTES + 1024 + 128,
+                          tuple(f"{k}={v}" for k, v in defs.items()))
     if kernel == "fa2":
         B, H, N, d = shape
         br, bc = FA_DEFAULT_TILES[d]

@@ -119,6 +119,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     bound = fargs.bind(ck, list(args))
     bufs = fargs.tensor_buffers(bound, seed)
     gmem = GlobalMemory(bufs)
+    gmem.tmaps = [(t, [b.name for b in bufs].index(t.tensor)) for t in fargs.tmap_args(bound)]
     params = fargs.param_block(ck, bound, {b.name: b.base for b in bufs})
     smem = ck.static_smem_bytes + smem_dynamic
     launch = Launch(grid, block, smem, ck.stack_bytes, params)
@@ -134,17 +135,29 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
         lane_trips = m.jump.trips if m.jump is not None else None
         batch = Batch(ctas, grid, m.T // WARP, rec.recs, m.jump, lane_trips)
         try:
-            seg = segment(rec.recs, rec.loops, m.jump)
             mid = tuple(g // 2 for g in grid)
             base = ctas.index(ref_of(mid, grid))
             threads = block[0] * block[1] * block[2]
-            ctx = Context(batch, seg, [b.name for b in bufs], threads, m.T // WARP, base, ck.stack_bytes,
-                          threads * grid[0] * grid[1] * grid[2],
-                          match_slots_per_distinct_value=config.pipes.match_slots_per_distinct_value)
             tensors = [ir.Tensor(b.name, b.size_bytes) for b in bufs]
             loop_insts = (m.jump.back - m.jump.head + 1) if m.jump is not None else 0
             notes = "; ".join(m.notes)
             regs = ck.regs or 32
+            try:
+                seg = segment(rec.recs, rec.loops, m.jump)
+            except LoweringError as e:  # warp-specialized roles: each role's loop lowered apart, then joined
+                if m.hopper is None or "warp-specialized" not in str(e):
+                    raise
+                if m.jump is not None:
+                    raise LoweringError(str(e), retry_without_jump=True) from None
+                kernel_ir = _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensors, notes,
+                                         config.pipes.match_slots_per_distinct_value)
+                from gpusim.kernel_checks import check_kernel
+
+                check_kernel(kernel_ir, config, str(source))
+                return kernel_ir
+            ctx = Context(batch, seg, [b.name for b in bufs], threads, m.T // WARP, base, ck.stack_bytes,
+                          threads * grid[0] * grid[1] * grid[2],
+                          match_slots_per_distinct_value=config.pipes.match_slots_per_distinct_value)
             kernel_ir = lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
                                     ck.source, notes, loop_insts)
             from gpusim.kernel_checks import check_kernel
@@ -157,3 +170,36 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
                 raise
             no_jump = no_jump | {m.jump.head}
     raise LoweringError("the kernel's loops could not be summarised")
+
+
+def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensors, notes,
+                 match_slots: float) -> ir.Kernel:
+    """A warp-specialized kernel (emulated in full): each role's steps lowered as a kernel of their own, then joined
+    into one program (:func:`gpusim.frontend.hopper.merge_roles`)."""
+    import dataclasses
+
+    from gpusim.frontend import hopper
+
+    warps = batch.warps_per_cta
+    role_list = hopper.roles(batch.recs, warps, base)
+    def lower_role(role, summarise: bool):
+        recs, loops = hopper.role_recs(batch.recs, role, warps, ck.program, len(batch.ctas))
+        b = Batch(batch.ctas, grid, warps, recs, None, None)
+        seg = segment(recs, loops if summarise else [], None)
+        ctx = Context(b, seg, [x.name for x in bufs], threads, warps, base, ck.stack_bytes,
+                      threads * grid[0] * grid[1] * grid[2], match_slots_per_distinct_value=match_slots)
+        return lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors, ck.source, notes, 0)
+
+    kernels = [lower_role(role, True) for role in role_list]
+    # the role with the most warps keeps its loop; a role whose loop runs other trips (a producer whose first
+    # iterations skip a wait) is written out in full
+    main = max(range(len(role_list)), key=lambda i: (kernels[i].loop is not None, len(role_list[i])))
+    trips = kernels[main].loop.trips if kernels[main].loop is not None else None
+    kernels = [k if k.loop is None or k.loop.trips == trips else lower_role(r, False)
+               for k, r in zip(kernels, role_list, strict=True)]
+    pro, loop, epi, bars = hopper.merge_roles(kernels, role_list)
+    flops = sum(k.flops for k in kernels)
+    note = f"warp-specialized: {len(role_list)} roles (warps {'; '.join(map(str, role_list))}) lowered apart"
+    return dataclasses.replace(kernels[0], prologue=pro, loop=loop, epilogue=epi, mbarriers=bars, flops=flops,
+                               notes="; ".join(x for x in (notes, note) if x), trips_of=None,
+                               varying=frozenset().union(*(k.varying for k in kernels)))

@@ -8,6 +8,12 @@ Pointers are tensors: ``f32[4096*4096]`` or ``f32[4096,4096]`` (dtype and elemen
 ``@file.npy`` (dtype and size from the file unless written before it). A tensor whose contents are not given holds
 generated values (uniform in [-1, 1) for floats, zeros for integers) that an address may not depend on.
 Arguments go by name (``A=f32[...]``, where the signature is known) or in order.
+
+A TMA tensor map (``CUtensorMap``, which the host builds with ``cuTensorMapEncodeTiled``) is described by what that
+call is given: ``tmap(A,bf16,[K,M],[64,128],swizzle=128)`` is a map of the tensor ``A`` (bf16, dimensions innermost
+first: K columns, M rows; row-major, packed), loaded in boxes of 64 x 128 elements with the 128-byte swizzle (32, 64,
+128 or 0). ``A`` is another pointer argument of the kernel or, where the kernel has none of that name, a tensor of its
+own. The parameter may be the map itself (``const __grid_constant__ CUtensorMap``) or a pointer to one in global memory.
 """
 
 from __future__ import annotations
@@ -56,6 +62,54 @@ class TensorArg:
 
 
 @dataclass(frozen=True)
+class TmapArg:
+    """A TMA tensor map (see the module docstring); ``slot``: its index among the launch's maps."""
+
+    name: str
+    tensor: str
+    dtype: str
+    dims: tuple[int, ...]  # elements, innermost first
+    box: tuple[int, ...]
+    swizzle: int
+    slot: int = 0
+    by_pointer: bool = False  # the parameter points to the map in global memory
+
+    @property
+    def elem_bytes(self) -> int:
+        return 2 if self.dtype == "bf16" else np.dtype(DTYPES[self.dtype]).itemsize
+
+
+TMAP_MAGIC = b"GPUSIMTM"  # the first bytes of a map as the emulator lays it out (then the map's slot, u32)
+TMAP_BYTES = 128
+_TMAP = re.compile(r"^tmap\((?P<tensor>[A-Za-z_]\w*),\s*(?P<dtype>[a-z0-9]+),\s*\[(?P<dims>[^\]]*)\],\s*"
+                   r"\[(?P<box>[^\]]*)\](?:,\s*swizzle=(?P<swz>\d+))?\)$")
+
+
+def parse_tmap(text: str, name: str, where: str) -> TmapArg:
+    m = _TMAP.match(text.replace(" ", ""))
+    if not m:
+        raise ArgError(f"{where}: expected tmap(TENSOR,DTYPE,[DIMS innermost first],[BOX],swizzle=128)")
+    dtype = m.group("dtype")
+    if dtype not in DTYPES:
+        raise ArgError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(DTYPES)})")
+    dims = tuple(_size(x, where) for x in m.group("dims").split(","))
+    box = tuple(_size(x, where) for x in m.group("box").split(","))
+    swz = int(m.group("swz") or 0)
+    if not 1 <= len(dims) <= 5 or len(box) != len(dims):
+        raise ArgError(f"{where}: a tensor map has 1 to 5 dimensions and a box of as many ({len(dims)} and {len(box)})")
+    if any(b > 256 for b in box):
+        raise ArgError(f"{where}: a box dimension is at most 256 elements (cuTensorMapEncodeTiled)")
+    if swz not in (0, 32, 64, 128):
+        raise ArgError(f"{where}: swizzle={swz}: one of 0, 32, 64, 128 (bytes)")
+    t = TmapArg(name, m.group("tensor"), dtype, dims, box, swz)
+    inner = box[0] * t.elem_bytes
+    if inner % 16 or (swz and inner > swz):
+        raise ArgError(f"{where}: the box's inner dimension is {inner} B: a multiple of 16 B, at most the swizzle span "
+                       f"({swz} B)")
+    return t
+
+
+@dataclass(frozen=True)
 class ScalarArg:
     name: str
     code: str
@@ -92,6 +146,8 @@ def _number(text: str, where: str) -> float | int:
 def parse_arg(text: str, name: str, ctype: str | None, where: str):
     """One argument's text for the parameter ``name`` (C type ``ctype`` when the signature is known)."""
     t = text.strip()
+    if t.startswith("tmap("):
+        return parse_tmap(t, name, where)
     is_ptr = ctype is not None and ctype.endswith("*")
     base = None if ctype is None else ctype.replace("const", "").replace("volatile", "").replace("*", "").strip()
     if t.startswith("@") or _TENSOR.match(t):
@@ -190,6 +246,13 @@ def bind(kernel: CompiledKernel, texts: list[str], where: str = "--arg") -> list
     for i in range(n):
         a = parse_arg(given[i], names[i], types[i], f"{where} {names[i]}={given[i]}")
         size = kernel.params[i].size
+        if isinstance(a, TmapArg):
+            if size not in (8, TMAP_BYTES):
+                raise ArgError(f"{where} {names[i]}: the kernel's parameter {i} is {size} bytes: neither a tensor map "
+                               f"({TMAP_BYTES} B, __grid_constant__) nor a pointer to one")
+            import dataclasses
+
+            a = dataclasses.replace(a, slot=sum(isinstance(x, TmapArg) for x in out), by_pointer=size == 8)
         if isinstance(a, TensorArg) and size != 8:
             raise ArgError(f"{where} {names[i]}: the kernel's parameter {i} is {size} bytes, not a pointer")
         if isinstance(a, ScalarArg) and SCALAR_CODES[a.code][1] != size:
@@ -203,7 +266,9 @@ def param_block(kernel: CompiledKernel, args, bases: dict[str, int]) -> bytes:
     """The parameter bytes as constant bank 0 holds them (pointers as the tensors' device addresses)."""
     buf = bytearray(kernel.param_bytes)
     for p, a in zip(kernel.params, args, strict=True):
-        if isinstance(a, TensorArg):
+        if isinstance(a, TmapArg):
+            raw = struct.pack("<Q", bases[a.name]) if a.by_pointer else tmap_bytes(a)
+        elif isinstance(a, TensorArg):
             raw = struct.pack("<Q", bases[a.name])
         else:
             fmt, size = SCALAR_CODES[a.code]
@@ -215,10 +280,44 @@ def param_block(kernel: CompiledKernel, args, bases: dict[str, int]) -> bytes:
     return bytes(buf)
 
 
+def tmap_bytes(a: TmapArg) -> bytes:
+    """The 128 bytes of a tensor map as the emulator lays it out: a tag and the map's slot (what the map describes is
+    kept beside, :func:`tmap_args`)."""
+    return (TMAP_MAGIC + struct.pack("<I", a.slot)).ljust(TMAP_BYTES, b"\0")
+
+
+def tmap_args(args) -> list[TmapArg]:
+    return [a for a in args if isinstance(a, TmapArg)]
+
+
+def tensor_args(args) -> list[TensorArg]:
+    """The tensors of a launch: its pointer arguments, then the tensors its tensor maps name that no pointer argument
+    is (and, for a map passed by pointer, the map's own 128 bytes)."""
+    out = [a for a in args if isinstance(a, TensorArg)]
+    names = {a.name for a in out}
+    for m in tmap_args(args):
+        elements = int(np.prod(m.dims))
+        if m.tensor in names:
+            t = next(a for a in out if a.name == m.tensor)
+            if t.size_bytes < elements * m.elem_bytes:
+                raise ArgError(f"--arg {m.name}: the map covers {elements * m.elem_bytes:,} B of {m.tensor}, which "
+                               f"holds {t.size_bytes:,}")
+        else:
+            out.append(TensorArg(m.tensor, m.dtype, elements))
+            names.add(m.tensor)
+        if m.by_pointer:
+            out.append(TensorArg(m.name, "u8", TMAP_BYTES, "tmap", (m.slot,)))
+    return out
+
+
 def tensor_buffers(args, seed: int = 0) -> list[TensorBuf]:
-    """The memory of each tensor argument, in parameter order."""
+    """The memory of each tensor argument, in parameter order (then the tensors of the tensor maps)."""
     out = []
-    for i, a in enumerate(a for a in args if isinstance(a, TensorArg)):
+    for i, a in enumerate(tensor_args(args)):
+        if a.dist == "tmap":  # a tensor map in global memory
+            raw = np.frombuffer(tmap_bytes(TmapArg(a.name, "", "u8", (1,), (1,), 0, int(a.dist_args[0]))), np.uint8)
+            out.append(TensorBuf(a.name, a.size_bytes, np.dtype(np.uint8), from_array(raw), True))
+            continue
         bf16 = a.dtype == "bf16"
         dtype = np.dtype(np.uint16 if bf16 else DTYPES[a.dtype])
         if a.dist == "file":

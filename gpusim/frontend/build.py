@@ -27,6 +27,7 @@ from gpusim.frontend.isa import Decoded, SassDecodeError, decode
 NVCC_TIMEOUT_S = 300
 NVCC_MEMORY_BYTES = 8 << 30
 ARCHES = ("sm_90", "sm_90a")
+SM_90A_ONLY = "not supported on .target 'sm_90'"  # ptxas: an sm_90a instruction built for sm_90 (rebuilt for sm_90a)
 
 
 class BuildError(KernelError):
@@ -137,7 +138,12 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
     h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]).encode())
     entry = cache_dir() / h.hexdigest()[:32]
     if not (entry / "kernels.json").is_file():
-        _build_entry(cu, nvcc, arch, defines, options, entry)
+        try:
+            _build_entry(cu, nvcc, arch, defines, options, entry)
+        except BuildError as e:  # wgmma, setmaxnreg: sm_90a's arch-specific instructions (Hopper's own)
+            if arch != "sm_90" or SM_90A_ONLY not in str(e):
+                raise
+            return compile_cuda(cu, "sm_90a", defines, options, compiler)
     return _load_entry(entry, cu, arch)
 
 

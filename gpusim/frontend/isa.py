@@ -214,6 +214,8 @@ def parse_operand(text: str, mnemonic: str, where: str) -> Operand:
     t = text.strip().replace(".reuse", "")
     if not t:
         raise SassDecodeError(f"{where}: empty operand")
+    if t.startswith("gdesc["):  # HGMMA gdesc[UR8](.tnspA/.tnspB): the uniform registers holding the wgmma matrix
+        return _addr(t[5:t.index("]") + 1], where)  # descriptors (the suffix: an operand stored transposed)
     if t.startswith("desc["):  # desc[UR6][R2.64+0x10]: the descriptor selects caching, the second bracket addresses
         return _addr(t[t.index("]") + 1:], where)
     if t.startswith("["):
@@ -239,7 +241,7 @@ def parse_operand(text: str, mnemonic: str, where: str) -> Operand:
         return Const(int(c.group(3), 16), off, creg)
     if t.startswith("SR_") or t == "SRZ":
         return Special(t)
-    if t in ("PR",) or re.fullmatch(r"S?B\d+", t) or t.isalpha():
+    if t in ("PR",) or re.fullmatch(r"S?B\d+|gsb\d", t) or t.isalpha():
         return Named(t)
     if mnemonic in FLOAT_MNEMONICS or mnemonic in HALF_MNEMONICS:
         try:
@@ -278,6 +280,12 @@ def decode(inst: Inst, index: int) -> Decoded:
         if guard.const_true:
             guard = None
     raw = inst.operands.strip()
+    shape = re.match(r"^(x\d+x\d+(?:\.[A-Z0-9_]+)*)\s+", raw)  # HGMMA.64x128x16.F32.BF16: the listing parser
+    if shape and mnemonic == "HGMMA":  # cuts the opcode at the lowercase x of the shape
+        mods = (mods[0] + shape.group(1).split(".")[0], *shape.group(1).split(".")[1:], *mods[1:])
+        raw = raw[shape.end():]
+        text = f"{inst.guard + ' ' if inst.guard else ''}HGMMA.{'.'.join(mods)} {raw}".strip()
+        where = f"0x{inst.addr:04x} '{text}'"
     ops: list[Operand] = []
     if mnemonic in BRANCHES:
         # BRA 0x520 / BRA.U !UP0, 0x120 / RET.REL.NODEC R2 0x0 / CALL.REL.NOINC 0x7350

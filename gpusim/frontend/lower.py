@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim import ir
+from gpusim.frontend import hopper
 from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
@@ -79,6 +80,8 @@ def _cta_warps(ctx: Context, rec: Rec, i: int) -> np.ndarray:
 
 def _kind(pos: Position) -> str:
     mn = pos.inst.mnemonic
+    if hopper.lowered(pos.inst):
+        return "hopper"
     if mn in MEMORY_KINDS or mn in ATOMICS:
         return "mem"
     if mn in SYNC_MNEMONICS:
@@ -367,6 +370,8 @@ def flops_per_cta(ctx: Context, pos: list[Position], trips: int) -> int:
         if d.mnemonic == "HMMA":
             shape = next((k for k in d.mods if k[0].isdigit()), "16816")
             per = MMA_FLOPS.get(shape, 0)
+        if d.mnemonic == "HGMMA":
+            per = hopper.flops(d)
         if not per:
             continue
         warps = int(_cta_warps(ctx, _key_rec(p), ctx.base).sum())
@@ -379,10 +384,15 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     seg = ctx.seg
     pos = positions(seg, program)
     b = Builder(ctx)
+    hop = hopper.Lowering(ctx, pos) if any(_kind(p) == "hopper" for p in pos) else None
     units_ops = []
     for u in units(ctx, pos):
         kind = _kind(u[0])
-        if kind == "mem":
+        if kind == "hopper":
+            ops = hop.ops(b, u)
+            if not ops:  # WARPGROUP.ARRIVE: its issue slot is the Commit's
+                continue
+        elif kind == "mem":
             ops = b.memory(u)
         elif kind == "sync":
             ops = [b.sync(u)]
@@ -398,6 +408,8 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
                                               f"the {len(ctx.batch.ctas)} emulated take their nearest emulated "
                                               "CTA's addresses") if x)
     ops = _after(units_ops)
+    if hop is not None:
+        ops = hopper.accumulate_in_pipe(ops)
     # operations no warp of the base CTA executes (a border CTA's own code: its compute is not simulated, its memory
     # operations keep their addresses) are left out, and so are the waits for them
     gone = {getattr(o, "name", None) for o in ops if getattr(o, "warps", None) == ()} - {None}
@@ -445,4 +457,5 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     if b.used_local:
         tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads)]
     return ir.Kernel(name, "cuda", tuple(batch.grid), {}, launch, pro, loop, epi, tuple(tensors), flops, source,
-                     notes, trips_of=trips_of, loop_sass_instructions=loop_insts, varying=frozenset(b.varying))
+                     notes, mbarriers=hop.mbarriers() if hop else {}, trips_of=trips_of,
+                     loop_sass_instructions=loop_insts, varying=frozenset(b.varying))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpusim.frontend import regs
+from gpusim.frontend import hopper, regs
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import DATA, UNKNOWN, EmulationError, GlobalMemory
@@ -34,6 +34,7 @@ SHARED_WINDOW_MASK = 0xFFFFFF  # the window address's low 24 bits are the byte i
 # constant bank 0 as the driver fills it on sm_90: blockDim, gridDim, the local-memory stack top, the global
 # memory descriptor (read only as ULDC.64 for desc[URx] operands) and the kernel parameters from PARAM_BASE
 CONST_BLOCK_DIM, CONST_GRID_DIM, CONST_STACK, CONST_DESC, PARAM_BASE = 0x0, 0xC, 0x28, 0x208, 0x210
+CONST_PARAM_ADDR = 0x198  # the generic address of the parameters (&param of a __grid_constant__ tensor map)
 SHARED_WINDOW_HI = 0x7E00  # the high word of a generic address in the shared window (global tensors sit at 0x7F00...)
 MAX_PERIOD = 4  # the longest period of a loop's induction variables looked for (a 4-stage pipeline's buffers)
 WARM_ARRIVALS = 2 * MAX_PERIOD + 1  # iterations emulated (after the first) before a loop's strides are trusted
@@ -43,11 +44,7 @@ MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", 
 CONTROL = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT"}
 BARRIER = {"BAR"}
 UNSUPPORTED_WHY = {
-    "HGMMA": "Hopper wgmma (asynchronous warpgroup MMA) is not emulated yet",
-    "UTMALDG": "TMA tensor copies are not emulated yet", "UTMASTG": "TMA tensor copies are not emulated yet",
-    "UBLKCP": "TMA bulk copies are not emulated yet", "SYNCS": "mbarrier operations are not emulated yet",
-    "WARPGROUP": "warpgroup synchronisation is not emulated yet", "USETMAXREG": "setmaxnreg is not emulated yet",
-    "BPT": "breakpoints and traps stop the kernel", "KILL": "KILL ends threads abnormally",
+    **hopper.REFUSED, "BPT": "breakpoints and traps stop the kernel", "KILL": "KILL ends threads abnormally",
 }
 
 
@@ -63,6 +60,7 @@ class MemAccess:
     taint: int = 0  # the address registers' taint
     shared_addr: np.ndarray | None = None  # LDGSTS: the shared destination offsets
     matrices: int = 0  # ldsm/stsm .x1/.x2/.x4
+    extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
 
 
 @dataclass
@@ -141,6 +139,7 @@ class Machine:
         c0[CONST_BLOCK_DIM:CONST_BLOCK_DIM + 12] = np.array(self.launch.block, dtype=np.uint32).tobytes()
         c0[CONST_GRID_DIM:CONST_GRID_DIM + 12] = np.array(self.launch.grid, dtype=np.uint32).tobytes()
         c0[CONST_STACK:CONST_STACK + 4] = np.array([self.launch.local_bytes], dtype=np.uint32).tobytes()
+        c0[CONST_PARAM_ADDR:CONST_PARAM_ADDR + 8] = np.array([hopper.PARAM_WINDOW], dtype=np.uint64).tobytes()
         c0[PARAM_BASE:] = self.launch.params
         self.const0 = bytes(c0)
         self.index_of = {d.addr: d.index for d in self.program}
@@ -161,6 +160,7 @@ class Machine:
         self.loop_data = False  # the tracked loop's addresses or trip count depend on loaded data
         self.watch = None  # (instruction index, operands) whose values a trip-count probe records
         self.watched = None
+        self.hopper = hopper.State(self) if any(d.mnemonic in hopper.MNEMONICS for d in self.program) else None
         self.back_edges = {d.index: self.index_of.get(_target(d)) for d in self.program
                            if d.mnemonic in ("BRA", "JMP") and _target(d) is not None and _target(d) <= d.addr}
 
@@ -176,7 +176,8 @@ class Machine:
                 raise EmulationError(f"reads c[0x0][R+0x{c.offset:x}] outside the kernel parameters")
             return buf[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
         o = c.offset
-        known = o < CONST_GRID_DIM + 12 or o in (CONST_STACK, CONST_DESC, CONST_DESC + 4) or o >= PARAM_BASE
+        known = o < CONST_GRID_DIM + 12 or o in (CONST_STACK, CONST_DESC, CONST_DESC + 4, CONST_PARAM_ADDR,
+                                                 CONST_PARAM_ADDR + 4) or o >= PARAM_BASE
         if not known or o + 4 > len(self.const0):
             what = "past the kernel parameters" if o >= PARAM_BASE else "a driver constant gpusim does not model"
             raise EmulationError(f"reads c[0x0][0x{o:x}], {what}")
@@ -586,6 +587,8 @@ class Machine:
         self._pending: dict[int, np.ndarray] = {0: self.valid.copy()}
         self._heap = [0]
         self._drive(stop=None)
+        if self.hopper is not None:
+            self.hopper.check_done()
 
     def _drive(self, stop) -> None:
         program = self.program
@@ -633,6 +636,9 @@ class Machine:
         if mn in CONTROL:
             self._record(d, mask, em, None, cond_taint)
             self._control(d, mask, em, cond_taint)
+            return
+        if self.hopper is not None and mn in hopper.MNEMONICS:
+            hopper.execute(self, d, mask, em, cond_taint)
             return
         if d.index in self.skip:
             self._record(d, mask, em, None, cond_taint)
@@ -764,6 +770,8 @@ class Machine:
             self.iters[taken] = 0
             self.snapshots = []
             self.loop_data = False
+            if self.hopper is not None:
+                self.hopper.reset_history()
             if self.recorder is not None:
                 self.recorder.loop_start(head, d.index, taken)
         if self.tracked == key:
@@ -775,6 +783,8 @@ class Machine:
             if self.jump is None and head not in self.no_jump and not self.loop_data and \
                     len(self.snapshots) < WARM_ARRIVALS:
                 self.snapshots.append((taken.copy(), self._regs()))
+                if self.hopper is not None:
+                    self.hopper.snapshot()
                 if len(self.snapshots) == WARM_ARRIVALS and arrivals == WARM_ARRIVALS:
                     if self._try_jump(head, d.index, taken):
                         return
@@ -818,6 +828,8 @@ class Machine:
         lanes = np.logical_and.reduce([s[0] for s in self.snapshots])
         if not (lanes == taken).all() or self.loop_data:  # lanes left or joined during the warm-up: emulate whole
             return False
+        if self.hopper is not None and not self.hopper.may_jump(lanes):  # another role's loop runs beside it
+            return False
         ind = self._induction(lanes)
         trips = self._probe_trips(head, back, lanes, ind)
         if trips is None:
@@ -827,6 +839,8 @@ class Machine:
             return False  # each lane must have iterations to skip or run after the warm-up: too short to jump
         resume = np.where(lanes, trips - 2, -1)
         self._set_iteration(lanes, resume, ind)
+        if self.hopper is not None:
+            self.hopper.jump(lanes, resume, ind[0])
         self.iters[lanes] = resume[lanes]
         self.jump = LoopJump(head, back, WARM_ARRIVALS, np.where(lanes, trips, 0), resume, ind[0])
         self._goto(head, taken)

@@ -7,7 +7,7 @@ from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
 
 NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
            "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CCTL", "YIELD", "BMOV", "JMP",
-           "BRX", "NANOSLEEP", "STSM"}
+           "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG"}
 TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
 
 
@@ -23,7 +23,9 @@ def dest_operands(d: Decoded) -> int:
     mn = d.mnemonic
     if mn in NO_DEST:
         return 0
-    if mn in TWO_PREDS or mn in ("SHFL", "VOTE", "VOTEU"):
+    if mn in ("VOTE", "VOTEU"):  # VOTE.ANY R0, P0, P1 writes two; VOTEU.ALL UP0, P1 one (the last is the source)
+        return min(2, len(d.ops) - 1)
+    if mn in TWO_PREDS or mn in ("SHFL", "ELECT"):
         return 2
     if mn in ("LOP3", "ULOP3", "ATOMS", "ATOMG", "ATOM", "MATCH", "FLO", "UFLO"):
         return _leading_preds(d.ops) + 1
@@ -79,10 +81,19 @@ def reads_of(d: Decoded) -> set[str]:
         elif isinstance(o, Addr):
             for r in (o.reg, o.ureg):
                 if r is not None:
-                    out.update(_names(r, 2 if r.wide else 1))
+                    out.update(_names(r, _tuple_regs(d, i) or (2 if r.wide else 1)))
     if d.guard is not None:
         out.add(f"{'U' if d.guard.uniform else ''}P{d.guard.idx}")
     return out
+
+
+def _tuple_regs(d: Decoded, i: int) -> int:
+    """Uniform registers a TMA operand spans: the destination tuple (shared address, mbarrier, coordinates), the
+    tensor map's 64-bit address."""
+    if d.mnemonic in ("UTMALDG", "UTMASTG", "UTMACCTL"):
+        rank = next((int(k[0]) for k in d.mods if len(k) == 2 and k[1] == "D" and k[0].isdigit()), 0)
+        return 2 if i == 1 or d.mnemonic == "UTMACCTL" else 2 + rank
+    return 0
 
 
 def writes_of(d: Decoded) -> set[str]:
@@ -97,6 +108,7 @@ def writes_of(d: Decoded) -> set[str]:
 
 LOADS = {"LDG", "LD", "LDS", "LDL", "LDSM", "ATOMS", "ATOMG", "ATOM"}
 ACCESSES = LOADS | {"STG", "ST", "STS", "STL", "LDGSTS", "RED", "REDG", "STSM"}
+HOPPER = {"UTMALDG", "UTMASTG", "UTMACCTL", "SYNCS"}  # TMA copies and mbarriers: every register they read matters
 FLOW = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT", "BAR"}
 # instructions whose cost depends on their operands' values (MATCH: its distinct values, Machine.distinct): their
 # sources are needed like a branch's, and they are never skipped
@@ -164,7 +176,7 @@ def control_liveness(program: list[Decoded]) -> tuple[list[int], dict[str, int]]
             if d.mnemonic == "LDGSTS":  # its source-size predicate decides which lanes read (Machine._ldgsts)
                 regs |= {f"{'U' if o.uniform else ''}P{o.idx}" for o in d.ops[2:] if isinstance(o, Pred) and o.idx != 7}
             direct.append(bits(regs))
-        elif d.mnemonic in FLOW or d.mnemonic in COSTED:
+        elif d.mnemonic in FLOW or d.mnemonic in HOPPER or d.mnemonic in COSTED:
             direct.append(bits(_reads(d)))
         else:
             direct.append(0)

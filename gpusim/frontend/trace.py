@@ -46,6 +46,7 @@ class Rec:
     matrices: int = 0
     taint: int = 0
     distinct: np.ndarray | None = None  # MATCH: (batch warps,) distinct values per warp (0: not there)
+    extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
 
 
 class Recorder:
@@ -71,6 +72,7 @@ class Recorder:
                 r.saddr = np.where(s.exec, m.shared_addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
             r.space, r.kind, r.width, r.tensor, r.matrices, r.taint = (m.space, m.kind, m.width, m.tensor,
                                                                       m.matrices, m.taint)
+            r.extra = m.extra
         self.recs.append(r)
 
     def loop_start(self, head: int, back: int, lanes: np.ndarray) -> None:
@@ -212,7 +214,8 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segmen
     last = len(in_loop) - 1 - in_loop[::-1].index(True)
     if not all(in_loop[first:last + 1]):
         raise LoweringError("the loop's iterations are interleaved with code outside it (CTAs of the batch take "
-                            "different paths around the loop): not supported yet")
+                            "different paths around the loop, or warps of one CTA run loops of their own: "
+                            "warp-specialized roles): not supported yet")
     blocks = _blocks(recs[first:last + 1], lp["back"])
     if lp["jumped"]:
         warm = jump.arrivals

@@ -299,10 +299,6 @@ def compile_triton(path: str | Path, kernel: str | None, args: list[str], conste
         raise TritonError(_compile_message(e, fn, path)) from None
     meta = cc.metadata
     entry = _describe(cc.asm["cubin"], f"{path}:{fn.__name__}")
-    if "HGMMA" in (entry / "sass.txt").read_text():
-        raise TritonError(f"{path}: {fn.__name__}: Triton compiled tl.dot to Hopper wgmma (HGMMA), which the emulator "
-                          "does not run yet; with DISABLE_MMA_V3=1 in the environment Triton emits mma.sync (HMMA) "
-                          "instead (as it would on the H100 with the same setting)")
     kernels = fbuild._load_entry(entry, Path(path), "sm_90")
     ck = fbuild.pick(kernels, meta.name, str(path))
     hidden = len(ck.params) - len(runtime)

@@ -1,0 +1,153 @@
+"""Hopper through the CUDA front-end (gpusim/frontend/hopper.py): tensor maps, TMA loads, mbarriers, wgmma."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpusim import ir
+from gpusim.frontend import kernel_from_source
+from gpusim.frontend.args import ArgError, parse_tmap
+from gpusim.frontend.hopper import swizzled
+from gpusim.frontend.memory import EmulationError
+from gpusim.ir import instructions_per_warp
+from conftest import needs_cuda
+
+REPO = Path(__file__).resolve().parents[1]
+TWIN = REPO / "validate" / "kernels" / "hgemm_tma_wgmma.cu"
+COMMON = REPO / "validate" / "kernels" / "hopper_common.cuh"
+
+
+def test_tmap_argument_is_checked():
+    t = parse_tmap("tmap(A,bf16,[4096,512],[64,128],swizzle=128)", "tmA", "--arg")
+    assert (t.tensor, t.dims, t.box, t.swizzle, t.elem_bytes) == ("A", (4096, 512), (64, 128), 128, 2)
+    for bad in ("tmap(A,bf16,[64,8],[64,300],swizzle=128)",  # a box dimension over 256
+                "tmap(A,bf16,[64,8],[128,8],swizzle=128)",  # 256-byte rows over the 128-byte swizzle span
+                "tmap(A,bf16,[64,8],[64,8],swizzle=48)", "tmap(A,bf16,[64],[64,8])", "tmap(A,q7,[64],[64])"):
+        with pytest.raises(ArgError):
+            parse_tmap(bad, "tmA", "--arg")
+
+
+def test_swizzle_128b_is_the_twins_layout():
+    """hopper_common.cuh: byte (r, c) of a 128-byte-row tile at r*128 + 2c, then the 16-byte chunk index XOR r % 8."""
+    r, q = np.meshgrid(np.arange(16), np.arange(8), indexing="ij")
+    got = swizzled(r * 128 + q * 16, 128)
+    assert np.array_equal(got, r * 128 + ((q ^ (r % 8)) * 16))
+    assert np.array_equal(swizzled(r * 128 + q * 16, 0), r * 128 + q * 16)
+
+
+def _twin(size: int, stages: int = 1, defines: tuple = ()):
+    M = N = K = size
+    box = "[64,128],swizzle=128"
+    return kernel_from_source(TWIN, "hgemm_tma_wgmma", grid=(N // 128, M // 128, 1), block=(128, 1, 1),
+                              args=[f"tmap(A,bf16,[{K},{M}],{box})", f"tmap(B,bf16,[{K},{N}],{box})",
+                                    f"bf16[{M * N}]", str(M), str(N), str(K)],
+                              smem_dynamic=stages * 32768 + 1024 + 128, defines=(f"STAGES={stages}", *defines))
+
+
+def _per_warp(k: ir.Kernel, w: int) -> int:
+    return (instructions_per_warp(k.prologue, w) + k.loop.trips * instructions_per_warp(k.loop.body, w)
+            + instructions_per_warp(k.epilogue, w))
+
+
+@needs_cuda
+def test_hgemm_tma_wgmma_from_source_matches_the_sass_paths():
+    """Every warp executes the compiled code's instructions (the hand IR's counts, taken from the SASS by address
+    range), the TMA boxes land on the tiles, and the mbarrier's phase completes with thread 0's arrive and the two
+    copies."""
+    k = _twin(512)
+    hand = ir.build_kernel("hgemm_tma_wgmma", (512, 512, 512))
+    for w in range(4):
+        assert _per_warp(k, w) == _per_warp(hand, w)
+    body = k.loop.body
+    tma = [o for o in body if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert [o.tensor for o in tma] == ["A", "B"] and all(o.warps == (0,) for o in tma)
+    assert k.mbarriers == {tma[0].arrive: 3}
+    assert any(isinstance(o, ir.MbarWait) for o in body) and any(isinstance(o, ir.Arrive) for o in body)
+    assert sum(o.count // o.units for o in body if isinstance(o, ir.Compute) and o.pipe == "wgmma") == 8
+    wait = next(o for o in body if isinstance(o, ir.MbarWait))
+    assert [wait.seq(it, 0) for it in range(4)] == [0, 1, 2, 3]
+    # the A box of CTA (bx=2, by=3) at k-tile 5: rows 384.., columns 320.., 128 rows of 128 B
+    a = np.asarray(tma[0].addr(ir.AddrCtx(np.arange(32).reshape(-1, 1, 1), np.arange(4).reshape(1, -1, 1),
+                                          np.arange(32).reshape(1, 1, -1), np.zeros((1, 4, 32), int), (128, 1, 1),
+                                          2, 3, 0, 5, 0)))
+    chunks = a[:, 0, :].reshape(-1)
+    rows, cols = np.divmod(chunks // 2, 512)
+    assert chunks[0] == (384 * 512 + 320) * 2 and len(np.unique(chunks)) == 1024
+    assert rows.min() == 384 and rows.max() == 511 and cols.min() == 320 and cols.max() == 376  # chunk starts
+    assert (a[:, 1:, :] < 0).all()  # only the issuing warp
+
+
+@needs_cuda
+def test_tensor_maps_in_global_memory():
+    """-DTMAP_GLOBAL: the maps are passed as pointers (a tensor of 128 bytes each); thread 0 alone still issues the
+    two boxes of a k-tile (its test, a VOTEU.ALL of tid != 0, is control, not data)."""
+    k = _twin(256, defines=("TMAP_GLOBAL",))
+    tma = [o for o in k.loop.body if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert [(o.tensor, o.warps) for o in tma] == [("A", (0,)), ("B", (0,))]
+    assert k.mbarriers == {tma[0].arrive: 3}
+    assert {"arg0", "arg1"} <= {t.name for t in k.tensors}  # the maps' own 128 bytes
+
+
+WAITER = """
+#include "{common}"
+extern "C" __global__ void wait_first(int* out, int n) {{
+  __shared__ alignas(8) unsigned long long bar;
+  const unsigned b = smem_u32(&bar);
+  if (threadIdx.x == 0) mbar_init(b, {count});
+  __syncthreads();
+  if (threadIdx.x >= 32) {{
+    mbar_wait(b, 0);
+    out[threadIdx.x] = n;
+  }} else {{
+    mbar_arrive(b);
+  }}
+}}
+"""
+
+
+@needs_cuda
+def test_try_wait_loop_is_a_wait_on_the_barrier(tmp_path):
+    """Warp 1 reaches its try_wait before warp 0 arrives: it waits there (not spinning on the clock) and passes at
+    its first try once the 32 per-thread arrivals are in; the IR counts one arrival per arriving warp."""
+    src = tmp_path / "wait_first.cu"
+    src.write_text(WAITER.format(common=COMMON, count=32))
+    k = kernel_from_source(src, "wait_first", grid=1, block=64, args=["i32[64]", "7"])
+    ops = k.all_ops()
+    waits = [o for o in ops if isinstance(o, ir.MbarWait)]
+    arrives = [o for o in ops if isinstance(o, ir.Arrive)]
+    assert len(waits) == 1 and waits[0].warps == (1,) and waits[0].seq(0, 0) == 0
+    assert len(arrives) == 1 and arrives[0].warps == (0,)
+    assert k.mbarriers == {waits[0].bar: 1}
+
+
+@needs_cuda
+def test_a_phase_that_never_completes_is_one_line(tmp_path):
+    src = tmp_path / "wait_first.cu"
+    src.write_text(WAITER.format(common=COMMON, count=33))  # 32 threads arrive on a barrier of 33
+    with pytest.raises(EmulationError, match="never completes the phase"):
+        kernel_from_source(src, "wait_first", grid=1, block=64, args=["i32[64]", "7"])
+
+
+@needs_cuda
+def test_warp_specialized_roles_are_lowered_apart_and_joined():
+    """hgemm_ws: a producer thread (TMA into a ring of 3 stages) and two consumer warpgroups (wgmma), each running a
+    loop of its own, synchronised by full and empty mbarriers: each role lowered on its own, joined into one
+    program; a full phase completes with the producer's arrive and its two copies, an empty one with the two consumer
+    warpgroups' arrivals."""
+    M, N, K, BN = 128, 256, 256, 256
+    k = kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws.cu", "hgemm_ws", grid=(N // BN, M // 128, 1),
+                           block=(384, 1, 1),
+                           args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
+                                 f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M), str(N),
+                                 str(K)],
+                           smem_dynamic=3 * (128 + BN) * 128 + 1024 + 128, defines=("STAGES=3", f"BN={BN}"))
+    assert sorted(k.mbarriers.values()) == [2, 3]
+    ops = k.all_ops()
+    tma = [o for o in ops if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert len(tma) == 2 * K // 64 and all(o.warps == (0,) for o in tma)  # the producer's, every k-tile
+    mma = [o for o in ops if isinstance(o, ir.Compute) and o.pipe == "wgmma"]
+    assert mma and all(o.warps == tuple(range(4, 12)) for o in mma)
+    assert "warp-specialized" in k.notes
