@@ -114,24 +114,34 @@ OTHER = "issuing, or no work (not a traced span)"
 
 def busy_share(trace: list[tuple], warps_per_cta: int) -> dict[str, float]:
     """Per activity, the share of all traced warps' time (each from 0 to the last traced cycle) spent in it; an
-    instant in several activities counts for the first in :data:`PRIORITY` order, and the time in none is
-    :data:`OTHER`, so the shares add up to 100%."""
+    instant in several activities counts for the first in :data:`PRIORITY` order (then activities not listed there,
+    by name), and the time in none is :data:`OTHER`, so the shares add up to 100%. One sweep over each warp's sorted
+    span ends: O(n log n) in the spans."""
     if not trace:
         return {}
     end_all = max(e[4] for e in trace)
-    rank = {a: i for i, a in enumerate(PRIORITY)}
-    per_warp: dict[int, list[tuple[float, float, str]]] = {}
+    of = {(cat, name): activity(cat, name) for _, name, cat, t0, t1 in trace if t1 > t0}
+    acts = sorted(set(of.values()), key=lambda a: (PRIORITY.index(a) if a in PRIORITY else len(PRIORITY), a))
+    rank = {a: i for i, a in enumerate(acts)}
+    per_warp: dict[int, list[tuple[float, int, int]]] = {}  # (time, +1 start / -1 end, activity's rank)
     for w, name, cat, t0, t1 in trace:
         if t1 > t0:
-            per_warp.setdefault(w, []).append((t0, t1, activity(cat, name)))
+            r = rank[of[cat, name]]
+            per_warp.setdefault(w, []).extend(((max(t0, 0.0), 1, r), (t1, -1, r)))
     warps = len({e[0] for e in trace})
-    total: dict[str, float] = {}
-    for spans in per_warp.values():
-        cuts = sorted({0.0, end_all, *(t for s in spans for t in s[:2])})
-        for a, b in zip(cuts, cuts[1:], strict=False):
-            mid = (a + b) / 2
-            acts = [act for t0, t1, act in spans if t0 <= mid < t1]
-            act = min(acts, key=lambda x: rank.get(x, len(rank))) if acts else OTHER
-            total[act] = total.get(act, 0.0) + (b - a)
-    total[OTHER] = total.get(OTHER, 0.0) + (warps - len(per_warp)) * end_all
-    return {a: round(100.0 * v / (warps * end_all), 1) for a, v in sorted(total.items(), key=lambda kv: -kv[1])}
+    total = [0.0] * (len(acts) + 1)  # the last: OTHER
+    for events in per_warp.values():
+        events.sort()
+        open_ = [0] * len(acts)
+        prev = 0.0
+        for t, step, r in events:
+            if t > prev:
+                top = next((i for i, n in enumerate(open_) if n), len(acts))
+                total[top] += t - prev
+                prev = t
+            open_[r] += step
+        total[-1] += end_all - prev
+    names = [*acts, OTHER]
+    out = {names[i]: v for i, v in enumerate(total) if v}
+    out[OTHER] = out.get(OTHER, 0.0) + (warps - len(per_warp)) * end_all
+    return {a: round(100.0 * v / (warps * end_all), 1) for a, v in sorted(out.items(), key=lambda kv: -kv[1])}
