@@ -52,6 +52,7 @@ from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
 from gpusim.sm.pipes import ExecutionPipes
 from gpusim.sm.scheduler import IssueSlots
 
+EXTRAPOLATED = "extrapolated"  # the trace category of a warp's fast-forwarded stretch (not simulated)
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "drain", "no_instruction", "dispatch_stall", "not_selected", "selected")
 # The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
@@ -806,6 +807,8 @@ class ChipModel:
         if stretch > 1.0 and length * (stretch - 1.0) > 0:
             wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
+        if wp.tracing:  # the timeline shows the stretch as extrapolated, not as a warp with nothing to do
+            self._span(wp, f"{extra} iterations extrapolated", EXTRAPOLATED, arrived, wake)
         if wake > env.now:
             yield env.timeout(wake - env.now)
 

@@ -144,8 +144,8 @@ def _busy_share_by_instants(trace):
     """The definition, instant by instant (quadratic): the reference the sweep of ``busy_share`` must match."""
     end_all = max(e[4] for e in trace)
     acts = {timeline.activity(c, n) for _, n, c, t0, t1 in trace if t1 > t0}
-    order = sorted(acts, key=lambda a: (timeline.PRIORITY.index(a) if a in timeline.PRIORITY
-                                        else len(timeline.PRIORITY), a))
+    first = (timeline.EXTRAPOLATED, *timeline.PRIORITY)
+    order = sorted(acts, key=lambda a: (first.index(a) if a in first else len(first), a))
     warps = sorted({e[0] for e in trace})
     total: dict[str, float] = {}
     for w in warps:
@@ -155,13 +155,15 @@ def _busy_share_by_instants(trace):
             here = [act for t0, t1, act in spans if t0 <= (a + b) / 2 < t1]
             act = min(here, key=order.index) if here else timeline.OTHER
             total[act] = total.get(act, 0.0) + (b - a)
-    return {a: round(100.0 * v / (len(warps) * end_all), 1) for a, v in total.items()}
+    simulated = len(warps) * end_all - total.pop(timeline.EXTRAPOLATED, 0.0)
+    return {a: round(100.0 * v / simulated, 1) for a, v in total.items()} if simulated > 0 else {}
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([("ldA", "global_ld"), ("mma", "tensor"),
                                                                ("wait:full", "stall"), ("exp", "sfu"),
-                                                               ("x", "odd_unit"), ("ffma", "fp32")]),
+                                                               ("x", "odd_unit"), ("ffma", "fp32"),
+                                                               ("3 iterations extrapolated", "extrapolated")]),
                           st.integers(0, 300), st.integers(0, 120)), min_size=1, max_size=40))
 def test_timeline_shares_sweep_matches_the_instant_by_instant_definition(raw):
     trace = [(w, n, c, float(t0), float(t0 + d)) for w, (n, c), t0, d in raw]
@@ -169,6 +171,13 @@ def test_timeline_shares_sweep_matches_the_instant_by_instant_definition(raw):
         return
     got = timeline.busy_share(trace, warps_per_cta=4)
     assert got == _busy_share_by_instants(trace)
+
+
+def test_timeline_shares_are_of_the_simulated_time_not_the_extrapolated_stretch():
+    trace = [(0, "ldA", "global_ld", 0, 100), (0, "40 iterations extrapolated", "extrapolated", 100, 900),
+             (0, "mma", "tensor", 900, 1000)]
+    assert timeline.busy_share(trace, warps_per_cta=4) == {"global memory": 50.0, "MMA (tensor cores)": 50.0}
+    assert timeline.extrapolated_share(trace) == 80.0
 
 
 def test_stage_sweep_shared_memory_grows_until_the_227_kb_limit(h100):
