@@ -352,6 +352,11 @@ class ChipModel:
         self.cause_of = {op.name: f"{op.space} {'ldmatrix' if op.kind == 'ldsm' else 'load'} '{op.name}'"
                          for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         self.cause_of |= {op.name: f"{op.pipe} '{op.name}'" for op in kernel.all_ops() if isinstance(op, Compute)}
+        # ... and a warp waiting on an mbarrier: what completes its phases (TMA copies landing, warps arriving)
+        tma = {op.arrive for op in kernel.all_ops() if isinstance(op, Mem) and op.arrive}
+        warps = {op.bar for op in kernel.all_ops() if isinstance(op, Arrive)}
+        self.cause_of |= {f"mbarrier:{b}": f"mbarrier '{b}' <- " + " and ".join(
+            x for x, on in (("TMA copies", b in tma), ("warps arriving", b in warps)) if on) for b in tma | warps}
         self.stall_causes: dict[tuple[str, str], float] = {}
         self.barriers = CtaBarriers(self.env, params.barrier_latency)
         self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
@@ -719,7 +724,8 @@ class ChipModel:
             self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:  # an mbarrier try_wait loop: long_scoreboard in ncu (measured, run_stallmap.py)
             wp.stats[LONG_SCOREBOARD] += env.now - now
-            self._cause(wp, LONG_SCOREBOARD, f"mbarrier '{op.bar}'", env.now - now)
+            self._cause(wp, LONG_SCOREBOARD, self.cause_of.get(f"mbarrier:{op.bar}", f"mbarrier '{op.bar}'"),
+                        env.now - now)
             if wp.tracing:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 

@@ -112,7 +112,11 @@ def test_hopper_stalls_are_explained_by_their_mechanism(predicted):
     m = predicted("hgemm_ws", (1024, 1024, 1024))
     causes = dict(stalls.causes(m, "long_scoreboard"))
     assert causes and all(c.startswith("mbarrier") for c in causes)  # a consumer waits on the full / empty barriers
-    assert "TMA copy" in stalls.explain("long_scoreboard", m)
+    # each barrier by what completes it in the kernel: TMA copies land on 'full', consumer warps arrive on 'empty'
+    assert causes.keys() == {"mbarrier 'full' <- TMA copies", "mbarrier 'empty' <- warps arriving"}
+    said = stalls.explain("long_scoreboard", m)
+    assert "'full' (an mbarrier try_wait: waiting for the stage's TMA copies to land" in said
+    assert "'empty' (an mbarrier try_wait: waiting for other warps to arrive" in said
     assert "wgmma.wait_group" in stalls.explain("barrier", m)
     plain = predicted("sgemm_2d_blocktiling", (512, 512, 512))
     assert "global load" in stalls.explain("long_scoreboard", plain)

@@ -99,6 +99,7 @@ def main() -> None:
         overrides = common.knob_widgets(name, "pl", skip=("stages",))
     if shape is None:
         return
+    common.warn_unvalidated(name)
     cfg = catalog.config(common.config_path())
     points = pipeline.smem_sweep(name, shape, overrides, cfg)
     if not any(p.smem_bytes is not None for p in points):
