@@ -567,6 +567,14 @@ def test_explorer_loads_a_user_kernel_file_and_shows_a_bad_one_as_one_line(app, 
         loader._loaded_sources.update(sources)
 
 
+def test_sweep_page_opens_on_stage_counts_that_launch(app):
+    at = goto(app, "sweep")
+    stages = at.multiselect(key="sp_hgemm_ws_stages")
+    assert len(stages.value) > 1  # a sweep that varies a knob
+    # stages 5..8 of 48 KB each with bn=256 ask for more shared memory than a CTA may have: not offered at first
+    assert stages.value == [1, 2, 3, 4] and "8" in stages.options
+
+
 def test_sweep_page_heatmap_front_and_a_point_opened_in_the_explorer(app, tmp_path, monkeypatch):
     monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
     at = goto(app, "sweep")
