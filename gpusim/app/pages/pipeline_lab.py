@@ -152,7 +152,7 @@ def main() -> None:
                            + (f". The other {skipped:.1f}% of the warps' time was extrapolated from the simulated "
                               "iterations (drawn pale), not simulated." if skipped else ""))
             if view["shown"] < view["end"]:
-                st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} simulated cycles.")
+                st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} cycles of the timeline.")
             if res["fast_forward"]:
                 st.caption(f"The simulator ran {res['iterations']} loop iterations and extrapolated the rest "
                            "(steady state).")
