@@ -52,7 +52,8 @@ BOUND_NAMES = {"HBM": "HBM-bound", "L2": "L2-bound", "L2 write path": "L2-write-
 MEANING = {
     "HBM": "device memory: bytes read and written, against the measured sustained rate",
     "L2": "the L2's read side: sector lookups and line operations of loads and TMA copies",
-    "L2 write path": "the path into the L2's data array: stores, and the lines HBM brings in on misses",
+    "L2 write path": "the path into the L2's data array: stores, and the lines HBM brings in on misses, against the "
+                     "most it was measured to carry",
     "L2 port": "each SM's path to the L2 (reads and writes)",
     "L1/shared pipe": "the L1TEX data pipe: one shared-memory wavefront or one 128-B global line per cycle",
     "issue slots": "one warp instruction per cycle per scheduler",
@@ -159,7 +160,8 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
         store, fill = _l2_write_costs(m, cfg)
         st = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") * cfg.l2.sector_bytes
         return (f"stores {u.bytes_(st)}, fills from HBM {u.bytes_(_num(m, 'dram__bytes_read.sum'))}",
-                f"{u.bytes_per_second(pk.l2_write_bytes_per_second)} in whole 128-B lines")
+                f"{u.bytes_per_second(pk.l2_write_bytes_per_second)} measured in whole 128-B lines (the model: "
+                f"{u.bytes_per_second(pk.l2_write_model_bytes_per_second)})")
     if unit == "L2 port":
         b = (_num(m, "lts__t_sectors_op_read.sum") + _num(m, "lts__t_sectors_op_write.sum")) * cfg.l2.sector_bytes
         return (f"{u.bytes_per_second(b / t_s / pk.sm_count)} per SM (lookups)",

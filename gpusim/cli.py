@@ -222,9 +222,12 @@ def cmd_run(a) -> int:
             if getattr(a, flag):
                 raise UserError(f"--{'kernel' if flag == 'name' else flag} is for a CUDA file (gpusim run FILE.cu); "
                                 f"{a.kernel!r} is a registered kernel: give --shape")
-        if not a.shape:
-            raise UserError(f"{a.kernel}: the following arguments are required: --shape")
         _known_kernel(a.kernel)
+        if not a.shape:
+            from gpusim.ir import REGISTRY
+
+            names = ",".join(REGISTRY[a.kernel].shape_names)
+            raise UserError(f"{a.kernel}: the following arguments are required: --shape ({names})")
         m, sim = predict(a.kernel, _shape(a.shape), _sets(a.set), a.config)
         _check_sass(a.kernel, sim.kernel)
         label = a.kernel
@@ -315,7 +318,7 @@ def cmd_list(a) -> int:
         first = f"{d.name:<{name_w}}  {d.family:<{fam_w}}  {','.join(d.shape_names):<{shape_w}}  "
         lines = [""]
         for item in [knob_text(d, k) for k in d.defaults] or ["-"]:  # a knob is never split over two lines
-            if lines[-1] and len(lines[-1]) + 2 + len(item) > max(width - len(first), 30):
+            if lines[-1] and len(lines[-1]) + 3 + len(item) > max(width - len(first), 30):  # 3: ", " and ","
                 lines[-1] += ","
                 lines.append(item)
             else:
@@ -327,9 +330,10 @@ def cmd_list(a) -> int:
         for line in textwrap.wrap(doc, width=max(width - len(indent), 30)):
             print(indent + line)
         print(f"{indent}from {d.origin}")
-    print(f"\nevery kernel also takes the launch knobs {', '.join(LAUNCH_KNOBS)} (ptxas -v's registers per thread, "
-          "shared memory per CTA in bytes); set knobs with --set KEY=VALUE" +
-          ("" if long else "; --long (or gpusim list NAME) for full descriptions"))
+    print()
+    print(textwrap.fill(f"every kernel also takes the launch knobs {', '.join(LAUNCH_KNOBS)} (ptxas -v's registers per "
+                        "thread, shared memory per CTA in bytes); set knobs with --set KEY=VALUE"
+                        + ("" if long else "; --long (or gpusim list NAME) for full descriptions"), width=width))
     return 0
 
 

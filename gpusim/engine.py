@@ -52,6 +52,7 @@ from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
 from gpusim.sm.pipes import ExecutionPipes
 from gpusim.sm.scheduler import IssueSlots
 
+EXTRAPOLATED = "extrapolated"  # the trace category of a warp's fast-forwarded stretch (not simulated)
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
           "math_pipe_throttle", "wait", "drain", "no_instruction", "dispatch_stall", "not_selected", "selected")
 # The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
@@ -188,8 +189,9 @@ class ChipResult:
     simulated_iterations: int  # most outer-loop iterations simulated by one warp
     period: float = 0.0  # cycles per outer-loop iteration of the first CTA in its measured window
     trace: list = field(default_factory=list)  # (slot x warps per CTA + warp, name, category, t0, t1) on SM 0
-    # (stall reason, what the warps waited on) -> warp-cycles the simulated warps spent so, unweighted: the share of
-    # each reason's cycles each cause holds (gpusim/stalls.py words them)
+    # (stall reason, what the warps waited on) -> warp-cycles the simulated warps spent so, each times the real CTAs
+    # its CTA stands for (as the stalls): the share of each reason's cycles each cause holds (gpusim/stalls.py words
+    # them)
     stall_causes: dict = field(default_factory=dict)
 
 
@@ -350,6 +352,11 @@ class ChipModel:
         self.cause_of = {op.name: f"{op.space} {'ldmatrix' if op.kind == 'ldsm' else 'load'} '{op.name}'"
                          for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         self.cause_of |= {op.name: f"{op.pipe} '{op.name}'" for op in kernel.all_ops() if isinstance(op, Compute)}
+        # ... and a warp waiting on an mbarrier: what completes its phases (TMA copies landing, warps arriving)
+        tma = {op.arrive for op in kernel.all_ops() if isinstance(op, Mem) and op.arrive}
+        warps = {op.bar for op in kernel.all_ops() if isinstance(op, Arrive)}
+        self.cause_of |= {f"mbarrier:{b}": f"mbarrier '{b}' <- " + " and ".join(
+            x for x, on in (("TMA copies", b in tma), ("warps arriving", b in warps)) if on) for b in tma | warps}
         self.stall_causes: dict[tuple[str, str], float] = {}
         self.barriers = CtaBarriers(self.env, params.barrier_latency)
         self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
@@ -440,10 +447,11 @@ class ChipModel:
             stats[SELECTED] += n
         return start, self._fetched(wp, t, n, end)
 
-    def _cause(self, reason: int, what: str, cycles: float) -> None:
-        """Tally what a stall of ``reason`` waited on (:attr:`ChipResult.stall_causes`)."""
+    def _cause(self, wp: _Warp, reason: int, what: str, cycles: float) -> None:
+        """Tally what a stall of ``reason`` waited on (:attr:`ChipResult.stall_causes`), weighted as the stalls are:
+        by the real CTAs the warp's CTA stands for."""
         key = (STALLS[reason], what)
-        self.stall_causes[key] = self.stall_causes.get(key, 0.0) + cycles
+        self.stall_causes[key] = self.stall_causes.get(key, 0.0) + cycles * wp.cta.work.weight
 
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason, on = now, None, ""
@@ -455,7 +463,7 @@ class ChipModel:
         if reason is not None:
             if t > now:
                 wp.stats[reason] += t - now
-                self._cause(reason, self.cause_of.get(on, f"'{on}'"), t - now)
+                self._cause(wp, reason, self.cause_of.get(on, f"'{on}'"), t - now)
             if wp.tracing:
                 self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
@@ -546,7 +554,7 @@ class ChipModel:
         admitted = queue.admit(t, now)  # the LSU queue in front of L1TEX is full: the warp waits to issue
         if admitted > t:
             wp.stats[STALL_INDEX[queue.stall]] += admitted - t
-            self._cause(STALL_INDEX[queue.stall], f"{'LG' if op.space == 'global' else 'MIO'} queue full "
+            self._cause(wp, STALL_INDEX[queue.stall], f"{'LG' if op.space == 'global' else 'MIO'} queue full "
                         f"('{op.name}')", admitted - t)
             if wp.tracing:
                 self._span(wp, "throttle", "stall", t, admitted)
@@ -619,7 +627,7 @@ class ChipModel:
                 t = math.ceil(issue_end)
                 if read > t:
                     stats[LONG_SCOREBOARD] += read - t
-                    self._cause(LONG_SCOREBOARD, "operands read by the L1TEX pipe", read - t)
+                    self._cause(wp, LONG_SCOREBOARD, "operands read by the L1TEX pipe", read - t)
                     t = read
         return first, issue_end, first_l1, l1_end
 
@@ -683,7 +691,8 @@ class ChipModel:
         self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:
             wp.stats[BARRIER] += env.now - now
-            self._cause(BARRIER, "__syncthreads" if op.warps is None else f"named barrier '{op.name}'", env.now - now)
+            self._cause(wp, BARRIER, "__syncthreads" if op.warps is None else f"named barrier '{op.name}'",
+                        env.now - now)
         if wp.tracing:
             self._span(wp, "barrier", "barrier", now, env.now)
 
@@ -696,7 +705,7 @@ class ChipModel:
                 # measured (validate/micro/run_stallmap.py): ncu charges cp.async.wait_group to long_scoreboard and
                 # wgmma.wait_group to barrier
                 wp.stats[BARRIER if op.queue == "wgmma" else LONG_SCOREBOARD] += wake - env.now
-                self._cause(BARRIER if op.queue == "wgmma" else LONG_SCOREBOARD, f"{op.queue}.wait_group",
+                self._cause(wp, BARRIER if op.queue == "wgmma" else LONG_SCOREBOARD, f"{op.queue}.wait_group",
                             wake - env.now)
             if wp.tracing:
                 self._span(wp, f"wait:{op.queue}", "stall", env.now, wake)
@@ -715,7 +724,8 @@ class ChipModel:
             self.waiting.pop((cta.serial, wp.lw), None)
         if env.now > now:  # an mbarrier try_wait loop: long_scoreboard in ncu (measured, run_stallmap.py)
             wp.stats[LONG_SCOREBOARD] += env.now - now
-            self._cause(LONG_SCOREBOARD, f"mbarrier '{op.bar}'", env.now - now)
+            self._cause(wp, LONG_SCOREBOARD, self.cause_of.get(f"mbarrier:{op.bar}", f"mbarrier '{op.bar}'"),
+                        env.now - now)
             if wp.tracing:
                 self._span(wp, f"wait:{op.bar}", "stall", now, env.now)
 
@@ -803,6 +813,8 @@ class ChipModel:
         if stretch > 1.0 and length * (stretch - 1.0) > 0:
             wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
+        if wp.tracing:  # the timeline shows the stretch as extrapolated, not as a warp with nothing to do
+            self._span(wp, f"{extra} iterations extrapolated", EXTRAPOLATED, arrived, wake)
         if wake > env.now:
             yield env.timeout(wake - env.now)
 
@@ -913,7 +925,7 @@ class ChipModel:
             wait = math.ceil(wp.stores_done) - env.now
             if wait > 0:
                 wp.stats[DRAIN] += wait
-                self._cause(DRAIN, "stores draining to L2 at exit", wait)
+                self._cause(wp, DRAIN, "stores draining to L2 at exit", wait)
             if wp.tracing:
                 self._span(wp, "drain", "stall", env.now, env.now + wait)
             yield env.timeout(wait)

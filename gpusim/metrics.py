@@ -216,16 +216,20 @@ def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
     overheads included, as ncu's ``pct_of_peak_sustained_elapsed``), in percent of its own peak at the clock the
     model ran (:mod:`gpusim.peaks`). The tensor pipe is its FLOPs against the peak of the instruction the kernel uses
     (wgmma's dense peak, or mma.sync's measured one) over the whole chip, so it agrees with the FLOP/s printed beside
-    it. A unit's work cannot outrun its rate (:mod:`gpusim.resources`): no share exceeds 100%."""
+    it. The L2 write path's share is of the most it was measured to carry (``l2.write_peak_bytes_per_second``), which is
+    above the rate the model runs it at. A unit's work cannot outrun its rate (:mod:`gpusim.resources`): no share
+    exceeds 100%."""
     cfg, k, res = sim.config, sim.kernel, sim.result
     clock = sim.clock_hz or sm_clock_hz_for(sim)
     elapsed = (res.cycles / clock * 1e9) / time_ns if time_ns else 0.0  # active share of the elapsed time
     units = {"HBM": "HBM", "L2": "L2", "L2 write path": "L2 write", "L2 port": "L2 port",
              "L1/shared pipe": "L1TEX", "issue slots": "issue", "FP32 pipe": "pipe fp32"}
     out = {name: _share(sim, unit) * elapsed for name, unit in units.items()}
+    pk = peaks(cfg, clock)  # the write path runs at the model's rate, its peak is the most measured (issue 27)
+    out["L2 write path"] *= pk.l2_write_model_bytes_per_second / pk.l2_write_bytes_per_second
     if tensor_activity(sim):
         kind = "wgmma" if _share(sim, "pipe wgmma") > 0 else "mma.sync"
-        out["tensor pipe"] = k.flops / (time_ns * 1e-9) / peaks(cfg, clock).tensor_for(kind) if time_ns else 0.0
+        out["tensor pipe"] = k.flops / (time_ns * 1e-9) / pk.tensor_for(kind) if time_ns else 0.0
     for name, unit in (("SFU pipe", "pipe sfu"), ("TMA unit", "TMA")):
         if _share(sim, unit) > 0:
             out[name] = _share(sim, unit) * elapsed

@@ -29,7 +29,8 @@ class Peaks:
     l1tex_wavefronts_per_second: float  # L1TEX pipe: a 128-B line or a shared wavefront per cycle, every SM
     l2_port_bytes_per_second_per_sm: float  # one SM's path to L2
     l2_bytes_per_second: float  # the L2's read bandwidth (measured: the most an L2-resident stream pulls)
-    l2_write_bytes_per_second: float  # the L2's write path, whole 128-B lines (stores and lines filled from HBM)
+    l2_write_bytes_per_second: float  # the L2's write path, whole 128-B lines (stores and fills): the most measured
+    l2_write_model_bytes_per_second: float  # ... the rate the model runs it at (its line and sector costs)
     hbm_bytes_per_second: float  # sustained (measured): the rate the model runs HBM at
     hbm_datasheet_bytes_per_second: float  # the datasheet's peak (what ncu's dram__throughput is a share of)
 
@@ -61,7 +62,8 @@ def peaks(cfg: HardwareConfig, sm_clock_hz: float | None = None) -> Peaks:
         l1tex_wavefronts_per_second=l1.lines_per_cycle * per_sm,
         l2_port_bytes_per_second_per_sm=l2.sm_port_bytes_per_cycle * clock,
         l2_bytes_per_second=l2.bandwidth_bytes_per_cycle * mem_clock,
-        l2_write_bytes_per_second=l1.line_bytes / line_cycles * mem_clock,
+        l2_write_bytes_per_second=l2.write_peak_bytes_per_second,
+        l2_write_model_bytes_per_second=l1.line_bytes / line_cycles * mem_clock,
         hbm_bytes_per_second=cfg.hbm.achievable_bandwidth_bytes_per_second,
         hbm_datasheet_bytes_per_second=cfg.hbm.peak_bandwidth_bytes_per_second,
     )

@@ -178,8 +178,11 @@ def select(m: dict, spec: str) -> dict[str, object]:
             hits = [k for k in fm if k == item or k.startswith(item + ".")]
         if not hits:
             near = difflib.get_close_matches(item, list(fm), n=3, cutoff=0.5)
-            raise MetricsError(f"--metrics {item!r}: no such metric" + (f"; did you mean {', '.join(near)}?" if near
-                                                                         else "; `gpusim run ... --json` lists them"))
+            inside = [k for k in fm if item.lower() in k.lower()]
+            hint = (f"; did you mean {', '.join(near)}?" if near else
+                    f"; {len(inside)} names contain it ({', '.join(inside[:3])}{', ...' if len(inside) > 3 else ''}): "
+                    f"give '*{item}*' for all of them" if inside else "; `gpusim run ... --json` lists them")
+            raise MetricsError(f"--metrics {item!r}: no such metric{hint}")
         out.update({k: fm[k] for k in hits})
     return out
 

@@ -39,7 +39,15 @@ REASONS = {
 def _cause_sentence(reason: str, cause: str) -> str:
     """One cause of a reason, as a reader needs it."""
     if cause.startswith("mbarrier"):
-        return f"{cause} (an mbarrier try_wait: waiting for a TMA copy to land or a producer warp to arrive)"
+        bar, _, by = cause.partition(" <- ")
+        if by == "TMA copies":
+            return f"{bar} (an mbarrier try_wait: waiting for the stage's TMA copies to land in shared memory)"
+        if by == "warps arriving":
+            return (f"{bar} (an mbarrier try_wait: waiting for other warps to arrive, as consumers arrive when they "
+                    "have freed a stage)")
+        if by:
+            return f"{bar} (an mbarrier try_wait: waiting for {by} to complete its phase)"
+        return f"{bar} (an mbarrier try_wait: waiting for a TMA copy to land or a producer warp to arrive)"
     if cause == "cp.async.wait_group":
         return "cp.async.wait_group (waiting for the asynchronous copies of a stage to land in shared memory)"
     if cause == "wgmma.wait_group":

@@ -802,7 +802,8 @@ def report_lines(table_rows: list[dict], knobs: list[str], n_top: int = 10) -> l
         best = top(sel, n_top)
         out += ["", f"top {len(best)} on {cfg}:" if best else f"no point launches on {cfg}"]
         if best:
-            out += _table(["#", *_point_header(many), "time", "rate", "smem/CTA", "occupancy", "CTAs/SM", "limiter"],
+            out += _table(["#", *_point_header(many), "time", "rate", "smem/CTA", "occupancy", "CTAs/SM",
+                           "occupancy limiter"],
                           [[str(i + 1), *_point_cells(r, knobs, many), fmt_time(r[TIME]), _rate(r),
                             f"{(r.get(SMEM) or 0) / 1024:.1f} KB", f"{r.get(OCCUPANCY) or 0:.1f}%",
                             str(r.get("gpusim__ctas_per_sm", "-")), str(r.get("gpusim__occupancy_limiter", "-"))]

@@ -140,6 +140,46 @@ def test_timeline_shares_add_up_to_100_percent():
                      "barrier / async wait": 13.3}
 
 
+def _busy_share_by_instants(trace):
+    """The definition, instant by instant (quadratic): the reference the sweep of ``busy_share`` must match."""
+    end_all = max(e[4] for e in trace)
+    acts = {timeline.activity(c, n) for _, n, c, t0, t1 in trace if t1 > t0}
+    first = (timeline.EXTRAPOLATED, *timeline.PRIORITY)
+    order = sorted(acts, key=lambda a: (first.index(a) if a in first else len(first), a))
+    warps = sorted({e[0] for e in trace})
+    total: dict[str, float] = {}
+    for w in warps:
+        spans = [(t0, t1, timeline.activity(c, n)) for x, n, c, t0, t1 in trace if x == w and t1 > t0]
+        cuts = sorted({0.0, end_all, *(t for s in spans for t in s[:2])})
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            here = [act for t0, t1, act in spans if t0 <= (a + b) / 2 < t1]
+            act = min(here, key=order.index) if here else timeline.OTHER
+            total[act] = total.get(act, 0.0) + (b - a)
+    simulated = len(warps) * end_all - total.pop(timeline.EXTRAPOLATED, 0.0)
+    return {a: round(100.0 * v / simulated, 1) for a, v in total.items()} if simulated > 0 else {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([("ldA", "global_ld"), ("mma", "tensor"),
+                                                               ("wait:full", "stall"), ("exp", "sfu"),
+                                                               ("x", "odd_unit"), ("ffma", "fp32"),
+                                                               ("3 iterations extrapolated", "extrapolated")]),
+                          st.integers(0, 300), st.integers(0, 120)), min_size=1, max_size=40))
+def test_timeline_shares_sweep_matches_the_instant_by_instant_definition(raw):
+    trace = [(w, n, c, float(t0), float(t0 + d)) for w, (n, c), t0, d in raw]
+    if max(e[4] for e in trace) <= 0:
+        return
+    got = timeline.busy_share(trace, warps_per_cta=4)
+    assert got == _busy_share_by_instants(trace)
+
+
+def test_timeline_shares_are_of_the_simulated_time_not_the_extrapolated_stretch():
+    trace = [(0, "ldA", "global_ld", 0, 100), (0, "40 iterations extrapolated", "extrapolated", 100, 900),
+             (0, "mma", "tensor", 900, 1000)]
+    assert timeline.busy_share(trace, warps_per_cta=4) == {"global memory": 50.0, "MMA (tensor cores)": 50.0}
+    assert timeline.extrapolated_share(trace) == 80.0
+
+
 def test_stage_sweep_shared_memory_grows_until_the_227_kb_limit(h100):
     points = pipeline.smem_sweep("hgemm_mma_pipelined", (4096, 4096, 4096), {}, h100)
     fits = [p for p in points if p.fits]
@@ -525,6 +565,14 @@ def test_explorer_loads_a_user_kernel_file_and_shows_a_bad_one_as_one_line(app, 
         REGISTRY.update(saved)
         loader._loaded_sources.clear()
         loader._loaded_sources.update(sources)
+
+
+def test_sweep_page_opens_on_stage_counts_that_launch(app):
+    at = goto(app, "sweep")
+    stages = at.multiselect(key="sp_hgemm_ws_stages")
+    assert len(stages.value) > 1  # a sweep that varies a knob
+    # stages 5..8 of 48 KB each with bn=256 ask for more shared memory than a CTA may have: not offered at first
+    assert stages.value == [1, 2, 3, 4] and "8" in stages.options
 
 
 def test_sweep_page_heatmap_front_and_a_point_opened_in_the_explorer(app, tmp_path, monkeypatch):

@@ -55,7 +55,7 @@ def test_h200_differs_from_h100_only_in_hbm_and_l2_size(h100, h200):
     assert chip_diff <= {"sm_clock_mma_sync_saturated_hz", "sm_clock_wgmma_saturated_hz"}
     l2_diff = {f.name for f in dataclasses.fields(h100.l2) if getattr(h100.l2, f.name) != getattr(h200.l2, f.name)}
     # the L2 write path is the H100's scaled by the two GPUs' measured copy rates (configs/h200.toml)
-    assert l2_diff == {"size_bytes", "write_cycles_per_line", "write_cycles_per_sector"}
+    assert l2_diff == {"size_bytes", "write_cycles_per_line", "write_cycles_per_sector", "write_peak_bytes_per_second"}
     assert h200.l2.size_bytes > h100.l2.size_bytes
     assert h200.hbm.peak_bandwidth_bytes_per_second > h100.hbm.peak_bandwidth_bytes_per_second
     assert h200.hbm.achievable_bandwidth_bytes_per_second > h100.hbm.achievable_bandwidth_bytes_per_second
@@ -70,7 +70,7 @@ def test_h200_predicts_a_memory_bound_kernel_faster(h100, h200):
     shape = (8192, 8192, 8)
     m100, _ = predict("sgemm_1d_blocktiling", shape, None, h100)
     m200, _ = predict("sgemm_1d_blocktiling", shape, None, h200)
-    assert m100["gpusim__verdict"].startswith(("memory-bound", "L2-write-bound")), m100["gpusim__verdict"]
+    assert m100["gpusim__verdict"].startswith(("HBM-bound", "L2-write-bound")), m100["gpusim__verdict"]
     t100, t200 = m100["gpu__time_duration.sum"], m200["gpu__time_duration.sum"]
     assert t200 < t100
     # ...but no faster than the extra bandwidth (HBM or the L2 write path) allows for the bytes each moves (the

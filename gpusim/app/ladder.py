@@ -112,17 +112,6 @@ def measured_shapes(measured: dict, names: list[str]) -> list[tuple[int, ...]]:
     return sorted(count, key=lambda s: (-count[s], -math.prod(s)))
 
 
-def roofs(cfg: HardwareConfig) -> dict[str, float]:
-    """Peak FLOP/s of each pipe the ladders use, and HBM bytes/s, from the config."""
-    sms, clock, p = cfg.chip.sm_count, cfg.chip.sm_clock_hz, cfg.pipes
-    return {
-        "FP32 FFMA peak": p.fp32_lanes_per_sm * 2 * sms * clock,
-        "tensor (wgmma) peak": p.wgmma_flops_per_cycle_per_sm * sms * clock,
-        "tensor (mma.sync) measured": p.mma_sync_flops_per_cycle_per_sm * sms * clock,
-        "HBM": cfg.hbm.peak_bandwidth_bytes_per_second,
-    }
-
-
 def dram_bytes(m: dict) -> float:
     return float(m.get("dram__bytes_read.sum", 0) or 0) + float(m.get("dram__bytes_write.sum", 0) or 0)
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 # display activity of each trace category, in legend order; a category not listed falls back on the rules
 # of ``activity``
+EXTRAPOLATED = "extrapolated (not simulated)"  # a warp's fast-forwarded loop iterations or tiles
 ACTIVITIES = ("global memory", "TMA", "shared memory", "MMA (tensor cores)", "softmax (SFU)", "FP32 / INT32",
-              "barrier / async wait", "stall")
+              "barrier / async wait", "stall", EXTRAPOLATED)
 MAX_BARS = 3000  # bars a chart draws comfortably in a browser
 # which activity an instant in several counts for in the shares: the warp's own work before what it has in flight
 # (a load or TMA copy is drawn from issue to arrival, so it overlaps the math that hides it), waits last
@@ -24,6 +25,8 @@ PRIORITY = ("MMA (tensor cores)", "softmax (SFU)", "FP32 / INT32", "shared memor
 def activity(category: str, name: str) -> str:
     """The activity a trace span belongs to (``category`` from the engine, ``name`` the op or stall)."""
     c = category.lower()
+    if c == "extrapolated":  # gpusim.engine.EXTRAPOLATED
+        return EXTRAPOLATED
     if c == "stall":
         return "barrier / async wait" if name.startswith("wait:") else "stall"
     if "tma" in c:
@@ -113,25 +116,53 @@ OTHER = "issuing, or no work (not a traced span)"
 
 
 def busy_share(trace: list[tuple], warps_per_cta: int) -> dict[str, float]:
-    """Per activity, the share of all traced warps' time (each from 0 to the last traced cycle) spent in it; an
-    instant in several activities counts for the first in :data:`PRIORITY` order, and the time in none is
-    :data:`OTHER`, so the shares add up to 100%."""
-    if not trace:
+    """Per activity, the share of all traced warps' simulated time (each from 0 to the last traced cycle, less its
+    extrapolated stretches: :func:`extrapolated_share`) spent in it; an instant in several activities counts for the
+    first in :data:`PRIORITY` order (then activities not listed there, by name), and the time in none is
+    :data:`OTHER`, so the shares add up to 100%. One sweep over each warp's sorted span ends: O(n log n)."""
+    total, warps, end_all = _sweep(trace)
+    simulated = warps * end_all - total.get(EXTRAPOLATED, 0.0)
+    if simulated <= 0:
         return {}
+    return {a: round(100.0 * v / simulated, 1) for a, v in sorted(total.items(), key=lambda kv: -kv[1])
+            if a != EXTRAPOLATED}
+
+
+def extrapolated_share(trace: list[tuple]) -> float:
+    """The share (%) of all traced warps' time that the engine extrapolated instead of simulating."""
+    total, warps, end_all = _sweep(trace)
+    return round(100.0 * total.get(EXTRAPOLATED, 0.0) / (warps * end_all), 1) if warps and end_all > 0 else 0.0
+
+
+def _sweep(trace: list[tuple]) -> tuple[dict[str, float], int, float]:
+    """(time per activity over every traced warp, with :data:`OTHER` for none; the warps; the last traced cycle)."""
+    if not trace:
+        return {}, 0, 0.0
     end_all = max(e[4] for e in trace)
-    rank = {a: i for i, a in enumerate(PRIORITY)}
-    per_warp: dict[int, list[tuple[float, float, str]]] = {}
+    of = {(cat, name): activity(cat, name) for _, name, cat, t0, t1 in trace if t1 > t0}
+    order = (EXTRAPOLATED, *PRIORITY)  # an extrapolated stretch is nothing else
+    acts = sorted(set(of.values()), key=lambda a: (order.index(a) if a in order else len(order), a))
+    rank = {a: i for i, a in enumerate(acts)}
+    per_warp: dict[int, list[tuple[float, int, int]]] = {}  # (time, +1 start / -1 end, activity's rank)
     for w, name, cat, t0, t1 in trace:
         if t1 > t0:
-            per_warp.setdefault(w, []).append((t0, t1, activity(cat, name)))
+            r = rank[of[cat, name]]
+            per_warp.setdefault(w, []).extend(((max(t0, 0.0), 1, r), (t1, -1, r)))
     warps = len({e[0] for e in trace})
-    total: dict[str, float] = {}
-    for spans in per_warp.values():
-        cuts = sorted({0.0, end_all, *(t for s in spans for t in s[:2])})
-        for a, b in zip(cuts, cuts[1:], strict=False):
-            mid = (a + b) / 2
-            acts = [act for t0, t1, act in spans if t0 <= mid < t1]
-            act = min(acts, key=lambda x: rank.get(x, len(rank))) if acts else OTHER
-            total[act] = total.get(act, 0.0) + (b - a)
-    total[OTHER] = total.get(OTHER, 0.0) + (warps - len(per_warp)) * end_all
-    return {a: round(100.0 * v / (warps * end_all), 1) for a, v in sorted(total.items(), key=lambda kv: -kv[1])}
+    total = [0.0] * (len(acts) + 1)  # the last: OTHER
+    for events in per_warp.values():
+        events.sort()
+        open_ = [0] * len(acts)
+        prev = 0.0
+        for t, step, r in events:
+            if t > prev:
+                top = next((i for i, n in enumerate(open_) if n), len(acts))
+                total[top] += t - prev
+                prev = t
+            open_[r] += step
+        total[-1] += end_all - prev
+    names = [*acts, OTHER]
+    out = {names[i]: v for i, v in enumerate(total) if v}
+    if warps > len(per_warp):  # warps with no span at all
+        out[OTHER] = out.get(OTHER, 0.0) + (warps - len(per_warp)) * end_all
+    return out, warps, end_all

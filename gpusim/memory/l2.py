@@ -52,6 +52,8 @@ class L2Spec:
     sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
     write_cycles_per_line: float = spec_field(0, 1, "chip cycles of the L2 write path per line a store touches")
     write_cycles_per_sector: float = spec_field(0, 1, "chip cycles of the L2 write path per sector a store touches")
+    write_peak_bytes_per_second: float = spec_field(1e11, 1e14, "the most the L2 write path was measured to carry, "
+                                                    "in whole 128-B lines per second (its SOL peak)")
     read_line_op_bytes: float = spec_field(0, 128, "what one line of a read costs the L2 beyond its sectors, in "
                                            "bytes of its read bandwidth (a full line of 4 sectors costs 128 B)")
     loaded_utilization_pct: tuple[int, ...] = spec_field(1, 100, "utilizations of the L2 read bandwidth at which "

@@ -3,7 +3,8 @@
 Every page (the six of app.py) must load without an exception, answer one interaction (a layout, the stages
 slider, a rung, a tab, a sweep, an example kernel), and draw no figure blank or squashed: each chart is at least
 :data:`MIN_CHART_PX` on both sides and its pixels are not all one colour. Screenshots of each page go to
-``artifacts/screenshots/`` (git-ignored; CI keeps them as artifacts; ``GPUSIM_SCREENSHOTS`` picks another folder).
+``artifacts/screenshots/`` (git-ignored; CI keeps them as artifacts; ``GPUSIM_SCREENSHOTS`` picks another folder),
+with each page's first-load and interaction times in ``timings.txt`` there and on stdout (``pytest -s``).
 
 Needs Playwright (``pip install playwright``) and a Chromium binary: Debian's ``chromium`` package (what
 ``.ci/run`` installs), or the one named by ``CHROMIUM``. Without them the test is skipped, unless
@@ -33,6 +34,7 @@ PAGES = (("swizzle", "", "Swizzle lab"), ("pipeline", "pipeline", "Pipeline lab"
          ("explorer", "explorer", "Kernel explorer"), ("sweep", "sweep", "Sweep"),
          ("your_kernel", "your-kernel", "Your kernel"))
 MIN_CHART_PX = 120  # a chart smaller than this on either side is squashed
+MIN_DRAWN_FRACTION = 0.6  # ... and so is one whose drawing spans less of its box than this, either way
 
 
 def _chromium() -> str | None:
@@ -146,7 +148,18 @@ def charts_drawn(pg) -> int:
         img = Image.open(BytesIO(c.screenshot())).convert("L")
         lo, hi = img.getextrema()
         assert hi - lo > 40, f"chart {i} is blank (grey levels {lo}..{hi})"
+        assert drawn_fraction(img) >= MIN_DRAWN_FRACTION, f"chart {i} is squashed into part of its box"
     return n
+
+
+def drawn_fraction(img) -> float:
+    """The smaller of the width and height shares of the box that the chart's marks, axes and labels span (pixels
+    darker than the page's near-white background)."""
+    ink = img.point(lambda v: 255 if v < 235 else 0).getbbox()
+    if ink is None:
+        return 0.0
+    x0, y0, x1, y1 = ink
+    return min((x1 - x0) / img.width, (y1 - y0) / img.height)
 
 
 def interact(pg, name: str) -> None:
@@ -197,15 +210,25 @@ def test_page_loads_answers_and_draws_in_a_browser(page, server, name, path, tit
             find_tool("cuobjdump")
         except SassError:
             pytest.skip("the Your kernel page compiles CUDA: the toolkit (nvcc, cuobjdump) is not installed")
+    t0 = time.monotonic()
     page.goto(f"{server}/{path}")
     page.get_by_role("heading", name=title, level=1).wait_for()
     settle(page)
+    loaded = time.monotonic() - t0
     no_exception(page)
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    t1 = time.monotonic()
     interact(page, name)
+    answered = time.monotonic() - t1
     page.locator(".vega-embed:visible").first.wait_for()
-    assert charts_drawn(page) >= 1
+    n = charts_drawn(page)
+    assert n >= 1
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    # printed, never asserted (speed goals belong to benchmarks): the first load includes the page's simulations
+    line = f"{name}: first load {loaded:.1f} s, interaction {answered:.1f} s, {n} chart(s) checked"
+    print(line)
+    with open(SHOTS / "timings.txt", "a") as f:
+        f.write(line + "\n")
 
 
 def test_explorer_downloads_the_perfetto_trace(page, server, tmp_path):
@@ -220,6 +243,18 @@ def test_explorer_downloads_the_perfetto_trace(page, server, tmp_path):
     trace = json.loads(path.read_text())
     assert path.name.endswith(".trace.json")
     assert any(e.get("ph") == "X" for e in trace["traceEvents"])  # slices of one SM's warps
+
+
+def test_the_chart_check_catches_a_blank_or_squashed_figure():
+    from PIL import Image, ImageDraw
+
+    full = Image.new("L", (400, 300), 255)
+    ImageDraw.Draw(full).rectangle((20, 10, 380, 290), outline=0)
+    assert drawn_fraction(full) > 0.9
+    squashed = Image.new("L", (400, 300), 255)
+    ImageDraw.Draw(squashed).rectangle((20, 10, 380, 100), outline=0)  # a plot in the top third of its canvas
+    assert drawn_fraction(squashed) < MIN_DRAWN_FRACTION
+    assert drawn_fraction(Image.new("L", (400, 300), 255)) == 0.0
 
 
 def test_stages_slider_changes_the_predicted_time(page, server):

@@ -52,7 +52,8 @@ def timeline_of(name: str, shape: tuple[int, ...], overrides: Overrides, cfg_pat
         bars, shown, end = timeline.bars(res.trace, wpc, warpgroups=wg)
         views[wg] = {"bars": [b.__dict__ for b in bars], "shown": shown, "end": end}
     return {"metrics": o.metrics, "error": "", "views": views, "warps_per_cta": wpc,
-            "busy": timeline.busy_share(res.trace, wpc), "ctas_per_sm": sim.occ.ctas_per_sm,
+            "busy": timeline.busy_share(res.trace, wpc), "extrapolated": timeline.extrapolated_share(res.trace),
+            "ctas_per_sm": sim.occ.ctas_per_sm,
             "iterations": res.simulated_iterations, "fast_forward": bool(res.fast_forward)}
 
 

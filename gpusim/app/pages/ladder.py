@@ -99,12 +99,14 @@ def roofline(pts: list[rl.Point], cfg) -> alt.Chart | None:
                                                                  columns=2, labelLimit=400)),
         color=alt.value("#555"))
     kernels = list(dict.fromkeys(p["kernel"]))
-    palette = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6",
-               "#9d755d", "#bab0ac", "#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#17becf"]
+    # sixteen hues no two alike (Tableau 10, then darker hues none of them repeats)
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+               "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#000000"]
     dots = alt.Chart(p).mark_point(size=80).encode(
         x="FLOP/byte:Q", y="TFLOP/s:Q",
         shape=alt.Shape("level:N", scale=alt.Scale(domain=list(rl.LEVELS), range=["circle", "square", "triangle-up"]),
-                        legend=alt.Legend(title="bytes of", orient="right")),
+                        legend=None),  # the caption beside the chart names the shapes (a shape legend here
+        # drew its symbols without a colour: the colour belongs to the kernels' legend)
         color=alt.Color("kernel:N", sort=kernels, scale=alt.Scale(domain=kernels, range=palette[:len(kernels)]
                                                                   if len(kernels) <= len(palette) else None),
                         legend=alt.Legend(orient="right", labelLimit=300)),

@@ -13,7 +13,7 @@ TIME = "gpu__time_duration.sum"
 WINDOW_ITERATIONS = 6  # loop iterations the timeline shows at first
 COLORS = {"global memory": "#4c78a8", "TMA": "#72b7b2", "shared memory": "#9ecae9", "MMA (tensor cores)": "#e45756",
           "softmax (SFU)": "#f58518", "FP32 / INT32": "#eeca3b", "barrier / async wait": "#b279a2",
-          "stall": "#d3d3d3"}
+          "stall": "#d3d3d3", timeline.EXTRAPOLATED: "#f0f0f0"}
 
 st.title("Pipeline lab")
 st.markdown(
@@ -99,6 +99,7 @@ def main() -> None:
         overrides = common.knob_widgets(name, "pl", skip=("stages",))
     if shape is None:
         return
+    common.warn_unvalidated(name)
     cfg = catalog.config(common.config_path())
     points = pipeline.smem_sweep(name, shape, overrides, cfg)
     if not any(p.smem_bytes is not None for p in points):
@@ -144,11 +145,14 @@ def main() -> None:
                 "time a warp waits for a stage to fill (or to be freed); **stall** is waiting on a dependency. "
                 "Scroll on the chart to zoom in time, drag to pan.")
             if res["busy"]:
-                st.caption("Share of warp time (each instant counted once: math before the loads in flight that it "
-                           "overlaps, waits last; the shares add up to 100%): "
-                           + ", ".join(f"{k} {v:.1f}%" for k, v in res["busy"].items()))
+                skipped = res.get("extrapolated", 0.0)
+                st.caption("Share of the simulated warp time (each instant counted once: math before the loads in "
+                           "flight that it overlaps, waits last; the shares add up to 100%): "
+                           + ", ".join(f"{k} {v:.1f}%" for k, v in res["busy"].items())
+                           + (f". The other {skipped:.1f}% of the warps' time was extrapolated from the simulated "
+                              "iterations (drawn pale), not simulated." if skipped else ""))
             if view["shown"] < view["end"]:
-                st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} simulated cycles.")
+                st.caption(f"Showing the first {view['shown']:,.0f} of {view['end']:,.0f} cycles of the timeline.")
             if res["fast_forward"]:
                 st.caption(f"The simulator ran {res['iterations']} loop iterations and extrapolated the rest "
                            "(steady state).")

@@ -23,7 +23,17 @@ st.markdown("Every combination of a kernel's knobs, predicted: which tile size, 
             "caches every point); load its Parquet table here to explore a large sweep.")
 
 
-def knob_values(name: str) -> dict[str, list[str]]:
+def launching_stages(name: str, shape: tuple[int, ...] | None) -> set[str] | None:
+    """The stage counts of ``name`` whose shared memory lets a CTA launch at ``shape`` (None: not known)."""
+    if shape is None or "stages" not in catalog.registry()[name].defaults:
+        return None
+    from gpusim.app import pipeline
+
+    points = pipeline.smem_sweep(name, shape, {}, catalog.config(common.config_path()))
+    return {str(p.stages) for p in points if p.fits} or None
+
+
+def knob_values(name: str, shape: tuple[int, ...] | None = None) -> dict[str, list[str]]:
     """One widget per knob: a multiselect of its choices, or a list such as ``1..4,8``."""
     out = {}
     specs = catalog.knobs(name)
@@ -33,8 +43,12 @@ def knob_values(name: str) -> dict[str, list[str]]:
         with cols[i % len(cols)]:
             if k.kind in ("choice", "bool"):
                 options = list(k.choices) if k.kind == "choice" else [False, True]
-                # the page opens on a sweep that varies something: the first knob with choices, all of them
+                # the page opens on a sweep that varies something: the first knob with choices, all of them (the
+                # stage counts that launch at the shape, when that knob is the stages)
                 default = options if i == first_choice(specs) else [k.default]
+                fits = launching_stages(name, shape) if k.name == "stages" and i == first_choice(specs) else None
+                if fits:
+                    default = [v for v in options if str(v) in fits]
                 picked = st.multiselect(k.name, options, default=default, key=key)
                 out[k.name] = [str(int(v)) if isinstance(v, bool) else str(v) for v in picked]
             else:
@@ -215,12 +229,12 @@ def main() -> None:
             kd = reg[name]
             default = SHAPES.get(kd.family) or ",".join(map(str, catalog.default_shape(name)))
             text = st.text_input(f"shape ({','.join(kd.shape_names)})", value=default, key=f"sp_{name}_shape")
-        vary = knob_values(name)
         try:
             shape = catalog.parse_shape(text, name)
         except ValueError as e:
             st.error(str(e))
             shape = None
+        vary = knob_values(name, shape)
         n = 1
         for v in vary.values():
             n *= len(v)

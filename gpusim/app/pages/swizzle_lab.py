@@ -106,6 +106,8 @@ def effect_on_time(tile: banks.Tile, layout: banks.Layout) -> None:
             "layout carries over. Each blue bar is one full simulation of the kernel at its default shape.")
     modes = catalog.knob_values(name, "swizzle", banks.XOR_MODES)
     shape = catalog.default_shape(name)
+    with right:
+        common.warn_unvalidated(name)
     results = common.sweep([(name, shape, {"swizzle": m}) for m in modes], f"{name} per swizzle mode")
     measured, _ = common.measurements(common.config_path())
     rows, errors = [], {}
