@@ -168,10 +168,18 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
     # ops that touch the same fetch blocks of one tensor (a stencil's neighbouring loads, a loop unrolled into one
     # load per element) hold the same data: one tile of their union, so their bytes are counted once
     union = _shared_data(seen, sector_bytes, hbm.fetch_granularity_bytes)
+    # a group's stores each write their own bytes of the union: each its share of it (by its own sectors), so that
+    # the group writes the union once (loads share the union's tiles instead: the first fetches, the others hit)
+    own_sectors: dict[int, int] = {}
+    for i, merged in union.items():
+        own_sectors[id(merged)] = own_sectors.get(id(merged), 0) + len(seen[i][5])
     for i, (p, in_loop, _, base0, depends, base, half) in enumerate(seen):
         op = p.op
         sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
+        store_share = 1.0
         if i in union:
+            if op.kind == "st":
+                store_share = len(base) / max(own_sectors[id(union[i])], 1)
             base0, base, half = union[i]
         if in_loop:  # distinct bytes of a chunk: exact when it is short, else the sampled iterations' and what
             # each further one adds (a two-point fit over the first half and all of the sample, so iterations
@@ -194,7 +202,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
         isolated = _isolated_share(base, sector_bytes, hbm.fetch_granularity_bytes, hbm.near_block_bytes) \
             if loads else 0.0
         out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
-                               tile_bytes_per_chunk=tile * scale,
+                               tile_bytes_per_chunk=tile * scale * store_share,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated))
     return _share_gathered_tensors(kernel, out, l2spec, chunks)
