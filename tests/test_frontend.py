@@ -189,3 +189,28 @@ def test_match_costs_its_distinct_values(tmp_path):
         assert len(ops) == 1 and ops[0].count // ops[0].units == 1  # one instruction, as compiled
         slots[dist] = ops[0].units
     assert slots == {"const(7)": 2, "arange(1)": 64}
+
+
+PAIRS_SRC = r"""
+extern "C" __global__ void pairs(float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[2 * i] = 1.0f;                                         // a 4-byte and a 2-byte store per thread: two
+  reinterpret_cast<unsigned short*>(out)[4 * i + 2] = 7;     // store operations writing the same sectors
+}
+"""
+
+
+def test_stores_of_the_same_blocks_write_the_tensor_once(tmp_path):
+    """Two store instructions that write parts of every sector (chip._shared_data groups them) write the
+    tensor once to HBM, not once per instruction: a 256 MB output (larger than the L2) is written back about once."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+
+    cu = tmp_path / "pairs.cu"
+    cu.write_text(PAIRS_SRC)
+    n = 1 << 26  # floats
+    k = kernel_from_source(cu, grid=n // 2 // 256, block=256, args=[f"out=f32[{n}]"])
+    assert sum(1 for op in (*k.prologue, *k.epilogue) if isinstance(op, Mem) and op.kind == "st") == 2
+    written = report(simulate(k, load_config()))["dram__bytes_write.sum"]
+    assert 0.8 * 4 * n <= written <= 1.05 * 4 * n
