@@ -279,8 +279,10 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
         op = p.op
         if op.space == "shared":  # the MIO queue and the L1TEX pipe: the access's wavefronts
             z = np.zeros_like(p.wavefronts, dtype=float)
-            out[name] = MemTiming(cfg.shared_memory.pipe_cycles(p.wavefronts), p.instructions, p.period, z, z, 0.0,
-                                  0.0, cfg.shared_memory.latency_cycles(op.kind))
+            out[name] = MemTiming(l1tex_cycles=cfg.shared_memory.pipe_cycles(p.wavefronts),
+                                  instructions=p.instructions, period=p.period, l2_bytes=z, hbm_bytes=z,
+                                  l1_miss_fraction=0.0, l2_miss_fraction=0.0,
+                                  latency_hit_cycles=cfg.shared_memory.latency_cycles(op.kind))
             continue
         if op.kind == "tma":  # one instruction; bypasses L1; bytes to L2, misses to HBM
             l2b = p.sectors * sb * 1.0
@@ -288,9 +290,11 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
             # (measured: validate/measurements/h100/tmabox-2026-11-24.json, all SMs from L2: 2.1 / 2.3 / 4.3 cycles
             # per row of 32 / 64 / 128 B per SM, the L2's line-request rate and then its bandwidth)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes)
-            out[name] = MemTiming(np.zeros_like(l2b), (p.instructions > 0).astype(np.int64), p.period, l2b,
-                                  l2b * l2.dram_bytes_per_request_byte(name, sb), 1.0,
-                                  l2.latency_miss_fraction(name, sb), cfg.tma.l2_latency_cycles, l2_read_cost=cost)
+            out[name] = MemTiming(l1tex_cycles=np.zeros_like(l2b), instructions=(p.instructions > 0).astype(np.int64),
+                                  period=p.period, l2_bytes=l2b,
+                                  hbm_bytes=l2b * l2.dram_bytes_per_request_byte(name, sb), l1_miss_fraction=1.0,
+                                  l2_miss_fraction=l2.latency_miss_fraction(name, sb),
+                                  latency_hit_cycles=cfg.tma.l2_latency_cycles, l2_read_cost=cost)
             continue
         l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb)
         if op.kind == "ld":
@@ -299,17 +303,20 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
             m1 = 1 - st.requests_all_hit / st.requests if st.requests else 1.0
             l2b = p.sectors * sb * (1 - h1)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes) * (1 - h1)
-            out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * l2.dram_bytes_per_request_byte(name, sb),
-                                  m1, l2.latency_miss_fraction(name, sb),
-                                  cfg.l1.hit_latency_cycles, l2_read_cost=cost,
+            out[name] = MemTiming(l1tex_cycles=l1cyc, instructions=p.instructions, period=p.period, l2_bytes=l2b,
+                                  hbm_bytes=l2b * l2.dram_bytes_per_request_byte(name, sb), l1_miss_fraction=m1,
+                                  l2_miss_fraction=l2.latency_miss_fraction(name, sb),
+                                  latency_hit_cycles=cfg.l1.hit_latency_cycles, l2_read_cost=cost,
                                   hbm_cost=(hbm_cost or {}).get(name, 1.0))
         else:
             l2b = p.sectors * sb * 1.0
             written = l2.dram_write_bytes.get(name, 0.0)
             req = l2.request_sectors.get(name, 0.0) * sb
             frac = written / req if req else 0.0
-            out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * frac, 0.0, 0.0,
-                                  cfg.l1.hit_latency_cycles, cfg.l2.write_cycles(p.lines, p.sectors))
+            out[name] = MemTiming(l1tex_cycles=l1cyc, instructions=p.instructions, period=p.period, l2_bytes=l2b,
+                                  hbm_bytes=l2b * frac, l1_miss_fraction=0.0, l2_miss_fraction=0.0,
+                                  latency_hit_cycles=cfg.l1.hit_latency_cycles,
+                                  l2_write_cycles=cfg.l2.write_cycles(p.lines, p.sectors))
     # a ragged last iteration has a row of its own in every array
     return {n: dataclasses.replace(t, last=pats[n].last) if pats[n].last else t for n, t in out.items()}
 

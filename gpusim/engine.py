@@ -40,6 +40,7 @@ import itertools
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import simpy
@@ -115,9 +116,21 @@ class MemTiming:
     hbm_cost: float = 1.0  # HBM time per fetched byte over a stream's (blocks fetched alone in their DRAM rows)
 
 
+class OpRow(NamedTuple):
+    """One execution of a memory operation by one warp (a pattern row, an inner iteration): what it asks of the
+    units of its path, as Python numbers."""
+
+    instructions: int
+    l1tex_cycles: float
+    l2_bytes: float
+    hbm_bytes: float
+    l2_write_cycles: float  # a store's
+    l2_read_cost: float  # a load's bytes of the L2 read bandwidth
+
+
 class _OpTiming:
-    """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, a tuple of Python
-    numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles, L2 read cost), and its scalars."""
+    """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, an :class:`OpRow`, and
+    its scalars."""
 
     __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost")
 
@@ -125,9 +138,9 @@ class _OpTiming:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
         wc = tm.l2_write_cycles.tolist() if tm.l2_write_cycles is not None else None
         rc = tm.l2_read_cost.tolist() if tm.l2_read_cost is not None else None
-        self.rows = [[[(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
-                        float(wc[r][j][w]) if wc is not None else 0.0,
-                        float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]))
+        self.rows = [[[OpRow(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
+                             float(wc[r][j][w]) if wc is not None else 0.0,
+                             float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]))
                        for w in range(len(ins[r][j]))]
                       for j in range(len(ins[r]))] for r in range(len(ins))]
         self.period = tm.period
@@ -449,28 +462,29 @@ class ChipModel:
                 self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
 
-    def _memory_side(self, wp: _Warp, op: Mem, tm: _OpTiming, arrive: float, l2b: float, hb: float,
+    def _memory_side(self, wp: _Warp, op: Mem, tm: _OpTiming, arrive: float, l2_bytes: float, hbm_bytes: float,
                      write_cycles: float, read_cost: float) -> Request:
-        """The request past the SM: ``l2b`` bytes through the memory-side stages of the op's path (the chip's L2
+        """The request past the SM: ``l2_bytes`` bytes through the memory-side stages of the op's path (the chip's L2
         and HBM see them ``weight`` times), from ``arrive``. Returns the request, each stage's times filled in."""
-        req = Request(wp.work, wp.cta.work.weight, l2b, hb, write_cycles, read_cost, tm.hbm_cost)
+        req = Request(wp.work, wp.cta.work.weight, l2_bytes, hbm_bytes, write_cycles, read_cost, tm.hbm_cost)
         walk(wp.cta.sm.memory_side[op.space, op.kind], req, arrive)
         return req
 
     # --- operations ----------------------------------------------------------------------------------
-    def _async_store(self, wp: _Warp, op: Mem, l1cyc: float):
+    def _async_store(self, wp: _Warp, op: Mem, l1tex_cycles: float):
         """The shared-memory write of a cp.async: done when its global load has landed; takes no issue slot."""
         t = self.env.now
         for d in op.after:
             r = wp.ready.get(d)
             if r is not None:
                 t = max(t, r)
-        _, end = wp.cta.sm.l1tex.write(wp.work, t, l1cyc)
+        _, end = wp.cta.sm.l1tex.write(wp.work, t, l1tex_cycles)
         wp.groups.join(op.group, end)
         if wp.tracing:
             self._span(wp, op.name, "shared_st_async", t, end)
 
-    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int, read_cost: float) -> int:
+    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2_bytes: float, hbm_bytes: float, seq: int,
+             read_cost: float) -> int:
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory. Returns
         when the warp may go on."""
         cta = wp.cta
@@ -483,7 +497,7 @@ class ChipModel:
         issue_end = start + tma.issue_cycles
         if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
             wp.stats[WAIT] += tma.issue_cycles - 1
-        req = Request(wp.work, cta.work.weight, l2b, hb, 0.0, read_cost, tm.hbm_cost)
+        req = Request(wp.work, cta.work.weight, l2_bytes, hbm_bytes, 0.0, read_cost, tm.hbm_cost)
         eng_start = tma.serve(req, start)
         walk(cta.sm.memory_side[op.space, op.kind], req, eng_start)
         from_hbm = misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction)
@@ -499,13 +513,13 @@ class ChipModel:
         """A memory operation: books it on the units it uses and returns when the warp may go on (None: at once)."""
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.trips)
-        n_instr, l1cyc, l2b, hb, wc, rc = tm.rows[par][j][wp.lw]
-        if n_instr == 0:
+        instructions, l1tex_cycles, l2_bytes, hbm_bytes, write_cycles, read_cost = tm.rows[par][j][wp.lw]
+        if instructions == 0:
             return None
         if op.kind == "tma":
-            return self._tma(wp, op, tm, l2b, hb, self._seq(wp, op, it, j), rc)
+            return self._tma(wp, op, tm, l2_bytes, hbm_bytes, self._seq(wp, op, it, j), read_cost)
         if op.async_copy and op.group:
-            self._async_store(wp, op, l1cyc)
+            self._async_store(wp, op, l1tex_cycles)
             return None
         cta = wp.cta
         now = self.env.now
@@ -519,18 +533,19 @@ class ChipModel:
             if wp.tracing:
                 self._span(wp, "throttle", "stall", t, admitted)
             t = admitted
-        if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
+        if op.predicated and l1tex_cycles == 0 and not (op.space == "global" and l2_bytes):
             # every lane predicated off: the warp spends its issue slots and the memory pipe sees no work, but the
             # instruction still goes down the LSU path: a dependent instruction waits the load's whole latency
             # (measured: validate/micro/run_predld.py, 44.2 cycles per link off against 45.2 on)
-            _, issue_end = self._issue(wp, t, n_instr)
+            _, issue_end = self._issue(wp, t, instructions)
             if op.kind in LOADS:  # it reaches the pipe behind the work booked there, then the pipeline's latency
                 pipe = sm.l1tex
                 wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
                                      + tm.latency_hit_cycles)
             return math.ceil(issue_end)
-        if op.operand_reuse and n_instr > op.operand_reuse:  # never an async store (the IR's check)
-            start, issue_end, l1_start, l1_end = self._reused_operands(wp, op.operand_reuse, t, n_instr, l1cyc)
+        if op.operand_reuse and instructions > op.operand_reuse:  # never an async store (the IR's check)
+            start, issue_end, l1_start, l1_end = self._reused_operands(wp, op.operand_reuse, t, instructions,
+                                                                       l1tex_cycles)
         else:
             start = issue_end = t
             if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
@@ -540,17 +555,17 @@ class ChipModel:
                 if landed:
                     start = min(t, max(landed))
             else:
-                start, issue_end = self._issue(wp, t, n_instr)
-            l1_start, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
-        if op.stall_cycles and n_instr:  # the control codes hold the warp's next issue back (ncu: wait)
-            held = start + op.stall_cycles * n_instr / op.repeat
+                start, issue_end = self._issue(wp, t, instructions)
+            l1_start, l1_end = sm.l1tex.access(wp.work, start, l1tex_cycles)
+        if op.stall_cycles and instructions:  # the control codes hold the warp's next issue back (ncu: wait)
+            held = start + op.stall_cycles * instructions / op.repeat
             if held > issue_end:
                 wp.stats[WAIT] += held - issue_end
                 issue_end = held
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
-        if op.space == "global" and l2b > 0:
-            req = self._memory_side(wp, op, tm, l1_end, l2b, hb, wc, rc)
+        if op.space == "global" and l2_bytes > 0:
+            req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost)
             # a load that misses the L1 waits for the L2's answer, one that misses the L2 too for HBM's
             if op.kind == "ld" and misses(wp.exec_count, op.name, tm.l1_miss_fraction):
                 done = self.mem.l2.respond(req, done)

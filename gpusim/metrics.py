@@ -17,9 +17,9 @@ from gpusim.sm.scheduler import IssueSlots
 from gpusim.ir import Compute, Loop, Mem
 from gpusim.peaks import peaks
 from gpusim.stalls import CAUSES
+from gpusim.ncu import TIME
 
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
-TIME = "gpu__time_duration.sum"
 PIPE = ExecutionPipes.NAME  # a pipe's busy cycles are reported under PIPE.format(its name)
 
 # The metrics every report carries, in display order, with a short label.
