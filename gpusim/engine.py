@@ -621,7 +621,7 @@ class ChipModel:
             self._span(wp, op.name, op.pipe, start, done)
         return math.ceil(issue_end)
 
-    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int, busy: float) -> float:
+    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int, busy: float, issue: float) -> float:
         """``n`` instructions of a compute bundle, ready at ``t``, through the pipe and the issue slot: returns when
         the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
         latency)."""
@@ -629,8 +629,7 @@ class ChipModel:
         p_start, _ = wp.pipes[op.pipe].book(ledger, t, n)
         if p_start > t:  # held back by a busy pipe: the stall the pipes name (ExecutionPipes.throttle)
             stats[self.throttle_stall[op.pipe]] += p_start - t
-        # cycles of the issue slot: one an instruction, unless the register file is slower (the scheduler's)
-        issue = wp.cta.sm.issue.dispatch_cycles(n, op.register_reads)
+        # ``issue``: cycles of the issue slot, one an instruction unless the register file is slower (the scheduler's)
         if issue != n:
             stats[DISPATCH_STALL] += issue - n
         start, _ = wp.slot.book(ledger, p_start, issue)
@@ -729,8 +728,8 @@ class ChipModel:
                         if wake > env.now:
                             yield env.timeout(wake - env.now)
                         continue
-                    for n, busy in quanta:  # in quanta, so that other ready warps interleave
-                        t = self._quantum(wp, op, t, n, busy)
+                    for n, busy, issue in quanta:  # in quanta, so that other ready warps interleave
+                        t = self._quantum(wp, op, t, n, busy, issue)
                         wake = math.ceil(t)
                         now = env.now
                         if wake > now:
@@ -1042,15 +1041,18 @@ class ChipModel:
 
 def _unrolled(ops, pipes: ExecutionPipes, slots: IssueSlots, j: int = 0) -> tuple:
     """``ops`` in the order a warp walks them, inner loops unrolled: (step kind, operation, inner-loop iteration,
-    a compute bundle's quanta, :meth:`ExecutionPipes.quanta`)."""
+    a compute bundle's quanta, :meth:`ExecutionPipes.quanta`, each with its issue cycles)."""
     out = []
     for op in ops:
         if isinstance(op, Loop):
             for jj in range(op.trips):
                 out += _unrolled(op.body, pipes, slots, jj)
         elif isinstance(op, Compute):
-            out.append((_COMPUTE, op, j, pipes.quanta(op.pipe, op.count, op.ilp, op.stall_cycles,
-                                                      slots.quantum_instructions, slots.instructions_per_cycle)))
+            quanta = pipes.quanta(op.pipe, op.count, op.ilp, op.stall_cycles, slots.quantum_instructions,
+                                  slots.instructions_per_cycle)
+            # each quantum with its cycles of the issue slot (IssueSlots.dispatch_cycles: register reads)
+            out.append((_COMPUTE, op, j, tuple((n, busy, slots.dispatch_cycles(n, op.register_reads))
+                                               for n, busy in quanta)))
         else:
             out.append((_MEM if isinstance(op, Mem) else _SYNC, op, j, ()))
     return tuple(out)
