@@ -2,8 +2,10 @@
 
 Steps, each owned by its unit: occupancy (``sm.occupancy``), exact per-warp access counts
 (``patterns``), L1 hit rates from the SM's sector stream (``memory.l1``), L2 hit rates and DRAM bytes
-from CTA waves in launch order (``memory.l2``), then the discrete-event chip model (``engine``): a few
-representative SMs, each CTA they run standing for the real CTAs it samples, against the chip-wide L2 and HBM.
+from CTA waves in launch order (``memory.l2``), each memory operation's static costs on the units of its path
+(:func:`_timings`: the units' spec methods), then the discrete-event chip model (``engine``): a few
+representative SMs, each CTA they run standing for the real CTAs it samples, against the chip-wide L2 and HBM. The
+SM clock the kernel runs at is the clock model's (``sm.clock``).
 
 Which CTAs the representatives run: for every full wave of the real chip (``sm_count x ctas_per_sm``
 CTAs), ``representatives x ctas_per_sm`` CTAs sampled evenly from it, each standing for ``sm_count /
@@ -22,12 +24,12 @@ import numpy as np
 
 from gpusim import patterns
 from gpusim.config import HardwareConfig
-from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming, SmParams
+from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming
 from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
 from gpusim.memory.l1 import L1Stats, l1_hit_model
-from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
+from gpusim.memory.l2 import L2Footprint, L2Result, cap_reads_when_everything_fits, fitting_footprint, l2_model
+from gpusim.sm.clock import at_sm_clock, sm_clock_hz_for, tensor_activity
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
-from gpusim.sm.pipes import PIPES
 
 # Algorithmic, not hardware (the hardware numbers come from the config): how much of the address stream the cache
 # models replay. L1: loop iterations that warm the LRU before counting, and iterations replayed; L2: chunks the
@@ -122,26 +124,6 @@ def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
     yield from part(EPILOGUE, [0])
 
 
-def _fetch_ratio(sectors: np.ndarray, sector_bytes: int, granularity_bytes: int) -> float:
-    """HBM bytes per wanted byte when every missed sector brings its aligned ``granularity_bytes`` block: the
-    blocks the sectors fall in against the sectors themselves (1 when the neighbours are wanted too)."""
-    per = max(granularity_bytes // sector_bytes, 1)
-    if per == 1 or not len(sectors):
-        return 1.0
-    return len(np.unique(sectors // per)) * per / len(sectors)
-
-
-def _isolated_share(sectors: np.ndarray, sector_bytes: int, granularity_bytes: int, near_bytes: int) -> float:
-    """Of the blocks (``granularity_bytes``) the sectors fall in, the share that no other of those blocks shares an
-    aligned ``near_bytes`` region with: HBM opens a row for each of them alone (measured: a scattered gather's 64-B
-    blocks, ``[hbm] isolated_block_cost_ratio``)."""
-    blocks = np.unique(sectors // max(granularity_bytes // sector_bytes, 1))
-    if not len(blocks):
-        return 0.0
-    _, counts = np.unique(blocks // max(near_bytes // granularity_bytes, 1), return_counts=True)
-    return float((counts == 1).sum()) / len(blocks)
-
-
 def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) -> list[L2Footprint]:
     sector_bytes = geo.sector_bytes
     out = []
@@ -198,9 +180,8 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
             req *= 1 - (st.sector_hits / st.sectors if st and st.sectors else 0.0)
         scale = 1.0 / chunks if not in_loop else 1.0
         loads = op.kind in ("ld", "tma")
-        fetch = _fetch_ratio(base, sector_bytes, hbm.fetch_granularity_bytes) if loads else 1.0
-        isolated = _isolated_share(base, sector_bytes, hbm.fetch_granularity_bytes, hbm.near_block_bytes) \
-            if loads else 0.0
+        fetch = hbm.fetch_ratio(base, sector_bytes) if loads else 1.0
+        isolated = hbm.isolated_share(base, sector_bytes) if loads else 0.0
         out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale * store_share,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
@@ -281,32 +262,18 @@ def _shared_data(seen: list, sector_bytes: int, granularity_bytes: int) -> dict[
 
 
 def _fitting_footprint(kernel: Kernel, pats, spec) -> float | None:
-    """The bytes every global tensor the kernel touches takes in the L2 (a tensor that SMs read with a copy in each
-    partition, ``spec.read_copies``) when they fit together, else None."""
+    """:func:`gpusim.memory.l2.fitting_footprint` of the global tensors the kernel touches."""
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
     read = {p.op.tensor for p in pats.values() if p.op.space == "global" and p.op.kind in ("ld", "tma")}
-    total = sum(t.size_bytes * (spec.read_copies if t.name in read else 1) for t in kernel.tensors if t.name in used)
-    return total if used and total <= spec.size_bytes else None
+    return fitting_footprint(spec, [(t.size_bytes, t.name in read) for t in kernel.tensors if t.name in used])
 
 
 def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, fitting: float | None) -> None:
-    """When every global tensor the kernel touches fits in the L2 together (a tensor that SMs read with a copy in
-    each partition, ``spec.read_copies``), nothing is evicted: each byte comes from HBM at most once, so a
-    tensor's reads are at most its size. The per-CTA tiles of the L2 model count a sector once per CTA that wants
-    it, which overcounts when CTAs share sectors they do not share tiles of (a gather); this is the physical
-    bound on that. ``fitting``: :func:`_fitting_footprint` (None: they do not all fit)."""
-    if fitting is None:
-        return
+    """:func:`gpusim.memory.l2.cap_reads_when_everything_fits` over the global tensors the kernel touches."""
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
-    sizes = {t.name: t.size_bytes for t in kernel.tensors if t.name in used}
-    for tensor, size in sizes.items():
-        names = [n for n, p in pats.items() if p.op.tensor == tensor and p.op.kind in ("ld", "tma")]
-        total = sum(l2.dram_read_bytes.get(n, 0.0) for n in names)
-        if total > size:
-            for n in names:
-                l2.dram_read_bytes[n] *= size / total
-                if l2.tile_miss and n in l2.tile_miss:  # the tiles' misses were overcounted alike
-                    l2.tile_miss[n] *= size / total
+    reads = [(t.size_bytes, [n for n, p in pats.items() if p.op.tensor == t.name and p.op.kind in ("ld", "tma")])
+             for t in kernel.tensors if t.name in used]
+    cap_reads_when_everything_fits(l2, reads, fitting)
 
 
 def _shares_sectors_with_neighbours(kernel, op, geo) -> bool:
@@ -343,16 +310,19 @@ def _data_keys(kernel, pats, geo, names=None):
 
 
 def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
+    """Each memory operation's static costs on the units of its path (:data:`gpusim.request.PATHS`), per pattern
+    row, inner iteration and warp: the L1TEX pipe's cycles, the bytes it sends to the L2 and HBM, what they cost the
+    L2's read bandwidth or write path, and the latency of the level that answers a hit."""
     out = {}
     sb = cfg.l2.sector_bytes
     for name, p in pats.items():
         op = p.op
-        if op.space == "shared":
+        if op.space == "shared":  # the MIO queue and the L1TEX pipe: the access's wavefronts
             z = np.zeros_like(p.wavefronts, dtype=float)
-            lat = cfg.shared_memory.ldmatrix_latency_cycles if op.kind == "ldsm" else \
-                cfg.shared_memory.load_latency_cycles
-            out[name] = MemTiming(p.wavefronts / cfg.shared_memory.wavefronts_per_cycle, p.instructions,
-                                  p.period, z, z, 0.0, 0.0, lat)
+            out[name] = MemTiming(l1tex_cycles=cfg.shared_memory.pipe_cycles(p.wavefronts),
+                                  instructions=p.instructions, period=p.period, l2_bytes=z, hbm_bytes=z,
+                                  l1_miss_fraction=0.0, l2_miss_fraction=0.0,
+                                  latency_hit_cycles=cfg.shared_memory.latency_cycles(op.kind))
             continue
         if op.kind == "tma":  # one instruction; bypasses L1; bytes to L2, misses to HBM
             l2b = p.sectors * sb * 1.0
@@ -360,30 +330,33 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
             # (measured: validate/measurements/h100/tmabox-2026-11-24.json, all SMs from L2: 2.1 / 2.3 / 4.3 cycles
             # per row of 32 / 64 / 128 B per SM, the L2's line-request rate and then its bandwidth)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes)
-            out[name] = MemTiming(np.zeros_like(l2b), (p.instructions > 0).astype(np.int64), p.period, l2b,
-                                  l2b * l2.dram_bytes_per_request_byte(name, sb), 1.0,
-                                  l2.latency_miss_fraction(name, sb), cfg.tma.l2_latency_cycles, l2_read_cost=cost)
+            out[name] = MemTiming(l1tex_cycles=np.zeros_like(l2b), instructions=(p.instructions > 0).astype(np.int64),
+                                  period=p.period, l2_bytes=l2b,
+                                  hbm_bytes=l2b * l2.dram_bytes_per_request_byte(name, sb), l1_miss_fraction=1.0,
+                                  l2_miss_fraction=l2.latency_miss_fraction(name, sb),
+                                  latency_hit_cycles=cfg.tma.l2_latency_cycles, l2_read_cost=cost)
             continue
-        l1cyc = p.lines / cfg.l1.lines_per_cycle
-        l1cyc = np.maximum(l1cyc, p.sectors * sb / cfg.l1.data_bytes_per_cycle)
+        l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb)
         if op.kind == "ld":
             st = l1.get(name) or L1Stats()
             h1 = st.sector_hits / st.sectors if st.sectors else 0.0
             m1 = 1 - st.requests_all_hit / st.requests if st.requests else 1.0
             l2b = p.sectors * sb * (1 - h1)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes) * (1 - h1)
-            out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * l2.dram_bytes_per_request_byte(name, sb),
-                                  m1, l2.latency_miss_fraction(name, sb),
-                                  cfg.l1.hit_latency_cycles, l2_read_cost=cost,
+            out[name] = MemTiming(l1tex_cycles=l1cyc, instructions=p.instructions, period=p.period, l2_bytes=l2b,
+                                  hbm_bytes=l2b * l2.dram_bytes_per_request_byte(name, sb), l1_miss_fraction=m1,
+                                  l2_miss_fraction=l2.latency_miss_fraction(name, sb),
+                                  latency_hit_cycles=cfg.l1.hit_latency_cycles, l2_read_cost=cost,
                                   hbm_cost=(hbm_cost or {}).get(name, 1.0))
         else:
             l2b = p.sectors * sb * 1.0
             written = l2.dram_write_bytes.get(name, 0.0)
             req = l2.request_sectors.get(name, 0.0) * sb
             frac = written / req if req else 0.0
-            write = p.lines * cfg.l2.write_cycles_per_line + p.sectors * cfg.l2.write_cycles_per_sector
-            out[name] = MemTiming(l1cyc, p.instructions, p.period, l2b, l2b * frac, 0.0, 0.0,
-                                  cfg.l1.hit_latency_cycles, write)
+            out[name] = MemTiming(l1tex_cycles=l1cyc, instructions=p.instructions, period=p.period, l2_bytes=l2b,
+                                  hbm_bytes=l2b * frac, l1_miss_fraction=0.0, l2_miss_fraction=0.0,
+                                  latency_hit_cycles=cfg.l1.hit_latency_cycles,
+                                  l2_write_cycles=cfg.l2.write_cycles(p.lines, p.sectors))
     # a ragged last iteration has a row of its own in every array
     return {n: dataclasses.replace(t, last=pats[n].last) if pats[n].last else t for n, t in out.items()}
 
@@ -396,48 +369,6 @@ def loop_code_instructions(kernel: Kernel, warp_size: int) -> int:
         return kernel.loop_sass_instructions
     warps = -(-kernel.launch.threads_per_block // warp_size)
     return max(instructions_per_warp(kernel.loop.body, w) for w in range(warps))
-
-
-def _mbarrier_setup_cycles(cfg: HardwareConfig, kernel: Kernel | None) -> int:
-    """A CTA's set-up of its mbarriers (one thread initialises each, then fences): measured per count."""
-    n = len(kernel.mbarriers) if kernel is not None else 0
-    if not n:
-        return 0
-    return round(cfg.chip.mbarrier_init_first_cycles + (n - 1) * cfg.chip.mbarrier_init_each_more_cycles)
-
-
-def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = None) -> SmParams:
-    sm = cfg.sm
-    code = loop_code_instructions(kernel, sm.warp_size_threads) * cfg.icache.instruction_bytes \
-        if kernel is not None else 0
-    fetch = cfg.icache.fetch_interval(code)
-    return SmParams(
-        subpartitions=sm.subpartitions, warp_size=sm.warp_size_threads,
-        issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
-        issue_quantum=cfg.scheduler.issue_quantum_instructions,
-        pipe_rate={pipe: cfg.pipes.instructions_per_cycle(pipe, sm.subpartitions, sm.warp_size_threads)
-                   for pipe in PIPES},
-        pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
-        barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
-        lg_queue_requests=cfg.l1.lg_queue_requests, mio_queue_requests=cfg.l1.mio_queue_requests,
-        issue_to_l1tex_cycles=cfg.l1.issue_to_pipe_cycles,
-        l1tex_per_cycle=1.0,  # MemTiming.l1tex_cycles are already cycles of the L1TEX pipe
-        l2_latency=cfg.l2.hit_latency_cycles,
-        hbm_latency=cfg.hbm.load_latency_cycles,
-        l2_bytes_per_cycle=cfg.l2.bandwidth_bytes_per_cycle,
-        l2_partitions=cfg.l2.partitions,
-        hbm_bytes_per_cycle=cfg.hbm.achievable_bandwidth_bytes_per_second / cfg.chip.sm_clock_hz,
-        port_bytes_per_cycle=cfg.l2.sm_port_bytes_per_cycle,
-        cta_launch_cycles=cfg.chip.cta_launch_cycles + _mbarrier_setup_cycles(cfg, kernel),
-        cta_dispatch_interval_cycles=cfg.chip.cta_dispatch_interval_ns * 1e-9 * cfg.chip.sm_clock_hz,
-        tma=cfg.tma, fetch_cycles_per_instruction=fetch,
-        fetch_ahead_instructions=cfg.icache.fetch_ahead_instructions,
-        register_reads_per_cycle=cfg.scheduler.register_reads_per_cycle,
-        # a fill writes whole sectors of a line into the L2 as a full-line store does (the measured write path)
-        l2_loaded=(cfg.l2.loaded_utilization_pct, cfg.l2.loaded_added_cycles),
-        hbm_loaded=(cfg.hbm.loaded_utilization_pct, cfg.hbm.loaded_added_cycles),
-        l2_fill_cycles_per_byte=(cfg.l2.write_cycles_per_sector + cfg.l2.write_cycles_per_line * cfg.l2.sector_bytes
-                                 / cfg.l1.line_bytes) / cfg.l2.sector_bytes)
 
 
 def _even(lo: int, count: int, span: float) -> list[int]:
@@ -513,48 +444,31 @@ CLOCK_TOLERANCE = 0.005  # algorithmic: a kernel's SM clock within this of the c
 CLOCK_MERGED_WAVES = 1  # algorithmic: the clock's run merges unequal CTAs sooner (an average is all it needs)
 
 
-def at_sm_clock(cfg: HardwareConfig, clock_hz: float) -> HardwareConfig:
-    """``cfg`` with the SMs at ``clock_hz``: the SM side keeps its rates and latencies per SM cycle, the memory
-    side (L2, HBM, the TMA's trips to them) keeps its own per second, so they change per SM cycle. Measured: the L2
-    keeps its 1.71 GHz clock and an L2 stream its bytes per second while the SM clock falls from 1995 to 1793 MHz,
-    HBM its rate from 1980 to 1583 MHz (validate/micro/run_l2_clock.py, l2clock-2026-11-26.json)."""
-    dc = dataclasses  # short name for the nested replaces below
-    r = clock_hz / cfg.chip.sm_clock_hz  # SM cycles per memory-side cycle of the configured clock
-    l2, hbm, tma = cfg.l2, cfg.hbm, cfg.tma
-    return dc.replace(
-        cfg, chip=dc.replace(cfg.chip, sm_clock_hz=clock_hz),
-        l2=dc.replace(l2, bandwidth_bytes_per_cycle=l2.bandwidth_bytes_per_cycle / r,
-                      write_cycles_per_line=l2.write_cycles_per_line * r,
-                      write_cycles_per_sector=l2.write_cycles_per_sector * r,
-                      hit_latency_near_cycles=round(l2.hit_latency_near_cycles * r),
-                      hit_latency_far_cycles=round(l2.hit_latency_far_cycles * r),
-                      loaded_added_cycles=tuple(round(c * r) for c in l2.loaded_added_cycles)),
-        hbm=dc.replace(hbm, load_latency_cycles=round(hbm.load_latency_cycles * r),
-                       loaded_added_cycles=tuple(round(c * r) for c in hbm.loaded_added_cycles)),
-        tma=dc.replace(tma, l2_latency_cycles=round(tma.l2_latency_cycles * r),
-                       hbm_latency_cycles=round(tma.hbm_latency_cycles * r)))
-
-
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,
              representatives: int = REPRESENTATIVE_SMS) -> Simulation:
     """Run the whole model for one kernel launch at the SM clock it would hold: a kernel whose tensor work lowers
-    the clock (``gpusim.metrics.sm_clock_hz_for``) runs a second time at that clock, memory rates unchanged in
-    time."""
-    from gpusim.metrics import sm_clock_hz_for
-
+    the clock (:func:`gpusim.sm.clock.sm_clock_hz_for`) runs a second time at that clock
+    (:func:`gpusim.sm.clock.at_sm_clock`: the memory side's rates unchanged in time)."""
     if not _has_tensor_work(kernel):  # nothing lowers the clock: one run
         sim = _simulate(kernel, cfg, trace, representatives)
         sim.clock_hz = cfg.chip.sm_clock_hz
         return sim
     # the tensor activity that sets the clock, from a cheaper run: one representative SM, and unequal CTAs
     # (causal attention) merged past CLOCK_MERGED_WAVES waves
-    clock = sm_clock_hz_for(_simulate(kernel, cfg, False, 1, CLOCK_MERGED_WAVES))
+    clock = sm_clock_hz_for(tensor_activity_of(_simulate(kernel, cfg, False, 1, CLOCK_MERGED_WAVES)), cfg.chip,
+                            cfg.pipes)
     if abs(clock / cfg.chip.sm_clock_hz - 1.0) <= CLOCK_TOLERANCE:
         clock = cfg.chip.sm_clock_hz
     sim = _simulate(kernel, at_sm_clock(cfg, clock) if clock != cfg.chip.sm_clock_hz else cfg, trace,
                     representatives)
     sim.clock_hz = clock
     return sim
+
+
+def tensor_activity_of(sim: Simulation) -> float:
+    """:func:`gpusim.sm.clock.tensor_activity` of a run."""
+    res = sim.result
+    return tensor_activity(res.busy, res.instances, res.cycles, sim.config.pipes)
 
 
 def _has_tensor_work(kernel: Kernel) -> bool:
@@ -609,7 +523,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, fitting)
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
-    hbm_cost = {fp.name: 1.0 + (cfg.hbm.isolated_block_cost_ratio - 1.0) * fp.isolated_share for fp in fps}
+    hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
     timings = [_timings(cfg, c.pats, l1, l2, hbm_cost) for c in classes]
 
     def class_of(linear: int) -> int:
@@ -621,8 +535,8 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         # waves as well as two, at half the cost (tests/test_chip_model.py: the answer converges in SMs)
         works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves)
     reps = round(sms / sm_weight)
-    result = ChipModel(kernel, timings, _params(cfg, occ.warps_per_cta, kernel), reps,
-                       occ.ctas_per_sm, works, sm_weight, trace, class_of).run()
+    result = ChipModel(kernel, timings, cfg, reps, occ.ctas_per_sm, works, sm_weight, trace, class_of,
+                       loop_code_instructions(kernel, cfg.sm.warp_size_threads)).run()
     in_loop = {name: structure[name][0] for name in pats}
     return Simulation(kernel, cfg, occ, pats, l1, l2, result, reps, in_loop, classes, trip_scale=scale)
 

@@ -1,13 +1,17 @@
-"""Discrete-event model of the chip running one kernel (SimPy, cycles): the wiring of the units.
+"""Discrete-event model of the chip running one kernel (SimPy, cycles): warps walking their program through the
+units, barriers, and the fast-forward.
 
-The units live next to their specs and know nothing of each other: issue slots (:mod:`gpusim.sm.scheduler`),
-execution pipes (:mod:`gpusim.sm.pipes`), the L1TEX pipe and the LSU queues in front of it
-(:mod:`gpusim.memory.lsu`), the SM's port to L2 (:mod:`gpusim.memory.l2_port`), the TMA engine
-(:mod:`gpusim.memory.tma`), the L2 partitions and write path (:mod:`gpusim.memory.l2`), HBM
-(:mod:`gpusim.memory.hbm`), and bar.sync barriers, mbarriers and asynchronous groups (:mod:`gpusim.sm.barriers`).
-This module builds them into a few *representative* SMs (:class:`SmUnit`) that run in one SimPy environment
-against the chip-wide L2 and HBM (:class:`ChipMemory`), and walks the kernel's program in one process per warp,
-calling each unit with a request (a time and an amount of work) and getting back when it is done.
+The units live next to their specs, are built from them (``from_spec(spec, clock)``) and know nothing of each
+other: issue slots (:mod:`gpusim.sm.scheduler`), execution pipes (:mod:`gpusim.sm.pipes`), the instruction fetch
+(:mod:`gpusim.sm.icache`), the L1TEX pipe and the LSU queues in front of it (:mod:`gpusim.memory.lsu`), the SM's
+port to L2 (:mod:`gpusim.memory.l2_port`), the TMA engine (:mod:`gpusim.memory.tma`), the L2 partitions, write path
+and fill (:mod:`gpusim.memory.l2`), HBM (:mod:`gpusim.memory.hbm`), and bar.sync barriers, mbarriers and
+asynchronous groups (:mod:`gpusim.sm.barriers`). This module puts them into a few *representative* SMs
+(:class:`SmUnit`) that run in one SimPy environment against the chip-wide L2 and HBM (:class:`ChipMemory`), and
+walks the kernel's program in one process per warp. A memory instruction walks the path its space and kind name
+(:data:`gpusim.request.PATHS`): the SM's front (LSU queue and L1TEX pipe, or the TMA engine), then the memory side,
+whose stages each serve the :class:`gpusim.request.Request` and say when they pass it on; a load missing a level
+waits for the next level's answer.
 
 Each representative CTA stands for ``weight`` real CTAs (the builder in :mod:`gpusim.chip` chooses which CTAs are
 simulated and what each stands for): what it asks of the SM's own units (issue slots, pipes, the L1TEX pipe, its
@@ -36,19 +40,23 @@ import itertools
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import simpy
 
 from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
 from gpusim.memory.hbm import Hbm
-from gpusim.memory.l2 import L2Slices, L2WritePath
+from gpusim.memory.l2 import L2Fill, L2Partitions, L2WritePath
 from gpusim.memory.l2_port import L2Port
-from gpusim.memory.lsu import L1TexPipe, LsuQueue
+from gpusim.memory.lsu import L1TexPipe, Lsu
 from gpusim.memory.tma import TmaEngine
 from gpusim.patterns import pattern_row
-from gpusim.resources import LoadedLatency, RateServer
-from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers
+from gpusim.request import FILL, HBM, L2, L2_PORT, L2_WRITE, PATHS, Request, misses, walk
+from gpusim.resources import RateServer
+from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers, mbarrier_setup_cycles
+from gpusim.sm.clock import Clock
+from gpusim.sm.icache import InstructionFetch
 from gpusim.sm.pipes import ExecutionPipes
 from gpusim.sm.scheduler import IssueSlots
 
@@ -57,7 +65,7 @@ STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", 
           "math_pipe_throttle", "wait", "drain", "no_instruction", "dispatch_stall", "not_selected", "selected")
 # The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
 # before the model extrapolates a steady state (the hardware numbers the engine uses come from configs/, through
-# SmParams). Numerical guards (1e-9 in _bresenham, 1e-12 against an empty window) are not model parameters.
+# the units built from their specs). Numerical guards (1e-12 against an empty window) are not model parameters.
 # loop fast-forward: iterations simulated before the first steady-state test, the window each test compares
 # with the one before it, the largest relative difference of the two windows' periods that counts as steady,
 # and the most iterations simulated before the loop is extrapolated anyway (reported as not steady)
@@ -109,9 +117,21 @@ class MemTiming:
     hbm_cost: float = 1.0  # HBM time per fetched byte over a stream's (blocks fetched alone in their DRAM rows)
 
 
+class OpRow(NamedTuple):
+    """One execution of a memory operation by one warp (a pattern row, an inner iteration): what it asks of the
+    units of its path, as Python numbers."""
+
+    instructions: int
+    l1tex_cycles: float
+    l2_bytes: float
+    hbm_bytes: float
+    l2_write_cycles: float  # a store's
+    l2_read_cost: float  # a load's bytes of the L2 read bandwidth
+
+
 class _OpTiming:
-    """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, a tuple of Python
-    numbers (instructions, L1TEX cycles, L2 bytes, HBM bytes, L2 write cycles, L2 read cost), and its scalars."""
+    """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, an :class:`OpRow`, and
+    its scalars."""
 
     __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost")
 
@@ -119,9 +139,9 @@ class _OpTiming:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
         wc = tm.l2_write_cycles.tolist() if tm.l2_write_cycles is not None else None
         rc = tm.l2_read_cost.tolist() if tm.l2_read_cost is not None else None
-        self.rows = [[[(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
-                        float(wc[r][j][w]) if wc is not None else 0.0,
-                        float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]))
+        self.rows = [[[OpRow(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
+                             float(wc[r][j][w]) if wc is not None else 0.0,
+                             float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]))
                        for w in range(len(ins[r][j]))]
                       for j in range(len(ins[r]))] for r in range(len(ins))]
         self.period = tm.period
@@ -130,38 +150,6 @@ class _OpTiming:
         self.l1_miss_fraction = tm.l1_miss_fraction
         self.l2_miss_fraction = tm.l2_miss_fraction
         self.hbm_cost = tm.hbm_cost
-
-
-@dataclass(frozen=True)
-class SmParams:
-    """What the model needs from the config, resolved to cycles and bytes per cycle."""
-
-    subpartitions: int
-    warp_size: int
-    issue_per_cycle: float
-    issue_quantum: int  # instructions of a compute bundle issued before the warp yields the issue slot
-    pipe_rate: dict  # pipe -> warp instructions per cycle per sub-partition
-    pipe_latency: dict
-    barrier_latency: int
-    lg_queue_requests: int  # per SM
-    mio_queue_requests: int  # per sub-partition
-    issue_to_l1tex_cycles: int  # from a memory instruction's issue to the L1TEX pipe
-    l1tex_per_cycle: float  # L1TEX pipe: lines or wavefronts per cycle
-    l2_latency: int
-    hbm_latency: int
-    l2_bytes_per_cycle: float  # chip-wide
-    l2_partitions: int
-    hbm_bytes_per_cycle: float  # chip-wide
-    port_bytes_per_cycle: float  # one SM's path to L2
-    cta_launch_cycles: int  # on the SM, per CTA
-    cta_dispatch_interval_cycles: float  # chip-wide, between successive CTA launches
-    tma: object = None  # TmaSpec
-    fetch_cycles_per_instruction: float = 0.0  # the rate a warp's hot loop arrives at, 0: it fits (gpusim/sm/icache.py)
-    fetch_ahead_instructions: int = 0  # how far the fetch may run ahead of a stalled warp
-    register_reads_per_cycle: int = 0  # source operands a scheduler's dispatch reads a cycle (0: no limit)
-    l2_fill_cycles_per_byte: float = 0.0  # the L2 write path's cycles to fill one byte fetched from HBM
-    l2_loaded: tuple = ((), ())  # (utilizations %, added cycles): an L2 hit's latency under load
-    hbm_loaded: tuple = ((), ())  # the same for an HBM access
 
 
 @dataclass
@@ -196,12 +184,18 @@ class ChipResult:
 
 
 class ChipMemory:
-    """The chip-wide memory side: the L2's partitions and write path, and HBM."""
+    """The chip-wide memory side: the L2's partitions, write path and fill, and HBM, built from the config's
+    ``[l2]`` and ``[hbm]``."""
 
-    def __init__(self, p: SmParams) -> None:
-        self.l2 = L2Slices(p.l2_bytes_per_cycle, p.l2_partitions, p.l2_latency, LoadedLatency(*p.l2_loaded))
-        self.l2_write = L2WritePath(p.l2_fill_cycles_per_byte)
-        self.hbm = Hbm(p.hbm_bytes_per_cycle, p.hbm_latency, LoadedLatency(*p.hbm_loaded))
+    def __init__(self, cfg, clock: Clock) -> None:
+        self.l2 = L2Partitions.from_spec(cfg.l2, clock)
+        self.l2_write = L2WritePath.from_spec(cfg.l2, clock, cfg.l1.line_bytes)
+        self.fill = L2Fill(self.l2_write)
+        self.hbm = Hbm.from_spec(cfg.hbm, clock)
+
+    def stages(self) -> dict:
+        """The chip-wide stages of a request's path, by the names :data:`gpusim.request.PATHS` uses."""
+        return {L2: self.l2, L2_WRITE: self.l2_write, HBM: self.hbm, FILL: self.fill}
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported()]
@@ -211,16 +205,18 @@ class SmUnit:
     """One representative SM: its sub-partitions' issue slots and pipes, the L1TEX pipe and the LSU queues in front
     of it, its L2 port and its TMA engine."""
 
-    def __init__(self, index: int, p: SmParams) -> None:
+    def __init__(self, index: int, cfg, clock: Clock, memory: ChipMemory) -> None:
         self.index = index
-        self.issue = IssueSlots(index, p.subpartitions, p.issue_per_cycle)
-        self.pipes = ExecutionPipes(index, p.subpartitions, p.pipe_rate, p.pipe_latency)
-        self.l1tex = L1TexPipe(index, p.l1tex_per_cycle, p.issue_to_l1tex_cycles)
-        # the LSU's queues: LG for global accesses (one per SM), MIO for shared memory (one per sub-partition)
-        self.lg = LsuQueue("LG", "lg_throttle", p.lg_queue_requests, self.l1tex)
-        self.mio = [LsuQueue("MIO", "mio_throttle", p.mio_queue_requests, self.l1tex) for _ in range(p.subpartitions)]
-        self.port = L2Port(index, p.port_bytes_per_cycle)
-        self.tma = TmaEngine(index, p.tma) if p.tma else None
+        sub = cfg.sm.subpartitions
+        self.issue = IssueSlots.from_spec(cfg.scheduler, clock, index, sub)
+        self.pipes = ExecutionPipes.from_spec(cfg.pipes, clock, index, cfg.sm, self.issue.instructions_per_cycle)
+        self.l1tex = L1TexPipe.from_spec(cfg.l1, clock, index)
+        self.lsu = Lsu.from_spec(cfg.l1, clock, self.l1tex, sub)
+        self.port = L2Port.from_spec(cfg.l2, clock, index)
+        self.tma = TmaEngine.from_spec(cfg.tma, clock, index) if getattr(cfg, "tma", None) is not None else None
+        # per (space, kind): the memory-side stages of its path, this SM's port and the chip's L2 and HBM
+        stages = {L2_PORT: self.port, **memory.stages()}
+        self.memory_side = {key: tuple(stages[s] for s in path.memory_side) for key, path in PATHS.items()}
         # the real SMs this one stands for while CTAs are resident: its CTAs' weights (real CTAs each), at most the
         # SMs it stands for (a full wave's CTAs share them; a small grid's or a tail's CTAs, one per SM, do not)
         self.resident_weight = 0.0
@@ -313,9 +309,11 @@ class _Warp:
 class ChipModel:
     """Representative SMs and the chip's memory side running a list of representative CTAs."""
 
-    def __init__(self, kernel: Kernel, timings: dict[str, MemTiming] | list[dict[str, MemTiming]], params: SmParams,
+    def __init__(self, kernel: Kernel, timings: dict[str, MemTiming] | list[dict[str, MemTiming]], cfg,
                  sms: int, ctas_per_sm: int, works: list[CtaWork], sm_weight: float, trace: bool = False,
-                 class_of=None) -> None:
+                 class_of=None, loop_instructions: int = 0) -> None:
+        """``cfg``: the hardware config (:class:`gpusim.config.HardwareConfig`) at the SM clock the kernel runs at;
+        ``loop_instructions``: the SASS instructions of its outer loop (what the instruction fetch delivers)."""
         self.k = kernel
         # per access-pattern class of CTAs (the interior first), and which class a linear CTA index has
         self.timings = [timings] if isinstance(timings, dict) else list(timings)
@@ -324,18 +322,24 @@ class ChipModel:
         # a loop whose last iteration has its own pattern runs that iteration after a fast-forward
         self.ragged_last = kernel.loop is not None and any(tm.last for ts in self.timings for tm in ts.values())
         self.trips = kernel.loop.trips if kernel.loop is not None else 1
-        # the program's parts as the warps walk them, inner loops unrolled
-        self.prologue = _unrolled(kernel.prologue, params)
-        self.body = _unrolled(kernel.loop.body, params) if kernel.loop is not None else ()
-        self.epilogue = _unrolled(kernel.epilogue, params)
-        self.p = params
-        self.fetch_cycles_per_instruction = params.fetch_cycles_per_instruction
-        self.fetch_head_cycles = params.fetch_ahead_instructions * params.fetch_cycles_per_instruction
-        self.pipe_latency = params.pipe_latency
+        clock = Clock(cfg.chip.sm_clock_hz)
         self.env = simpy.Environment()
-        self.wpc = -(-kernel.launch.threads_per_block // params.warp_size)
-        self.mem = ChipMemory(params)
-        self.sms = [SmUnit(i, params) for i in range(sms)]
+        self.subpartitions = cfg.sm.subpartitions
+        self.wpc = -(-kernel.launch.threads_per_block // cfg.sm.warp_size_threads)
+        self.mem = ChipMemory(cfg, clock)
+        self.sms = [SmUnit(i, cfg, clock, self.mem) for i in range(sms)]
+        pipes, slots = self.sms[0].pipes, self.sms[0].issue  # every SM's are alike
+        # the program's parts as the warps walk them, inner loops unrolled, compute bundles cut in quanta
+        self.prologue = _unrolled(kernel.prologue, pipes, slots)
+        self.body = _unrolled(kernel.loop.body, pipes, slots) if kernel.loop is not None else ()
+        self.epilogue = _unrolled(kernel.epilogue, pipes, slots)
+        self.fetch = InstructionFetch.from_spec(cfg.icache, clock, loop_instructions)
+        self.fetch_cycles_per_instruction = self.fetch.cycles_per_instruction
+        self.pipe_latency = pipes.latency
+        # the stall of a warp held back by a busy pipe (the pipes say which)
+        self.throttle_stall = {pipe: STALL_INDEX[name] for pipe, name in pipes.throttle.items()}
+        self.cta_launch_cycles = cfg.chip.cta_launch_cycles + mbarrier_setup_cycles(cfg.chip, len(kernel.mbarriers))
+        self.cta_dispatch_interval_cycles = clock.cycles_of_ns(cfg.chip.cta_dispatch_interval_ns)
         self.ctas_per_sm = ctas_per_sm
         self.sm_weight = sm_weight  # real SMs one representative stands for
         self.works = works
@@ -358,7 +362,7 @@ class ChipModel:
         self.cause_of |= {f"mbarrier:{b}": f"mbarrier '{b}' <- " + " and ".join(
             x for x, on in (("TMA copies", b in tma), ("warps arriving", b in warps)) if on) for b in tma | warps}
         self.stall_causes: dict[tuple[str, str], float] = {}
-        self.barriers = CtaBarriers(self.env, params.barrier_latency)
+        self.barriers = CtaBarriers.from_spec(cfg.pipes, clock, self.env, self.wpc)
         self.mbarriers = Mbarriers(self.env, kernel.mbarriers)
         self.phases_per_tile = _phases_per_tile(kernel)
         self.waiting: dict = {}  # (cta serial, warp) -> what it waits on
@@ -426,11 +430,9 @@ class ChipModel:
         than the instruction fetch delivers them, ``fetch_cycles_per_instruction`` each after it delivered the
         previous ones. While the warp stalls the fetch goes on, up to ``fetch_ahead_instructions`` ahead of it
         (measured: validate/micro/run_icache.py --stall-every). The difference is the warp's no_instruction."""
-        fi = self.fetch_cycles_per_instruction
-        if fi <= 0 or n <= 0:
+        if self.fetch_cycles_per_instruction <= 0 or n <= 0:
             return end
-        arrived = max(t - self.fetch_head_cycles, wp.fetch_free) + n * fi
-        wp.fetch_free = arrived
+        arrived = wp.fetch_free = self.fetch.arrival(wp.fetch_free, t, n)
         if arrived > end:
             self._fetch(wp, end, arrived - end)
             return arrived
@@ -468,50 +470,29 @@ class ChipModel:
                 self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
 
-    def _bresenham(self, wp: _Warp, key: str, frac: float) -> bool:
-        """Deterministically true for a ``frac`` share of successive executions."""
-        n = wp.exec_count.get(key, 0)
-        wp.exec_count[key] = n + 1
-        return math.floor((n + 1) * frac + 1e-9) > math.floor(n * frac + 1e-9)
-
-    def _memory_side(self, wp: _Warp, arrive: float, l2b: float, hb: float,
-                     write_cycles: float = 0.0, read_cost: float | None = None,
-                     hbm_cost: float = 1.0) -> tuple[float, float]:
-        """Bytes through the SM's port to L2 (the chip's L2 sees them ``weight`` times: read bandwidth for loads,
-        the write path's line and sector operations for stores) and, for misses or write-backs, HBM (its time per
-        byte ``hbm_cost`` times a stream's). Returns (L2 done, HBM done)."""
-        if l2b <= 0:
-            return arrive, arrive
-        w = wp.cta.work.weight
-        mem, ledger = self.mem, wp.work
-        port_end = wp.cta.sm.port.transfer(ledger, arrive, l2b)
-        if write_cycles:
-            l2_end = mem.l2_write.write(ledger, arrive, write_cycles * w)
-        else:
-            l2_end = mem.l2.read(ledger, arrive, (l2b if read_cost is None else read_cost) * w)
-        l2_end = max(l2_end, port_end)
-        hbm_end = mem.hbm.transfer(ledger, l2_end, hb * w * hbm_cost) if hb > 0 else l2_end
-        if hb > 0 and not write_cycles:
-            # what a miss brings from HBM is written into the L2's data array as it arrives, on the write path
-            # stores take: when that path is full, the fill (and the load waiting for it) waits
-            hbm_end = max(hbm_end, mem.l2_write.fill(ledger, hbm_end, hb * w))
-        return l2_end, hbm_end
+    def _memory_side(self, wp: _Warp, op: Mem, tm: _OpTiming, arrive: float, l2_bytes: float, hbm_bytes: float,
+                     write_cycles: float, read_cost: float) -> Request:
+        """The request past the SM: ``l2_bytes`` bytes through the memory-side stages of the op's path (the chip's L2
+        and HBM see them ``weight`` times), from ``arrive``. Returns the request, each stage's times filled in."""
+        req = Request(wp.work, wp.cta.work.weight, l2_bytes, hbm_bytes, write_cycles, read_cost, tm.hbm_cost)
+        walk(wp.cta.sm.memory_side[op.space, op.kind], req, arrive)
+        return req
 
     # --- operations ----------------------------------------------------------------------------------
-    def _async_store(self, wp: _Warp, op: Mem, l1cyc: float):
+    def _async_store(self, wp: _Warp, op: Mem, l1tex_cycles: float):
         """The shared-memory write of a cp.async: done when its global load has landed; takes no issue slot."""
         t = self.env.now
         for d in op.after:
             r = wp.ready.get(d)
             if r is not None:
                 t = max(t, r)
-        _, end = wp.cta.sm.l1tex.write(wp.work, t, l1cyc)
+        _, end = wp.cta.sm.l1tex.write(wp.work, t, l1tex_cycles)
         wp.groups.join(op.group, end)
         if wp.tracing:
             self._span(wp, op.name, "shared_st_async", t, end)
 
-    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2b: float, hb: float, seq: int,
-             read_cost: float | None = None) -> int:
+    def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2_bytes: float, hbm_bytes: float, seq: int,
+             read_cost: float) -> int:
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory. Returns
         when the warp may go on."""
         cta = wp.cta
@@ -524,11 +505,13 @@ class ChipModel:
         issue_end = start + tma.issue_cycles
         if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
             wp.stats[WAIT] += tma.issue_cycles - 1
-        eng_start = tma.start(wp.work, start)
-        l2_end, hbm_end = self._memory_side(wp, eng_start, l2b, hb, read_cost=read_cost)
-        from_hbm = self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction)
-        queued = self.mem.hbm.queued(l2_end) if from_hbm else self.mem.l2.queued(eng_start)  # measured, under load
-        done = max(eng_start + tma.latency_cycles(l2b, from_hbm) + queued, l2_end, hbm_end)
+        req = Request(wp.work, cta.work.weight, l2_bytes, hbm_bytes, 0.0, read_cost, tm.hbm_cost)
+        eng_start = tma.serve(req, start)
+        walk(cta.sm.memory_side[op.space, op.kind], req, eng_start)
+        from_hbm = misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction)
+        # the latency of the level it came from, under the load that level had (measured)
+        queued = self.mem.hbm.queued(req.hbm_arrive) if from_hbm else self.mem.l2.queued(req.l2_arrive)
+        done = tma.respond(req, eng_start, from_hbm, queued)
         if wp.tracing:
             self._span(wp, op.name, "tma", start, done)
         self.mbarriers.arrive(cta.serial, op.arrive, seq, done)
@@ -538,39 +521,39 @@ class ChipModel:
         """A memory operation: books it on the units it uses and returns when the warp may go on (None: at once)."""
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.trips)
-        n_instr, l1cyc, l2b, hb, wc, rc = tm.rows[par][j][wp.lw]
-        if n_instr == 0:
+        instructions, l1tex_cycles, l2_bytes, hbm_bytes, write_cycles, read_cost = tm.rows[par][j][wp.lw]
+        if instructions == 0:
             return None
         if op.kind == "tma":
-            return self._tma(wp, op, tm, l2b, hb, self._seq(wp, op, it, j), rc)
+            return self._tma(wp, op, tm, l2_bytes, hbm_bytes, self._seq(wp, op, it, j), read_cost)
         if op.async_copy and op.group:
-            self._async_store(wp, op, l1cyc)
+            self._async_store(wp, op, l1tex_cycles)
             return None
         cta = wp.cta
         now = self.env.now
         t = self._deps(wp, op.after, now) if op.after else now
         sm = cta.sm
-        queue = sm.lg if op.space == "global" else sm.mio[wp.sub]
+        queue = sm.lsu.queue(op.space, wp.sub)
         admitted = queue.admit(t, now)  # the LSU queue in front of L1TEX is full: the warp waits to issue
         if admitted > t:
             wp.stats[STALL_INDEX[queue.stall]] += admitted - t
-            self._cause(wp, STALL_INDEX[queue.stall], f"{'LG' if op.space == 'global' else 'MIO'} queue full "
-                        f"('{op.name}')", admitted - t)
+            self._cause(wp, STALL_INDEX[queue.stall], f"{queue.name} queue full ('{op.name}')", admitted - t)
             if wp.tracing:
                 self._span(wp, "throttle", "stall", t, admitted)
             t = admitted
-        if op.predicated and l1cyc == 0 and not (op.space == "global" and l2b):
+        if op.predicated and l1tex_cycles == 0 and not (op.space == "global" and l2_bytes):
             # every lane predicated off: the warp spends its issue slots and the memory pipe sees no work, but the
             # instruction still goes down the LSU path: a dependent instruction waits the load's whole latency
             # (measured: validate/micro/run_predld.py, 44.2 cycles per link off against 45.2 on)
-            _, issue_end = self._issue(wp, t, n_instr)
+            _, issue_end = self._issue(wp, t, instructions)
             if op.kind in LOADS:  # it reaches the pipe behind the work booked there, then the pipeline's latency
                 pipe = sm.l1tex
                 wp.ready[op.name] = (issue_end + pipe.issue_to_pipe_cycles + pipe.backlog(issue_end, 1.0)
                                      + tm.latency_hit_cycles)
             return math.ceil(issue_end)
-        if op.operand_reuse and n_instr > op.operand_reuse:  # never an async store (the IR's check)
-            start, issue_end, l1_start, l1_end = self._reused_operands(wp, op.operand_reuse, t, n_instr, l1cyc)
+        if op.operand_reuse and instructions > op.operand_reuse:  # never an async store (the IR's check)
+            start, issue_end, l1_start, l1_end = self._reused_operands(wp, op.operand_reuse, t, instructions,
+                                                                       l1tex_cycles)
         else:
             start = issue_end = t
             if op.async_copy:  # cp.async placed where the warp waits for it: the copy engine writes shared memory
@@ -580,23 +563,24 @@ class ChipModel:
                 if landed:
                     start = min(t, max(landed))
             else:
-                start, issue_end = self._issue(wp, t, n_instr)
-            l1_start, l1_end = sm.l1tex.access(wp.work, start, l1cyc)
-        if op.stall_cycles and n_instr:  # the control codes hold the warp's next issue back (ncu: wait)
-            held = start + op.stall_cycles * n_instr / op.repeat
+                start, issue_end = self._issue(wp, t, instructions)
+            l1_start, l1_end = sm.l1tex.access(wp.work, start, l1tex_cycles)
+        if op.stall_cycles and instructions:  # the control codes hold the warp's next issue back (ncu: wait)
+            held = start + op.stall_cycles * instructions / op.repeat
             if held > issue_end:
                 wp.stats[WAIT] += held - issue_end
                 issue_end = held
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
-        if op.space == "global" and l2b > 0:
-            l2_end, hbm_end = self._memory_side(wp, l1_end, l2b, hb, wc, rc, tm.hbm_cost)
-            if op.kind == "ld" and self._bresenham(wp, op.name, tm.l1_miss_fraction):
-                done = l2_end + self.mem.l2.hit_latency(l1_end)
-                if self._bresenham(wp, op.name + "/l2", tm.l2_miss_fraction):
-                    done = max(done, hbm_end + self.mem.hbm.latency(l2_end))
+        if op.space == "global" and l2_bytes > 0:
+            req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost)
+            # a load that misses the L1 waits for the L2's answer, one that misses the L2 too for HBM's
+            if op.kind == "ld" and misses(wp.exec_count, op.name, tm.l1_miss_fraction):
+                done = self.mem.l2.respond(req, done)
+                if misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction):
+                    done = self.mem.hbm.respond(req, done)
             elif op.kind == "st":
-                wp.stores_done = max(wp.stores_done, l2_end)
+                wp.stores_done = max(wp.stores_done, req.l2_done)
         load = op.kind in LOADS
         if load:
             wp.ready[op.name] = done
@@ -645,29 +629,16 @@ class ChipModel:
             self._span(wp, op.name, op.pipe, start, done)
         return math.ceil(issue_end)
 
-    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int, busy: float) -> float:
+    def _quantum(self, wp: _Warp, op: Compute, t: float, n: int, busy: float, issue: float) -> float:
         """``n`` instructions of a compute bundle, ready at ``t``, through the pipe and the issue slot: returns when
         the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
         latency)."""
         stats, ledger = wp.stats, wp.work
         p_start, _ = wp.pipes[op.pipe].book(ledger, t, n * op.units if op.units != 1 else n)
-        if p_start > t:
-            # the MUFU reach their pipe through the MIO queue: ncu names a warp held back from a busy one mio_throttle
-            # (its PC samples: validate/measurements/h100/stallsamples-2026-11-25.json, fa2's MUFU.EX2). A pipe that
-            # takes an instruction every cycle (FP32) is busy only with what another warp issued in the cycles before:
-            # that warp was selected, this one not (ncu: math_pipe_throttle 0.0-0.04 per issue on the FP32 rungs)
-            if op.pipe == "sfu":
-                stats[MIO_THROTTLE] += p_start - t
-            elif self.p.pipe_rate[op.pipe] >= self.p.issue_per_cycle:
-                stats[NOT_SELECTED] += p_start - t
-            else:
-                stats[MATH_PIPE_THROTTLE] += p_start - t
-        issue = n  # cycles of the issue slot: one an instruction, unless the register file is slower
-        rpc = self.p.register_reads_per_cycle
-        if rpc and op.register_reads > rpc:
-            # the sources take more than a cycle to read: each instruction holds the dispatch longer (measured:
-            # validate/micro/run_regread.py, an FFMA with three register sources 1.5 cycles)
-            issue = n * op.register_reads / rpc
+        if p_start > t:  # held back by a busy pipe: the stall the pipes name (ExecutionPipes.throttle)
+            stats[self.throttle_stall[op.pipe]] += p_start - t
+        # ``issue``: cycles of the issue slot, one an instruction unless the register file is slower (the scheduler's)
+        if issue != n:
             stats[DISPATCH_STALL] += issue - n
         start, _ = wp.slot.book(ledger, p_start, issue)
         if start > p_start:
@@ -767,8 +738,8 @@ class ChipModel:
                         if wake > env.now:
                             yield env.timeout(wake - env.now)
                         continue
-                    for n, busy in quanta:  # in quanta, so that other ready warps interleave
-                        t = self._quantum(wp, op, t, n, busy)
+                    for n, busy, issue in quanta:  # in quanta, so that other ready warps interleave
+                        t = self._quantum(wp, op, t, n, busy, issue)
                         wake = math.ceil(t)
                         now = env.now
                         if wake > now:
@@ -889,7 +860,7 @@ class ChipModel:
         env, k = self.env, self.k
         # the SM numbers its warp slots CTA after CTA and deals them to the sub-partitions in turn: a CTA of two
         # warps in slot 1 uses sub-partitions 2 and 3, not 0 and 1 again
-        wp = _Warp(lw, cta, (cta.slot * self.wpc + lw) % self.p.subpartitions, cta.traced)
+        wp = _Warp(lw, cta, (cta.slot * self.wpc + lw) % self.subpartitions, cta.traced)
         wp.t = self.t[self.class_of(cta.work.tiles[0] if cta.work.tiles else cta.work.index)]
         cta.start[lw] = env.now
         self.unfinished.add((cta.serial, lw))
@@ -948,8 +919,8 @@ class ChipModel:
         if cta.traced:
             self.traced_slots.add(slot)
         cta.loop_warps = self.wpc - sum(self.loop_idle)
-        if self.p.cta_launch_cycles:
-            yield env.timeout(self.p.cta_launch_cycles)
+        if self.cta_launch_cycles:
+            yield env.timeout(self.cta_launch_cycles)
         done = env.event()
         left = [self.wpc]
         # a persistent CTA runs its tiles (none: it exits at once, as the twin's CTAs beyond the tile count do)
@@ -977,7 +948,7 @@ class ChipModel:
             work = self.queue.popleft()
             self._grid_fast_forward()
             launch = max(env.now, self.next_launch)
-            self.next_launch = launch + self.p.cta_dispatch_interval_cycles * work.weight
+            self.next_launch = launch + self.cta_dispatch_interval_cycles * work.weight
             if launch > env.now:
                 yield env.timeout(math.ceil(launch - env.now))
             sm.occupy(env.now, work.weight, self.sm_weight)
@@ -1048,10 +1019,16 @@ class ChipModel:
                           stall_causes=dict(sorted(self.stall_causes.items())))
 
     def _instances(self) -> dict[str, int]:
-        sp = self.p.subpartitions
+        """How many of each unit the chip has, from what the units report: the chip-wide units' shares, and one
+        representative SM's units times the SMs of the chip."""
         n = round(len(self.sms) * self.sm_weight)
-        return {"HBM": 1, "L2": 1, "L2 write": 1, "L1TEX": n, "L2 port": n, "issue": n * sp, "TMA": n} | \
-            {f"pipe {p}": n * sp for p in self.p.pipe_rate}
+        chip: dict[str, float] = {}
+        for name, _, share in self.mem.reported():
+            chip[name] = chip.get(name, 0.0) + share
+        per_sm: dict[str, float] = {}
+        for name, _, share in self.sms[0].reported():
+            per_sm[name] = per_sm.get(name, 0.0) + share
+        return {name: round(v) for name, v in chip.items()} | {name: round(v) * n for name, v in per_sm.items()}
 
     def _busy(self) -> dict[str, float]:
         """Busy cycles of every unit over the whole chip: the representatives' own units stand for
@@ -1074,36 +1051,20 @@ class ChipModel:
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
 
 
-def _quanta(op: Compute, p: SmParams) -> tuple[tuple[int, float], ...]:
-    """A compute bundle's quanta (:meth:`ChipModel._quantum`): (instructions, cycles until the next can issue)."""
-    out = []
-    units = op.units  # pipe slots per instruction (a MATCH: per distinct value)
-    total = op.count // units
-    remaining = total
-    while remaining > 0:
-        n = min(remaining, p.issue_quantum)
-        remaining -= n
-        steps = math.ceil(n / max(op.ilp, 1))
-        if not op.waits_for_results:  # the chains' last instructions issue one latency before their results
-            steps -= 1
-        chain = max(steps * p.pipe_latency[op.pipe], op.stall_cycles * n / total)
-        if units == 1:
-            out.append((n, max(n / min(p.pipe_rate[op.pipe], p.issue_per_cycle), chain)))
-        else:
-            out.append((n, max(n / p.issue_per_cycle, n * units / p.pipe_rate[op.pipe], chain)))
-    return tuple(out)
-
-
-def _unrolled(ops, p: SmParams, j: int = 0) -> tuple:
+def _unrolled(ops, pipes: ExecutionPipes, slots: IssueSlots, j: int = 0) -> tuple:
     """``ops`` in the order a warp walks them, inner loops unrolled: (step kind, operation, inner-loop iteration,
-    a compute bundle's quanta)."""
+    a compute bundle's quanta, :meth:`ExecutionPipes.quanta`, each with its issue cycles)."""
     out = []
     for op in ops:
         if isinstance(op, Loop):
             for jj in range(op.trips):
-                out += _unrolled(op.body, p, jj)
+                out += _unrolled(op.body, pipes, slots, jj)
         elif isinstance(op, Compute):
-            out.append((_COMPUTE, op, j, _quanta(op, p)))
+            quanta = pipes.quanta(op.pipe, op.count, op.ilp, op.stall_cycles, slots.quantum_instructions,
+                                  slots.instructions_per_cycle, op.units, op.waits_for_results)
+            # each quantum with its cycles of the issue slot (IssueSlots.dispatch_cycles: register reads)
+            out.append((_COMPUTE, op, j, tuple((n, busy, slots.dispatch_cycles(n, op.register_reads))
+                                               for n, busy in quanta)))
         else:
             out.append((_MEM if isinstance(op, Mem) else _SYNC, op, j, ()))
     return tuple(out)

@@ -4,14 +4,23 @@ peak (SOL) and the verdict (:mod:`gpusim.bottleneck`)."""
 from __future__ import annotations
 
 from gpusim import bottleneck
-from gpusim.chip import Simulation, class_totals
+from gpusim.chip import Simulation, class_totals, tensor_activity_of
 from gpusim.engine import STALLS
+from gpusim.memory.hbm import Hbm
+from gpusim.memory.l2 import L2Partitions, L2WritePath
+from gpusim.memory.l2_port import L2Port
+from gpusim.memory.lsu import L1TexPipe
+from gpusim.memory.tma import TmaEngine
+from gpusim.sm import clock as clock_model
+from gpusim.sm.pipes import ExecutionPipes
+from gpusim.sm.scheduler import IssueSlots
 from gpusim.ir import Compute, Loop, Mem
 from gpusim.peaks import peaks
 from gpusim.stalls import CAUSES
+from gpusim.ncu import TIME
 
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
-TIME = "gpu__time_duration.sum"
+PIPE = ExecutionPipes.NAME  # a pipe's busy cycles are reported under PIPE.format(its name)
 
 # The metrics every report carries, in display order, with a short label.
 HEADLINE = {
@@ -191,7 +200,7 @@ def report(sim: Simulation) -> dict:
     m[bottleneck.LINES_LD] = round(_sum_ops(sim, "global", "ld", "lines"))
     m[bottleneck.LINES_ST] = round(_sum_ops(sim, "global", "st", "lines"))
     if tensor_activity(sim):
-        m[bottleneck.TENSOR_KIND] = "wgmma" if _share(sim, "pipe wgmma") else "mma.sync"
+        m[bottleneck.TENSOR_KIND] = "wgmma" if _share(sim, PIPE.format("wgmma")) else "mma.sync"
     m[bottleneck.SOL] = sol(sim, time_ns)
     m[CAUSES] = stall_causes(res.stall_causes)
     a = bottleneck.analyze(m, cfg)
@@ -222,15 +231,15 @@ def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
     cfg, k, res = sim.config, sim.kernel, sim.result
     clock = sim.clock_hz or sm_clock_hz_for(sim)
     elapsed = (res.cycles / clock * 1e9) / time_ns if time_ns else 0.0  # active share of the elapsed time
-    units = {"HBM": "HBM", "L2": "L2", "L2 write path": "L2 write", "L2 port": "L2 port",
-             "L1/shared pipe": "L1TEX", "issue slots": "issue", "FP32 pipe": "pipe fp32"}
+    units = {"HBM": Hbm.NAME, "L2": L2Partitions.NAME, "L2 write path": L2WritePath.NAME, "L2 port": L2Port.NAME,
+             "L1/shared pipe": L1TexPipe.NAME, "issue slots": IssueSlots.NAME, "FP32 pipe": PIPE.format("fp32")}
     out = {name: _share(sim, unit) * elapsed for name, unit in units.items()}
     pk = peaks(cfg, clock)  # the write path runs at the model's rate, its peak is the most measured (issue 27)
     out["L2 write path"] *= pk.l2_write_model_bytes_per_second / pk.l2_write_bytes_per_second
     if tensor_activity(sim):
-        kind = "wgmma" if _share(sim, "pipe wgmma") > 0 else "mma.sync"
+        kind = "wgmma" if _share(sim, PIPE.format("wgmma")) > 0 else "mma.sync"
         out["tensor pipe"] = k.flops / (time_ns * 1e-9) / pk.tensor_for(kind) if time_ns else 0.0
-    for name, unit in (("SFU pipe", "pipe sfu"), ("TMA unit", "TMA")):
+    for name, unit in (("SFU pipe", PIPE.format("sfu")), ("TMA unit", TmaEngine.NAME)):
         if _share(sim, unit) > 0:
             out[name] = _share(sim, unit) * elapsed
     return {name: round(100 * float(v), 1) for name, v in out.items()}
@@ -243,26 +252,13 @@ def _share(sim: Simulation, unit: str) -> float:
 
 
 def tensor_activity(sim: Simulation) -> float:
-    """Tensor-core work per cycle as a share of the dense wgmma peak (mma.sync counted at its FLOP rate)."""
-    p = sim.config.pipes
-    return _share(sim, "pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
-        _share(sim, "pipe wgmma")
+    """Tensor-core work per cycle as a share of the dense wgmma peak (:func:`gpusim.sm.clock.tensor_activity`)."""
+    return tensor_activity_of(sim)
 
 
 def sm_clock_hz_for(sim: Simulation) -> float:
-    """The SM clock the kernel runs at: the H100 holds its clock under FP32 and memory work and lowers it as soon as
-    the tensor cores work (measured: the same clock from 0.6% to 86% of mma.sync's peak,
-    validate/micro/run_clock_duty.py), to ``chip.sm_clock_mma_sync_saturated_hz``; past mma.sync's share of the dense
-    peak (wgmma) it falls linearly to ``chip.sm_clock_wgmma_saturated_hz`` at the dense peak."""
-    chip, p = sim.config.chip, sim.config.pipes
-    at_mma = p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm  # activity of the mma.sync point
-    a = min(tensor_activity(sim), 1.0)
-    f0, f_mma, f_wg = chip.sm_clock_hz, chip.sm_clock_mma_sync_saturated_hz, chip.sm_clock_wgmma_saturated_hz
-    if a <= 0:
-        return f0
-    if a <= at_mma:
-        return f_mma
-    return f_mma - (f_mma - f_wg) * (a - at_mma) / (1.0 - at_mma)
+    """The SM clock the kernel runs at (:func:`gpusim.sm.clock.sm_clock_hz_for`)."""
+    return clock_model.sm_clock_hz_for(tensor_activity_of(sim), sim.config.chip, sim.config.pipes)
 
 
 def utilization(sim: Simulation) -> dict[str, float]:
@@ -276,16 +272,16 @@ def utilization(sim: Simulation) -> dict[str, float]:
         return _share(sim, unit)
 
     out = {
-        "HBM bandwidth": share("HBM") * pk.hbm_bytes_per_second / pk.hbm_datasheet_bytes_per_second,
-        "L2 bandwidth": share("L2"),
-        "L2 write": share("L2 write"),
-        "L2 port": share("L2 port"),
-        "L1/shared pipe": share("L1TEX"),
-        "issue slots": share("issue"),
+        "HBM bandwidth": share(Hbm.NAME) * pk.hbm_bytes_per_second / pk.hbm_datasheet_bytes_per_second,
+        "L2 bandwidth": share(L2Partitions.NAME),
+        "L2 write": share(L2WritePath.NAME),
+        "L2 port": share(L2Port.NAME),
+        "L1/shared pipe": share(L1TexPipe.NAME),
+        "issue slots": share(IssueSlots.NAME),
     }
     tensor = tensor_activity(sim)
     if tensor:
-        out |= {"tensor peak": tensor, "SFU pipe": share("pipe sfu")}
+        out |= {"tensor peak": tensor, "SFU pipe": share(PIPE.format("sfu"))}
     else:
-        out |= {"FP32 peak": share("pipe fp32")}
+        out |= {"FP32 peak": share(PIPE.format("fp32"))}
     return {k: round(100 * v, 1) for k, v in out.items()}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from gpusim.config import HardwareConfig
 from gpusim.peaks import peaks
+from gpusim.ncu import TIME
 
-TIME = "gpu__time_duration.sum"
 LEVELS = ("HBM", "L2", "L1/shared")
 MARKERS = {"HBM": "o", "L2": "s", "L1/shared": "^"}
 

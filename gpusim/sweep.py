@@ -33,12 +33,12 @@ from gpusim.inputs import parse_shape as parse_shape_text
 from gpusim.inputs import quote, read_bytes, read_text
 from gpusim.ir import KernelError
 from gpusim.sm.occupancy import LaunchError
+from gpusim.ncu import TIME
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_MAX_POINTS = 10_000
 CACHE_VERSION = 1  # bump when the cached record's layout changes
 ERROR = "gpusim__error"
-TIME = "gpu__time_duration.sum"
 SMEM = "launch__shared_mem_per_block"
 OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
 UTILIZATION = "gpusim__utilization_pct"

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from gpusim.config import HardwareConfig
 from gpusim.inputs import quote, read_text
+from gpusim.ncu import TIME
 
 REPO = Path(__file__).resolve().parent.parent
 MEASUREMENTS = REPO / "validate" / "measurements"
 TOLERANCES = REPO / "validate" / "tolerances.toml"
 MISSES = REPO / "validate" / "misses.toml"  # why rows miss a goal: each entry points into DEVIATIONS
 DEVIATIONS = REPO / "validate" / "DEVIATIONS.md"
-TIME = "gpu__time_duration.sum"
 INSTRUCTIONS = "smsp__inst_executed.sum"
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 

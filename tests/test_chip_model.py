@@ -255,7 +255,7 @@ def test_the_memory_side_keeps_its_rates_per_second_when_the_sm_clock_falls():
     # measured (validate/micro/run_l2_clock.py, l2clock-2026-11-26.json): ncu's L2 clock stays at 1.71 GHz and an
     # L2 stream at 7.9 TB/s while mma.sync beside it takes the SM clock from 1995 to 1793 MHz; HBM at 3.10 TB/s
     # from 1980 to 1583 MHz. The SM side keeps its cycles.
-    from gpusim.chip import at_sm_clock
+    from gpusim.sm.clock import at_sm_clock
 
     cfg = load_config()
     f0 = cfg.chip.sm_clock_hz

@@ -610,13 +610,13 @@ def test_a_block_fetched_alone_in_its_dram_row_is_charged_the_measured_cost(h100
     import numpy as np
 
     from gpusim.api import predict
-    from gpusim.chip import _isolated_share
 
+    hbm = dataclasses.replace(h100.hbm, fetch_granularity_bytes=64, near_block_bytes=256)
     sectors = np.arange(64)  # a stream of 2 KiB: every block has neighbours
-    assert _isolated_share(sectors, 32, 64, 256) == 0.0
-    assert _isolated_share(np.arange(0, 256, 4), 32, 64, 256) == 0.0  # one block of every 128-B line
-    assert _isolated_share(np.arange(0, 512, 8), 32, 64, 256) == 1.0  # blocks 256 B apart (hbmgap-2026-11-26.json)
-    assert _isolated_share(np.arange(0, 4096, 64), 32, 64, 256) == 1.0  # one block every 2 KiB
+    assert hbm.isolated_share(sectors, 32) == 0.0
+    assert hbm.isolated_share(np.arange(0, 256, 4), 32) == 0.0  # one block of every 128-B line
+    assert hbm.isolated_share(np.arange(0, 512, 8), 32) == 1.0  # blocks 256 B apart (hbmgap-2026-11-26.json)
+    assert hbm.isolated_share(np.arange(0, 4096, 64), 32) == 1.0  # one block every 2 KiB
     flat = dataclasses.replace(h100, hbm=dataclasses.replace(h100.hbm, isolated_block_cost_ratio=1.0))
     # mem_gather 16M: its x reads are scattered blocks and the kernel is HBM-bound, so its time grows with the cost
     charged = predict("mem_gather", (1 << 24,), None, h100)[0][TIME]

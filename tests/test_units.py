@@ -6,7 +6,7 @@ import pytest
 import simpy
 
 from gpusim.memory.hbm import Hbm
-from gpusim.memory.l2 import L2Slices, L2WritePath
+from gpusim.memory.l2 import L2Partitions, L2WritePath
 from gpusim.memory.l2_port import L2Port
 from gpusim.memory.lsu import L1TexPipe, LsuQueue
 from gpusim.memory.tma import TmaEngine, TmaSpec
@@ -51,7 +51,7 @@ def test_l1tex_is_entered_after_the_issue_to_pipe_cycles():
 
 
 def test_l2_partitions_share_the_bandwidth_evenly():
-    l2 = L2Slices(8.0, 4, 200)  # 2 B per cycle each
+    l2 = L2Partitions(8.0, 4, 200)  # 2 B per cycle each
     ledger: dict = {}
     assert l2.read(ledger, 0.0, 64) == 8.0  # 16 B per partition
     assert list(ledger.values()) == [16.0]  # what each partition was asked

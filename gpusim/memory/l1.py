@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+
 from gpusim.specfield import spec_field
 
 
@@ -25,6 +27,11 @@ class L1Spec:
     lg_queue_requests: int = spec_field(1, 1024, "global requests one SM's LG queue holds waiting for L1TEX")
     mio_queue_requests: int = spec_field(1, 1024, "shared requests a sub-partition's MIO queue holds waiting for L1TEX")
     issue_to_pipe_cycles: int = spec_field(0, 100, "cycles from a memory instruction's issue to the L1TEX pipe")
+
+    def pipe_cycles(self, lines, sectors, sector_bytes: int):
+        """Cycles of the L1TEX pipe a global access of ``sectors`` over ``lines`` takes: its tag stage resolves
+        ``lines_per_cycle`` lines, its data stage moves ``data_bytes_per_cycle``; the slower of the two."""
+        return np.maximum(lines / self.lines_per_cycle, sectors * sector_bytes / self.data_bytes_per_cycle)
 
 
 @dataclass

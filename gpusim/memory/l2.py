@@ -13,10 +13,15 @@ L2 allocates after it (misses and stores, not hits: ``L2Spec.dirty_kept_fraction
 fetched once, and ncu counts the other CTAs' requests for it as hits, but they all wait for its fill: the latency
 side (``L2Result.latency_miss_fraction``) counts every CTA that wants a missing tile.
 
-At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Slices`, its partitions, each
-with an even share of the read bandwidth (addresses hash evenly over them), and :class:`L2WritePath`, bound by
-the line and sector operations of stores and by the fills that write what a miss brings from HBM into the data
-array. The SMs reach them through their ports (:mod:`gpusim.memory.l2_port`).
+Static costs (:class:`L2Spec`): what a read costs the read bandwidth (:meth:`L2Spec.read_cost_bytes`), a store the
+write path (:meth:`L2Spec.write_cycles`), and the rule for tensors that fit in the L2 together
+(:func:`fitting_footprint`, :func:`cap_reads_when_everything_fits`).
+
+At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Partitions`, its partitions, each
+with an even share of the read bandwidth (addresses hash evenly over them: stage ``L2`` of a load's path), and
+:class:`L2WritePath`, bound by the line and sector operations of stores (stage ``L2 write``) and by the fills that
+write what a miss brings from HBM into the data array (stage ``fill``, :class:`L2Fill`). The SMs reach them
+through their ports (:mod:`gpusim.memory.l2_port`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numba
 import numpy as np
 
 from gpusim.resources import LoadedLatency, RateServer
+from gpusim.sm.clock import MEMORY_RATE, Clock, memory_clocked
 from gpusim.specfield import spec_field
 
 
@@ -42,23 +48,28 @@ class L2Spec:
 
     size_bytes: int = spec_field(1 << 20, 1 << 32, "L2 capacity")
     sector_bytes: int = spec_field(4, 1024, "sector size (equal to the L1's)")
-    hit_latency_near_cycles: int = spec_field(1, 5000, "load latency on a hit in the SM's near partition")
-    hit_latency_far_cycles: int = spec_field(1, 5000, "load latency on a hit in the far partition")
+    hit_latency_near_cycles: int = memory_clocked(spec_field(1, 5000, "load latency on a hit in the SM's near "
+                                                             "partition"))
+    hit_latency_far_cycles: int = memory_clocked(spec_field(1, 5000, "load latency on a hit in the far partition"))
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
     miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
     store_lookups_per_sector: float = spec_field(1, 4, "L2 write lookups ncu counts per sector stored (hits)")
-    bandwidth_bytes_per_cycle: float = spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock")
+    bandwidth_bytes_per_cycle: float = memory_clocked(spec_field(64, 65536, "chip-wide L2 bandwidth per SM clock"),
+                                                      MEMORY_RATE)
     partitions: int = spec_field(1, 8, "L2 partitions (addresses hashed evenly over them)")
     sm_port_bytes_per_cycle: float = spec_field(1, 4096, "bytes per cycle one SM can move to and from L2")
-    write_cycles_per_line: float = spec_field(0, 1, "chip cycles of the L2 write path per line a store touches")
-    write_cycles_per_sector: float = spec_field(0, 1, "chip cycles of the L2 write path per sector a store touches")
+    write_cycles_per_line: float = memory_clocked(spec_field(0, 1, "chip cycles of the L2 write path per line a "
+                                                             "store touches"))
+    write_cycles_per_sector: float = memory_clocked(spec_field(0, 1, "chip cycles of the L2 write path per sector a "
+                                                               "store touches"))
     write_peak_bytes_per_second: float = spec_field(1e11, 1e14, "the most the L2 write path was measured to carry, "
                                                     "in whole 128-B lines per second (its SOL peak)")
     read_line_op_bytes: float = spec_field(0, 128, "what one line of a read costs the L2 beyond its sectors, in "
                                            "bytes of its read bandwidth (a full line of 4 sectors costs 128 B)")
     loaded_utilization_pct: tuple[int, ...] = spec_field(1, 100, "utilizations of the L2 read bandwidth at which "
                                                          "the hit latency was measured under load")
-    loaded_added_cycles: tuple[int, ...] = spec_field(0, 20000, "hit latency added at those utilizations")
+    loaded_added_cycles: tuple[int, ...] = memory_clocked(spec_field(0, 20000, "hit latency added at those "
+                                                                     "utilizations"))
     reuse_all_hit_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses of data, over the L2's "
                                                       "size, up to which the second use hits")
     reuse_all_miss_footprint_ratio: float = spec_field(0.1, 10, "footprint between two uses, over the L2's size, "
@@ -76,6 +87,17 @@ class L2Spec:
         single-sector reads run at half the byte rate of full lines)."""
         sector = (line_bytes - self.read_line_op_bytes) * self.sector_bytes / line_bytes
         return lines * self.read_line_op_bytes + sectors * sector
+
+    def write_cycles(self, lines, sectors):
+        """Cycles of the write path a store of ``sectors`` spread over ``lines`` takes (a line operation each and a
+        sector operation each)."""
+        return lines * self.write_cycles_per_line + sectors * self.write_cycles_per_sector
+
+    def fill_cycles_per_byte(self, line_bytes: int) -> float:
+        """The write path's cycles to fill one byte fetched from HBM: a fill writes whole sectors of a line into the
+        L2 as a full-line store (lines of ``line_bytes``, the L1's) does (the measured write path)."""
+        return (self.write_cycles_per_sector + self.write_cycles_per_line * self.sector_bytes / line_bytes) \
+            / self.sector_bytes
 
     def reuse_miss_fraction(self, footprint_bytes: float) -> float:
         """Share of a re-read that misses when ``footprint_bytes`` (copies counted) were touched since the data was
@@ -118,7 +140,7 @@ class L2Spec:
         return round(self.hit_latency_near_cycles * (1 - far) + self.hit_latency_far_cycles * far)
 
 
-class L2Slices:
+class L2Partitions:
     """The L2's partitions at run time: ``bytes_per_cycle`` chip-wide, split evenly over ``partitions``; a hit
     comes back ``hit_latency_cycles`` after its bytes have moved.
 
@@ -126,12 +148,21 @@ class L2Slices:
     same state: one server stands for each of them, booked once per request and reported once per partition. Under
     load a hit takes longer (``[l2] loaded_*``, measured: ``validate/micro/run_loaded_latency.py``)."""
 
+    NAME = "L2"
+
     def __init__(self, bytes_per_cycle: float, partitions: int, hit_latency_cycles: int,
                  loaded: LoadedLatency | None = None) -> None:
         self.partitions = partitions
         self.partition = RateServer(bytes_per_cycle / partitions, "L2 partition")
         self.hit_latency_cycles = hit_latency_cycles
         self.loaded = loaded
+
+    @classmethod
+    def from_spec(cls, spec: L2Spec, clock: Clock) -> L2Partitions:
+        """The partitions as ``spec`` states them (its memory-side numbers already at ``clock``:
+        :func:`gpusim.sm.clock.at_sm_clock`)."""
+        return cls(spec.bandwidth_bytes_per_cycle, spec.partitions, spec.hit_latency_cycles,
+                   LoadedLatency(spec.loaded_utilization_pct, spec.loaded_added_cycles))
 
     def queued(self, t: float) -> float:
         """What the measured queues add to a request reaching the L2 at ``t``, at the read bandwidth just used."""
@@ -145,17 +176,38 @@ class L2Slices:
         """``nbytes`` arriving at ``arrive``, spread over the partitions: when they are done."""
         return max(arrive, self.partition.book(ledger, arrive, nbytes / self.partitions)[1])
 
+    def serve(self, request, t: float) -> float:
+        """Stage ``L2``: the request's read cost (its bytes, or ``read_cost`` where its lines cost more) for each real
+        CTA from ``t``; done when the partitions and the SM's port are."""
+        request.l2_arrive = t
+        cost = request.l2_bytes if request.read_cost is None else request.read_cost
+        end = max(self.read(request.ledger, t, cost * request.weight), request.port_done)
+        request.l2_done = end
+        return end
+
+    def respond(self, request, done: float) -> float:
+        """When a load that misses the L1 has its data from the L2: the hit latency (under the load the partitions
+        had as the request reached them) after its bytes moved."""
+        return request.l2_done + self.hit_latency(request.l2_arrive)
+
     def reported(self) -> list[tuple[str, RateServer, float]]:
-        return [("L2", self.partition, 1.0 / self.partitions)] * self.partitions
+        return [(self.NAME, self.partition, 1.0 / self.partitions)] * self.partitions
 
 
 class L2WritePath:
     """The L2's write path at run time: one server whose work is in cycles (a store's line and sector operations,
     ``[l2] write_cycles_per_*``), shared by the fills of lines fetched from HBM (``fill_cycles_per_byte``)."""
 
+    NAME = "L2 write"
+
     def __init__(self, fill_cycles_per_byte: float) -> None:
-        self.server = RateServer(1.0, "L2 write")
+        self.server = RateServer(1.0, self.NAME)
         self.fill_cycles_per_byte = fill_cycles_per_byte
+
+    @classmethod
+    def from_spec(cls, spec: L2Spec, clock: Clock, line_bytes: int) -> L2WritePath:
+        """The write path of ``spec`` (its cycles already at ``clock``), filling lines of ``line_bytes``."""
+        return cls(spec.fill_cycles_per_byte(line_bytes))
 
     def write(self, ledger: dict, arrive: float, cycles: float) -> float:
         """A store's ``cycles`` of write-path work arriving at ``arrive``: when they are done."""
@@ -169,8 +221,34 @@ class L2WritePath:
         fill = nbytes * self.fill_cycles_per_byte
         return self.server.book(ledger, arrived - fill, fill)[1]
 
+    def serve(self, request, t: float) -> float:
+        """Stage ``L2 write``: a store's line and sector operations for each real CTA from ``t``; done when the
+        write path and the SM's port are."""
+        request.l2_arrive = t
+        end = max(self.write(request.ledger, t, request.write_cycles * request.weight), request.port_done)
+        request.l2_done = end
+        return end
+
     def reported(self) -> list[tuple[str, RateServer, float]]:
-        return [("L2 write", self.server, 1.0)]
+        return [(self.NAME, self.server, 1.0)]
+
+
+class L2Fill:
+    """Stage ``fill``: what a miss brings from HBM is written into the L2's data array as it arrives, on the write
+    path stores take (:class:`L2WritePath`): when that path is full, the fill (and the load waiting for it) waits."""
+
+    def __init__(self, write_path: L2WritePath) -> None:
+        self.write_path = write_path
+
+    def serve(self, request, t: float) -> float:
+        hb = request.hbm_bytes
+        if hb > 0:
+            t = max(t, self.write_path.fill(request.ledger, t, hb * request.weight))
+        request.hbm_done = t
+        return t
+
+    def reported(self) -> list[tuple[str, RateServer, float]]:
+        return []  # its work is the write path's
 
 
 class TileReuse:
@@ -467,3 +545,29 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     for name, d in dirty.items():
         wr[name] = max(wr[name] - d * kept, 0.0)
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss)
+
+
+def fitting_footprint(spec: L2Spec, tensors: list[tuple[int, bool]]) -> float | None:
+    """The bytes the global tensors a kernel touches take in the L2 (``tensors``: each one's size and whether SMs
+    read it; a tensor that SMs read keeps a copy in each partition, :attr:`L2Spec.read_copies`) when they fit
+    together, else None."""
+    total = sum(size * (spec.read_copies if read else 1) for size, read in tensors)
+    return total if tensors and total <= spec.size_bytes else None
+
+
+def cap_reads_when_everything_fits(result: L2Result, reads: list[tuple[int, list[str]]],
+                                   fitting: float | None) -> None:
+    """When every global tensor the kernel touches fits in the L2 together (:func:`fitting_footprint`; None: they do
+    not), nothing is evicted: each byte comes from HBM at most once, so a tensor's reads are at most its size. The
+    per-CTA tiles of the L2 model count a sector once per CTA that wants it, which overcounts when CTAs share sectors
+    they do not share tiles of (a gather); this is the physical bound on that. ``reads``: per tensor, its size and
+    the operations that read it."""
+    if fitting is None:
+        return
+    for size, names in reads:
+        total = sum(result.dram_read_bytes.get(n, 0.0) for n in names)
+        if total > size:
+            for n in names:
+                result.dram_read_bytes[n] *= size / total
+                if result.tile_miss and n in result.tile_miss:  # the tiles' misses were overcounted alike
+                    result.tile_miss[n] *= size / total

@@ -1,30 +1,43 @@
 """The SM's load/store path at run time: the L1TEX pipe and the LSU's instruction queues in front of it.
 
-A memory instruction reaches the L1TEX pipe ``issue_to_pipe_cycles`` after it issues (``[l1]`` in the config). The
-pipe resolves one cache line (global) or one shared-memory wavefront per cycle: its work is in cycles of the pipe
-(``MemTiming.l1tex_cycles``, from the access patterns), so :class:`L1TexPipe` is a server of one unit per cycle.
-A cp.async's write of its data into shared memory takes the pipe too, with no issue in front of it.
+Stages ``LSU`` and ``L1TEX`` of a request's path (:data:`gpusim.request.PATHS`). A memory instruction reaches the
+L1TEX pipe ``issue_to_pipe_cycles`` after it issues (``[l1]`` in the config). The pipe resolves one cache line
+(global) or one shared-memory wavefront per cycle: its work is in cycles of the pipe (``MemTiming.l1tex_cycles``:
+:meth:`gpusim.memory.l1.L1Spec.pipe_cycles` for global accesses,
+:meth:`gpusim.memory.shared.SharedMemorySpec.pipe_cycles` for shared ones), so :class:`L1TexPipe` is a server of one
+unit per cycle. A cp.async's write of its data into shared memory takes the pipe too, with no issue in front of it.
 
 In front of the pipe sit the LSU's queues (:class:`LsuQueue`): LG for global accesses, one per SM, and MIO for
 shared memory, one per sub-partition. A queue holds a number of requests waiting for the pipe, whatever their size
 (``[l1] lg_queue_requests``, ``mio_queue_requests``, measured by ``validate/micro/run_queues.py``); a warp whose
-request finds it full waits to issue, charged to the queue's ncu stall reason (``lg_throttle``,
-``mio_throttle``).
+request finds it full waits to issue, charged to the queue's ncu stall reason (``lg_throttle``, ``mio_throttle``).
 """
 
 from __future__ import annotations
 
 import bisect
+from typing import TYPE_CHECKING
 
 from gpusim.resources import RateServer
+
+if TYPE_CHECKING:
+    from gpusim.memory.l1 import L1Spec
+    from gpusim.sm.clock import Clock
 
 
 class L1TexPipe:
     """One SM's L1TEX pipe: ``per_cycle`` units of work per cycle, entered ``issue_to_pipe_cycles`` after issue."""
 
+    NAME = "L1TEX"
+    WORK_PER_CYCLE = 1.0  # its work is in cycles of the pipe already (lines, sectors or wavefronts: the costs)
+
     def __init__(self, sm: int, per_cycle: float, issue_to_pipe_cycles: int) -> None:
-        self.server = RateServer(per_cycle, f"SM{sm} L1TEX")
+        self.server = RateServer(per_cycle, f"SM{sm} {self.NAME}")
         self.issue_to_pipe_cycles = issue_to_pipe_cycles
+
+    @classmethod
+    def from_spec(cls, spec: L1Spec, clock: Clock, sm: int = 0) -> L1TexPipe:
+        return cls(sm, cls.WORK_PER_CYCLE, spec.issue_to_pipe_cycles)
 
     def backlog(self, issued: float, work: float) -> float:
         """Cycles a request of ``work`` issued at ``issued`` would wait for the work booked ahead of it."""
@@ -39,7 +52,7 @@ class L1TexPipe:
         return self.server.book(ledger, t, work)
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
-        return [("L1TEX", self.server, 1.0)]
+        return [(self.NAME, self.server, 1.0)]
 
 
 class LsuQueue:
@@ -73,3 +86,24 @@ class LsuQueue:
     def enter(self, at: float) -> None:
         """An admitted request enters the pipe at ``at`` (it waits in the queue until then)."""
         bisect.insort(self._entries, at)
+
+
+class Lsu:
+    """One SM's LSU queues in front of its L1TEX pipe: LG for global accesses (one per SM), MIO for shared memory (one
+    per sub-partition)."""
+
+    def __init__(self, lg: LsuQueue, mio: list[LsuQueue]) -> None:
+        self.lg = lg
+        self.mio = mio
+
+    @classmethod
+    def from_spec(cls, spec: L1Spec, clock: Clock, pipe: L1TexPipe, subpartitions: int) -> Lsu:
+        return cls(LsuQueue("LG", "lg_throttle", spec.lg_queue_requests, pipe),
+                   [LsuQueue("MIO", "mio_throttle", spec.mio_queue_requests, pipe) for _ in range(subpartitions)])
+
+    def queue(self, space: str, sub: int) -> LsuQueue:
+        """The queue a request of ``space`` from sub-partition ``sub`` waits in."""
+        return self.lg if space == "global" else self.mio[sub]
+
+    def reported(self) -> list:
+        return []  # queues hold requests; their waits are the warps' stalls (lg_throttle, mio_throttle)

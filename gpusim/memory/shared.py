@@ -375,3 +375,12 @@ class SharedMemorySpec:
     load_latency_cycles: int = spec_field(1, 500, "ld.shared latency")
     ldmatrix_latency_cycles: int = spec_field(1, 500, "ldmatrix.x4 latency")
     carveouts_bytes: tuple[int, ...] = spec_field(0, 1 << 22, "shared-memory carve-outs the driver may pick")
+
+    def pipe_cycles(self, wavefronts):
+        """Cycles of the L1TEX pipe ``wavefronts`` (the bank-conflict count of an access) take."""
+        return wavefronts / self.wavefronts_per_cycle
+
+    def latency_cycles(self, kind: str) -> int:
+        """From an access of ``kind`` (``ldsm``: ldmatrix; otherwise a load or store) entering the pipe's end to its
+        data in registers."""
+        return self.ldmatrix_latency_cycles if kind == "ldsm" else self.load_latency_cycles

@@ -17,8 +17,14 @@ when a wait ends.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import simpy
+
+if TYPE_CHECKING:
+    from gpusim.chip_spec import ChipSpec
+    from gpusim.sm.clock import Clock
+    from gpusim.sm.pipes import PipesSpec
 
 
 def release(env: simpy.Environment, event: simpy.Event, delay: int):
@@ -37,6 +43,11 @@ class CtaBarriers:
         self._count: dict = {}  # key -> warps arrived at its current use
         self._event: dict = {}  # key -> event of its current use
 
+    @classmethod
+    def from_spec(cls, spec: PipesSpec, clock: Clock, env: simpy.Environment, warps_per_cta: int) -> CtaBarriers:
+        """The barriers of CTAs of ``warps_per_cta`` warps (their release latency, ``[pipes] barrier_*_cycles``)."""
+        return cls(env, spec.barrier_cycles(warps_per_cta))
+
     def arrive(self, key: tuple, members: int) -> tuple[simpy.Event, int]:
         """One of ``members`` warps arrives at barrier ``key``: the event that releases it, and how many have
         arrived (itself included)."""
@@ -50,6 +61,13 @@ class CtaBarriers:
         else:
             self._count[key] = count
         return ev, count
+
+
+def mbarrier_setup_cycles(chip: ChipSpec, count: int) -> int:
+    """A CTA's set-up of its ``count`` mbarriers (one thread initialises each, then fences): measured per count."""
+    if not count:
+        return 0
+    return round(chip.mbarrier_init_first_cycles + (count - 1) * chip.mbarrier_init_each_more_cycles)
 
 
 class Mbarriers:
