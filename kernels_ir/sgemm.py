@@ -40,14 +40,14 @@ SASS_FP32_STALLS = {
     "sgemm_1d_blocktiling": (2.71, 1.52, 1.8), "sgemm_2d_blocktiling": (1.98, 1.03, 1.83),
     "sgemm_vectorized": (2.54, 1.01, 1.5), "sgemm_bank_padded": (2.0, 1.01, 1.5),
     "sgemm_bank_linearized": (3.13, 1.02, 1.64), "sgemm_autotuned": (2.17, 1.0, 1.93),
-    "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.75, 1.0, 3.23),
+    "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.76, 1.0, 2.03),
     "sgemm_memcpy_async": (2.61, 1.0, 1.72)}
 # The mean register-file reads of each rung's main-loop FFMA (sources not from the operand reuse cache; printed by
 # `python validate/sass_stalls.py`): three-source FFMA take 1.5 issue cycles (validate/micro/run_regread.py).
 SASS_FFMA_READS = {
     "sgemm_naive": 3.0, "sgemm_coalesced": 3.0, "sgemm_smem_blocking": 3.0, "sgemm_1d_blocktiling": 2.67,
     "sgemm_2d_blocktiling": 2.35, "sgemm_vectorized": 2.24, "sgemm_bank_padded": 2.35, "sgemm_bank_linearized": 2.17,
-    "sgemm_autotuned": 2.28, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.21, "sgemm_memcpy_async": 2.17}
+    "sgemm_autotuned": 2.28, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.2, "sgemm_memcpy_async": 2.17}
 
 
 def _stalled(ops, means: tuple[float, float, float], reads: float) -> tuple:
@@ -746,15 +746,18 @@ DOUBLE_BUFFERED_DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32,
 @_control_stalls
 def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Double buffering: two smem buffers; threads 0-127 and 128-255 take turns loading while the others compute."""
-    # The twin, per pair of K-tiles (buffers B0, B1) in three sections between __syncthreads:
+    # The twin (the public kernel 11's code: no #pragma unroll, so the dotIdx loop stays a loop), per pair of
+    # K-tiles (buffers B0, B1) in three sections between __syncthreads:
     #   group 0 (tid < 128, warps 0..3):   compute B0        | compute B1 | load tile+2 -> B0 (not in the last pair)
     #   group 1 (tid >= 128, warps 4..7):  load tile+1 -> B1 | compute B0 | compute B1
     # Each group loads with ltid = tid % 128 as if the block had 128 threads. The IR gives every operation the
     # warps of the group that executes it. The last pair (no tile+2 load) is the epilogue, so the loop runs
     # K/(2*BK) - 1 full pairs.
-    # Integer instructions per section and group, counted in the SASS (loop 0xfa0-0x236e0; each group's path
-    # is a separate copy of the code): group 0: 18 | 3 | 62 (load); group 1: 69 (load) | 11 | 3; then 5 for
-    # both after the third barrier (loop counter, branch).
+    # SASS (nvcc 13.0 sm_90, `gpusim sass`; the measured NVRTC build has 174 registers, 2 more): the pair's loop
+    # 0x0f00-0x4280 holds each group's path and four rolled dotIdx loops (compute_tile), each iteration 6 LDS.128,
+    # 128 FFMA and 8 integer (5 LEA of the LDS addresses, the counter, compare, branch; 9 in group 1's second).
+    # Integer instructions outside them, per section and group: group 0: 17 | 5 | 60 (its load); group 1:
+    # 69 (its load) | 14 | 5; then 3 for both before the third barrier and 6 after it (pointers, counter, branch).
     name = "sgemm_double_buffered"
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), **{"2*BK": ("K", 2 * BK)})
     w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
@@ -775,12 +778,11 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
         ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, warps)
         load_b = _load_b_rows(N, BN, BK, half, tile, suffix, warps)
         if defaults:
-            # the measured build loads in three rounds (the SASS, both groups' copies of the code): A's four
-            # float4, then B's first four once A's stores have their data, then B's last four (the second copy
-            # splits B five and three)
+            # the measured build loads in two rounds of B (the SASS, both groups' copies of the code): A's four
+            # float4 and B's first three among A's stores, then B's last five once those three are stored
             passes = load_b[1]
             rounds = _b_rounds(N, BN, BK, half, tile, b_buf(buf),
-                               (tuple(range(passes // 2)), tuple(range(passes // 2, passes))), suffix, warps)
+                               (tuple(range(3)), tuple(range(3, passes))), suffix, warps)
             return (*_ints("addr" + suffix, ints, warps), ld_a, st_a, *(op for pair in rounds for op in pair))
         return (*_ints("addr" + suffix, ints, warps), ld_a, load_b[0], st_a,
                 _store_b_vec(BN, b_buf(buf), load_b, suffix, warps))
@@ -793,30 +795,32 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
         """The three sections of one pair of tiles: group 1 loads ``odd_tile`` -> B1 in section 1, group 0 runs
         ``even_load`` (its load of tile+2 -> B0) in section 3."""
         return (
-            *_ints("int_s1" + suffix, 18, g0), w.compute_tile(a_buf(0), b_buf(0), "_s1" + suffix, g0),
+            *_ints("int_s1" + suffix, 17, g0), w.compute_tile(a_buf(0), b_buf(0), "_s1" + suffix, g0, ints=8),
             *load(odd_tile, 1, "_odd" + suffix, g1, 69),
             Barrier(),
-            *_ints("int_s2a" + suffix, 3, g0), *_ints("int_s2b" + suffix, 11, g1),
-            w.compute_tile(s2_as, s2_bs, "_s2" + suffix),
+            *_ints("int_s2a" + suffix, 5, g0), *_ints("int_s2b" + suffix, 14, g1),
+            w.compute_tile(s2_as, s2_bs, "_s2" + suffix, ints=8),
             Barrier(),
             *even_load,
-            *_ints("int_s3b" + suffix, 3, g1), w.compute_tile(a_buf(1), b_buf(1), "_s3" + suffix, g1),
+            *_ints("int_s3b" + suffix, 5, g1), w.compute_tile(a_buf(1), b_buf(1), "_s3" + suffix, g1, ints=9),
+            *_ints("join" + suffix, 3),
             Barrier(),
-            *_ints("loop" + suffix, 5),
+            *_ints("loop" + suffix, 6),
         )
 
-    body = pair("", lambda c: 2 * c.it + 1, load(lambda c: 2 * c.it + 2, 0, "_even", g0, 62))
+    body = pair("", lambda c: 2 * c.it + 1, load(lambda c: 2 * c.it + 2, 0, "_even", g0, 60))
     prologue = load(lambda c: 0, 0, "_first", g0, 0) + (Barrier(),)
     last = pair("_last", lambda c: tiles - 1, _ints("int_s3a_last", 2, g0))  # no tile+2 to load
     fmas = ("fma_s2_last", "fma_s3_last")  # group 0 finishes in section 2, group 1 in section 3
-    # 212 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 212, 2 * (as_words + bs_words) * F32)
+    # 174 registers: NVRTC build of the twin (registers_per_thread, ladder11-2026-11-28.json)
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 174, 2 * (as_words + bs_words) * F32)
+    acc = w.WMITER * WNITER * TM * TN
     return Kernel(name, "sgemm", shape, w.params(), launch, prologue,
                   Loop(pairs - 1, body) if pairs > 1 else None, (*last, *w.epilogue(N, fmas)),
                   _tensors(M, N, K), 2 * M * N * K, _twin(name),
-                  # the loop's code holds each group's path separately: 8821 instructions (`gpusim sass`), twice
-                  # what one warp issues per pair; 141 KB the instruction caches do not hold (ncu: no_instruction)
-                  loop_sass_instructions=8821 * (BK * TM * TN * WNITER) // (16 * 8 * 8 * 1))
+                  # the pair's loop code (`gpusim sass`): 825 instructions, 512 of them the four dotIdx loops'
+                  # FFMA (WMITER*WNITER*TM*TN each): 13 KB, which the instruction caches hold
+                  loop_sass_instructions=825 - 4 * 128 + 4 * acc)
 
 
 @register("sgemm_memcpy_async", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_memcpy_async"))
