@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from gpusim.lazyjit import LazyJit
 from gpusim.resources import LoadedLatency, RateServer
 from gpusim.specfield import spec_field
+
+_jit = LazyJit(globals())  # numba.njit on first use (`gpusim list` never imports numba)
 
 
 def _ramp(x: float, zero_at: float, one_at: float) -> float:
@@ -217,7 +219,7 @@ _TABLE_START = 1024  # algorithmic: slots of a tile table before it first grows 
 _FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 over the golden ratio
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _log2(n):
     k = 0
     while (1 << k) < n:
@@ -225,7 +227,7 @@ def _log2(n):
     return k
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _slot(keys, code):
     """The slot of ``code`` in the table ``keys`` (linear probing), or of the empty slot where it would go."""
     mask = len(keys) - 1
@@ -237,7 +239,7 @@ def _slot(keys, code):
     return i
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _rehash(keys, last, size):
     new_keys = np.full(size, -1, dtype=np.int64)
     new_last = np.zeros(size)
@@ -249,7 +251,7 @@ def _rehash(keys, last, size):
     return new_keys, new_last
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _access_tiles(keys, last, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at, miss_at,
                   sums):
     """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new."""
