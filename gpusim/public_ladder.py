@@ -20,9 +20,6 @@ DIFFERS = {
     "sgemm_2d_blocktiling": "#pragma unroll on every loop: the dotIdx loop fully unrolled, where nvcc keeps the "
                             "public kernel's rolled (7 loop instructions per dotIdx beside its 64 FFMA)",
     "sgemm_vectorized": "#pragma unroll on every loop (as sgemm_2d_blocktiling)",
-    "sgemm_bank_linearized": "#pragma unroll on every loop (as sgemm_2d_blocktiling)",
-    "sgemm_bank_padded": "#pragma unroll on every loop (as sgemm_2d_blocktiling)",
-    "sgemm_autotuned": "#pragma unroll on every loop (as sgemm_2d_blocktiling)",
     "sgemm_memcpy_async": "cp.async with commit groups and wait_group (the PTX the CUDA pipeline primitives emit), "
                           "where the public kernel 12 uses cuda::memcpy_async with a cuda::barrier (mbarrier "
                           "arrive/wait, 196 registers against our 255)",

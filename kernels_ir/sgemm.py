@@ -38,16 +38,16 @@ SHAPE = ("M", "N", "K")
 SASS_FP32_STALLS = {
     "sgemm_naive": (2.0, 1.75, 2.53), "sgemm_coalesced": (2.5, 1.88, 2.79), "sgemm_smem_blocking": (2.2, 2.88, 2.71),
     "sgemm_1d_blocktiling": (2.71, 1.52, 1.8), "sgemm_2d_blocktiling": (1.98, 1.03, 1.83),
-    "sgemm_vectorized": (2.54, 1.01, 1.5), "sgemm_bank_padded": (2.0, 1.01, 1.5),
-    "sgemm_bank_linearized": (3.13, 1.02, 1.64), "sgemm_autotuned": (2.17, 1.0, 1.93),
+    "sgemm_vectorized": (2.54, 1.01, 1.5), "sgemm_bank_padded": (3.64, 1.0, 1.87),
+    "sgemm_bank_linearized": (3.56, 1.0, 1.83), "sgemm_autotuned": (3.26, 1.0, 1.91),
     "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.76, 1.0, 2.03),
     "sgemm_memcpy_async": (2.61, 1.0, 1.72)}
 # The mean register-file reads of each rung's main-loop FFMA (sources not from the operand reuse cache; printed by
 # `python validate/sass_stalls.py`): three-source FFMA take 1.5 issue cycles (validate/micro/run_regread.py).
 SASS_FFMA_READS = {
     "sgemm_naive": 3.0, "sgemm_coalesced": 3.0, "sgemm_smem_blocking": 3.0, "sgemm_1d_blocktiling": 2.67,
-    "sgemm_2d_blocktiling": 2.35, "sgemm_vectorized": 2.24, "sgemm_bank_padded": 2.35, "sgemm_bank_linearized": 2.17,
-    "sgemm_autotuned": 2.28, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.2, "sgemm_memcpy_async": 2.17}
+    "sgemm_2d_blocktiling": 2.35, "sgemm_vectorized": 2.24, "sgemm_bank_padded": 2.19, "sgemm_bank_linearized": 2.19,
+    "sgemm_autotuned": 2.19, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.2, "sgemm_memcpy_async": 2.17}
 
 
 def _stalled(ops, means: tuple[float, float, float], reads: float) -> tuple:
@@ -407,10 +407,14 @@ def _vectorized_checks(name: str, BM: int, BN: int, BK: int, TM: int, TN: int) -
 
 
 def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN: int, b_store, b_reads,
-                       bs_words: int, ints: tuple[int, int], regs: int, extra: dict | None = None) -> Kernel:
+                       bs_words: int, ints: tuple[int, int], regs: int, extra: dict | None = None,
+                       dot_ints: int = 0, tail_ints: tuple[int, int] = (0, 0), bar_ints: int = 0) -> Kernel:
     """Kernels 6-8: As transposed from one float4 of A per thread; B's float4 stored by ``b_store`` and read
     into regN by ``b_reads`` (the three differ only there); LDS.128 reads of As; float4 epilogue. ``ints``:
-    integer instructions per tile before the global loads and between them and the shared stores (SASS)."""
+    integer instructions per tile before the global loads and between them and the shared stores (SASS).
+    A twin whose dotIdx loop stays rolled (the public kernel's code) has ``dot_ints`` integer instructions per
+    dotIdx (addresses, counter, branch), ``bar_ints`` between the shared stores and the first barrier and
+    ``tail_ints`` after that loop, before and after the second barrier."""
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
     threads = _vectorized_checks(name, BM, BN, BK, TM, TN)
     as_base, bs_base = 0, BM * BK * F32
@@ -423,6 +427,7 @@ def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN:
     # per dotIdx (SASS: 'S4 F64' for kernel 6): TM/4 LDS.128 of As[dotIdx*BM + threadRow*TM + ...], the Bs
     # reads of regN, then the TM*TN FFMA
     dot = Loop(BK, (
+        *_ints("int_dot", dot_ints),
         Mem("ldAs", "shared", "ld", 16, lambda c: as_base + (c.j * BM + trow(c) * TM + 4 * c.r) * F32, repeat=TM // 4),
         *reads_b,
         Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", *(op.name for op in reads_b))),
@@ -432,9 +437,12 @@ def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN:
         ld_a, load_b[0],
         *_ints("addr_st", ints[1]),
         st_a, *b_store(bs_base, load_b),
+        *_ints("addr_bar", bar_ints),
         Barrier(),
         dot,
+        *_ints("loop_a", tail_ints[0]),
         Barrier(),
+        *_ints("loop", tail_ints[1]),
     )
     q = TN // 4
     epi = _c_epilogue(N, lambda c: c.by * BM + trow(c) * TM + c.r // q,
@@ -485,32 +493,20 @@ def sgemm_bank_linearized(shape, BM, BN, BK, TM, TN):
         return (Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + ((c.j * TN + c.r) * cols + tcol(c)) * F32,
                     repeat=TN),)
 
-    # SASS loop 0x6d0-0x2d40: 16 LDS.128 + 64 LDS, 512 FFMA ('S10 F64' per dotIdx), 12 integer (4 + 7 + branch);
-    # 96 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    return _vectorized_kernel("sgemm_bank_linearized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, (5, 7), 96)
-
-
-def _padded_row_reads(start_word: int, TN: int) -> list[tuple[int, int]]:
-    """(width in words, word offset) of the LDS nvcc emits for TN consecutive words from ``start_word``, whose
-    16-B alignment is start_word % 4 (the 4-word-aligned threadCol*TN part does not change it). Read off
-    the twin's SASS: aligned -> LDS.128s; 2 mod 4 -> LDS.64, LDS.128s, LDS.64; 1 mod 4 -> LDS.128s from
-    one word before (that word is not used), then LDS; 3 mod 4 -> LDS, then LDS.128s (the last reads a
-    word past the row)."""
-    m, n4 = start_word % 4, TN // 4
-    if m == 0:
-        return [(4, 4 * k) for k in range(n4)]
-    if m == 2:
-        return [(2, 0)] + [(4, 2 + 4 * k) for k in range(n4 - 1)] + [(2, TN - 2)]
-    if m == 1:
-        return [(4, 4 * k - 1) for k in range(n4)] + [(1, TN - 1)]
-    return [(1, 0)] + [(4, 1 + 4 * k) for k in range(n4)]
+    # SASS (the public kernel 7's code, nvcc 13.0 sm_90, `gpusim sass`): tile loop 0x340-0xb60 with the dotIdx
+    # loop 0x5f0-0xb00 kept rolled: per dotIdx 2 LDS.128 + 8 LDS, 64 FFMA, 8 integer (4 LEA/SHF/LOP3 of the
+    # addresses, counter, compare, branch); per tile 13 integer among the 2 LDG.128, 19 between them and the
+    # 8 STS, 2 after the dotIdx loop and 3 after the second barrier; 92 registers (NVRTC build,
+    # ladder79-2026-11-28.json)
+    return _vectorized_kernel("sgemm_bank_linearized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, (13, 19), 92,
+                              dot_ints=8, tail_ints=(2, 3))
 
 
 @register("sgemm_bank_padded", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8, "extraCols": 5},
           _twin("sgemm_bank_padded"))
 @_control_stalls
 def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
-    """Bank conflicts 2: each Bs row padded by extraCols=5 words; scalar Bs stores, mixed-width Bs reads."""
+    """Bank conflicts 2: each Bs row padded by extraCols=5 words; scalar Bs stores and reads."""
     pitch = BN + extraCols
 
     def store(bs_base, load_b):
@@ -521,28 +517,18 @@ def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
                     repeat=4 * passes, after=(ld.name,)),)
 
     def reads(bs_base, tcol):
-        # regN[i] = Bs[dotIdx*(BN + extraCols) + threadCol*TN + i], split by alignment as nvcc does: per dotIdx
-        # and width, a table of word offsets (-1: this dotIdx has fewer reads of that width)
-        per_dot = [_padded_row_reads(d * pitch, TN) for d in range(BK)]
-        ops = []
-        for words, suffix in ((4, "128"), (2, "64"), (1, "32")):
-            offs = [[d * pitch + off for w, off in per_dot[d] if w == words] for d in range(BK)]
-            n = max(len(o) for o in offs)
-            if n == 0:
-                continue
-            table = np.array([o + [-1] * (n - len(o)) for o in offs]).reshape(BK, n, 1, 1)
+        # regN[i] = Bs[dotIdx*(BN + extraCols) + threadCol*TN + i]: in the rolled dotIdx loop nvcc cannot know the
+        # row's 16-B alignment, so TN scalar LDS per dotIdx
+        return (Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.j * pitch + tcol(c) * TN + c.r) * F32,
+                    repeat=TN),)
 
-            def addr(c, t=table):
-                off = t[c.j, c.r.ravel()]
-                return np.where(off >= 0, bs_base + (off + tcol(c) * TN) * F32, -1)
-
-            ops.append(Mem("ldBs" + suffix, "shared", "ld", words * F32, addr, repeat=n))
-        return tuple(ops)
-
-    # SASS loop 0x6c0-0x2aa0: 30 LDS.128 + 4 LDS.64 + 4 LDS, 512 FFMA, 13 integer (4 + 8 + branch);
-    # 121 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, (5, 8), 121,
-                              {"extraCols": extraCols})
+    # SASS (the public kernel 8's code, nvcc 13.0 sm_90, `gpusim sass`): tile loop 0x340-0xb30 with the dotIdx
+    # loop 0x5d0-0xad0 kept rolled: per dotIdx 2 LDS.128 + 8 LDS, 64 FFMA, 7 integer (the addresses, counter,
+    # compare, branch); per tile 13 integer among the 2 LDG.128, 15 between them and the 8 STS, 2 between the STS
+    # and the barrier, 2 after the dotIdx loop and 3 after the second barrier; 92 registers (NVRTC build,
+    # ladder8-2026-11-28.json)
+    return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, (13, 15), 92,
+                              {"extraCols": extraCols}, dot_ints=7, tail_ints=(2, 3), bar_ints=2)
 
 
 @register("sgemm_autotuned", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
@@ -570,13 +556,16 @@ def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
     ld_a, st_a = _load_a_transposed(K, BM, BK, threads, tile, lambda c: as_base)
     load_b = _load_b_rows(N, BN, BK, threads, tile)
     qm, qn = TM // 4, TN // 4
-    # unrolled loops wmIdx, wnIdx, dotIdx (j = (wmIdx*WNITER + wnIdx)*BK + dotIdx): TM/4 LDS.128 of regM, TN/4
-    # LDS.128 of regN, TM*TN FFMA (SASS loop 0x680-0x4d40: 64 LDS.128, 1024 FFMA, 29 integer: 8 among the 4
-    # LDG.128, 20 between them and the STS, the branch)
+    # loops wmIdx, wnIdx, dotIdx (j = (wmIdx*WNITER + wnIdx)*BK + dotIdx): TM/4 LDS.128 of regM, TN/4 LDS.128
+    # of regN, TM*TN FFMA. SASS (the public kernel 9's code, nvcc 13.0 sm_90, `gpusim sass`): tile loop
+    # 0x330-0xba0 with the dotIdx loop 0x670-0xb40 kept rolled: per dotIdx 4 LDS.128, 64 FFMA, 10 integer
+    # (uniform-datapath counter and compare, the LDS addresses, branch); per tile 20 integer among the 4 LDG.128,
+    # 15 between them and the STS, 2 after the STS, 1 after the dotIdx loop and 4 after the second barrier
     dot_idx = lambda c: c.j % BK
     wn_idx = lambda c: c.j // BK % WNITER
     wm_idx = lambda c: c.j // (BK * WNITER)
     dot = Loop(WMITER * WNITER * BK, (
+        *_ints("int_dot", 10),
         Mem("ldAs", "shared", "ld", 16,
             lambda c: as_base + (dot_idx(c) * BM + wm_idx(c) * WM + trow(c) * TM + 4 * c.r) * F32, repeat=qm),
         Mem("ldBs", "shared", "ld", 16,
@@ -584,19 +573,22 @@ def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
         Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", "ldBs")),
     ), var="j")
     body = (
-        *_ints("addr", 9),
+        *_ints("addr", 20),
         ld_a, load_b[0],
-        *_ints("addr_st", 20),
+        *_ints("addr_st", 15),
         st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        *_ints("addr_bar", 2),
         Barrier(),
         dot,
+        *_ints("loop_a", 1),
         Barrier(),
+        *_ints("loop", 4),
     )
     epi = _c_epilogue(N, lambda c: c.by * BM + c.r // (qn * TM * WNITER) * WM + trow(c) * TM + c.r // qn % TM,
                       lambda c: c.bx * BN + c.r // (qn * TM) % WNITER * WN + tcol(c) * TN + c.r % qn * 4,
                       WMITER * WNITER * TM * qn, 16, WMITER * WNITER * TM * TN)
-    # 128 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 128, (BM + BN) * BK * F32)
+    # 94 registers: NVRTC build of the twin (registers_per_thread, ladder79-2026-11-28.json)
+    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 94, (BM + BN) * BK * F32)
     return Kernel(name, "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN}, launch, (),
                   Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 

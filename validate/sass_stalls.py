@@ -46,12 +46,13 @@ FP32_RUNGS = ("sgemm_naive", "sgemm_coalesced", "sgemm_smem_blocking", "sgemm_1d
               "sgemm_double_buffered", "sgemm_memcpy_async")
 
 
-DOT_TRIPS = 16  # BK: the trip count of a rolled dotIdx loop (sgemm_double_buffered, as the public kernel 11)
+# BK: the trip count of a rolled dotIdx loop (the twins that keep the public kernels' code: 7, 8, 9 and 11)
+DOT_TRIPS = {"sgemm_bank_linearized": 8, "sgemm_bank_padded": 8, "sgemm_autotuned": 16, "sgemm_double_buffered": 16}
 
 
 def fp32_path(cu: str) -> list:
     """An FP32 rung's main loop as executed: the path `gpusim sass` reckons through a fully unrolled loop; where
-    the loop holds inner loops (the rolled dotIdx loops of sgemm_double_buffered), its instructions outside them
+    the loop holds inner loops (the rolled dotIdx loops of the twins in DOT_TRIPS), its instructions outside them
     once and each inner loop's DOT_TRIPS times."""
     funcs = sass.compile_and_dump(REPO / cu, "sm_90a", ())
     lbs = [lb for f in funcs for lb in sass.loops(f)]
@@ -60,7 +61,8 @@ def fp32_path(cu: str) -> list:
     if not inner:
         return big.taken_path()
     inside = {id(x) for lb in inner for x in lb.insts}
-    return [x for x in big.insts if id(x) not in inside] + [x for lb in inner for x in lb.insts] * DOT_TRIPS
+    trips = DOT_TRIPS[Path(cu).stem]
+    return [x for x in big.insts if id(x) not in inside] + [x for lb in inner for x in lb.insts] * trips
 
 
 def fp32_means(path: list) -> tuple[float, float, float]:
