@@ -8,8 +8,10 @@ repeat index of an unrolled loop, ``ctx.it`` the K-tile index and ``ctx.j`` the 
 (dotIdx) loop.
 
 Instruction order follows the twins' SASS (``nvcc 13.0 -cubin -arch=sm_90``, the code summarised in
-``validate/measurements/h100/sass_summary.json``; ptxas is the one NVRTC uses). The fully unrolled dotIdx loop
-of kernels 3-12 issues, for each dotIdx (or group of dotIdx sharing an LDS.128), that step's shared loads and
+``validate/measurements/h100/sass_summary.json``; ptxas is the one NVRTC uses). Kernels 7, 8, 9 and 11 are the
+public kernels' code, whose dotIdx loop nvcc keeps rolled: their IR adds each iteration's loop instructions (the
+addresses, counter and branch) to the same per-dotIdx operations. The fully unrolled dotIdx loop of the other
+kernels 3-12 issues, for each dotIdx (or group of dotIdx sharing an LDS.128), that step's shared loads and
 then its FFMAs, so the inner loop is a ``Loop(var="j")`` of (shared loads of step j, FFMA of step j after
 them); ptxas hoists a few loads of step j+1 into the last FFMAs of step j, which the IR does not show.
 Integer instructions (``Compute(pipe="int32")``: address arithmetic, loop counters, branches, uniform-datapath
