@@ -1,6 +1,7 @@
 """Big but real shapes: simulator cost must follow the distinct access patterns, not the problem size.
 
-Goals (issue 12, reliability): each case below in under 2 s of wall time and 500 MB of peak memory. Every case
+Goals (issue 12, reliability; issue 29: any attention shape, H=16 at 1M tokens causal included): each case below
+in under 2 s of wall time and 500 MB of peak memory. Every case
 runs ``gpusim run`` in its own process (so the peak resident memory, ``ru_maxrss`` of the child, is that case's
 alone, Python and its imports included). Prints the figures beside the goals; asserts nothing.
 
@@ -25,6 +26,8 @@ CASES = (
     ("sgemm_2d_blocktiling K=2^24", ["sgemm_2d_blocktiling", "--shape", "128,128,16777216"]),
     ("fa2 causal, 1M tokens", ["fa2", "--shape", "1,1,1048576,128", "--set", "causal=1"]),
     ("fa3 causal, 1M tokens", ["fa3", "--shape", "1,1,1048576,128", "--set", "causal=1"]),
+    ("fa2 causal, H=16, 1M tokens", ["fa2", "--shape", "1,16,1048576,128", "--set", "causal=1"]),
+    ("fa3 causal, H=16, 1M tokens", ["fa3", "--shape", "1,16,1048576,128", "--set", "causal=1"]),
 )
 
 

@@ -30,8 +30,11 @@ from __future__ import annotations
 import bisect
 import math
 
-import numba
 import numpy as np
+
+from gpusim.lazyjit import LazyJit
+
+_jit = LazyJit(globals())  # numba.njit on first use (`gpusim list` never imports numba)
 
 # algorithmic, not hardware: the width of a capacity bin (the granularity at which the order of requests can be
 # reshuffled), and the work below which a reservation counts as none
@@ -83,7 +86,7 @@ def _dense(rate: float, n_bg: int, n_pages: int) -> np.ndarray:
     return a
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _entry(a, page):
     """The table entry of ``page``, or the empty one where it would go."""
     bits = int(a[_PT_BITS])
@@ -95,7 +98,7 @@ def _entry(a, page):
     return pt + 2 * i
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _page(a, b):
     """Where bin ``b``'s row 0 lies, or -1 when its page holds nothing."""
     e = _entry(a, b >> PAGE_SHIFT)
@@ -104,7 +107,7 @@ def _page(a, b):
     return int(a[_POOL_OFF]) + int(a[e + 1]) * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _allocate(a, b):
     """Give bin ``b``'s page a slot of the pool (one is free: the caller made sure); where its row 0 lies."""
     n = int(a[_NFREE]) - 1
@@ -115,7 +118,7 @@ def _allocate(a, b):
     return int(a[_POOL_OFF]) + slot * _PAGE_FLOATS + (b & (PAGE_BINS - 1))
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _rebuild_table(a, src, src_off, src_entries, below):
     """Fill ``a``'s (empty) table with the entries of the table of ``src_entries`` entries at ``src[src_off:]`` whose
     page is at least ``below``; the others' slots are cleared and freed."""
@@ -133,7 +136,7 @@ def _rebuild_table(a, src, src_off, src_entries, below):
             a[e], a[e + 1] = key, slot
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _bisect_right(ts, n, x):
     lo, hi = 0, n
     while lo < hi:
@@ -145,7 +148,7 @@ def _bisect_right(ts, n, x):
     return lo
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _bg_work(a, lo, hi):
     """Background work reserved over [lo, hi)."""
     off, room, n = int(a[_BG_OFF]), int(a[_BG_ROOM]), int(a[_NBG])
@@ -162,7 +165,7 @@ def _bg_work(a, lo, hi):
     return total
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _find(a, b):
     """The first bin from ``b`` on that requests have not filled (with path compression)."""
     root = b
@@ -179,7 +182,7 @@ def _find(a, b):
     return root
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _walk(a, arrive, work, commit):
     """One request (:meth:`RateServer.book`): (start, end, pages it would need). Without ``commit`` it books nothing
     and writes only into pages already held (a full bin's link, a bin's background), which hold whatever is
@@ -255,7 +258,7 @@ def _walk(a, arrive, work, commit):
     return start, end, need
 
 
-@numba.njit("UniTuple(float64, 2)(float64[::1], float64, float64, boolean)", cache=True)
+@_jit("UniTuple(float64, 2)(float64[::1], float64, float64, boolean)", cache=True)
 def _book(a, arrive, work, commit):
     """:func:`_walk`, all or nothing: (start, end), or (-1, pages) when the pool lacks the free pages the request
     needs; then nothing is booked (grow the pool, and ask again)."""
@@ -268,7 +271,7 @@ def _book(a, arrive, work, commit):
     return start, end
 
 
-@numba.njit("float64(float64[::1], float64, int64)", cache=True)
+@_jit("float64(float64[::1], float64, int64)", cache=True)
 def _load(a, t, bins):
     b = int(t // BIN_CYCLES)
     lo = max(b - bins, 0)
@@ -284,7 +287,7 @@ def _load(a, t, bins):
     return work / (a[_CAP] * (b - lo))
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _prune(a, floor):
     """Free the pages wholly before bin ``floor`` (the table is rebuilt without them)."""
     pt, entries = int(a[_PT_OFF]), 1 << int(a[_PT_BITS])
@@ -294,7 +297,7 @@ def _prune(a, floor):
     a[_FLOOR] = floor
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _forget_bg(a, first, last):
     """The background of bins ``first`` to ``last`` is to be computed again (a reservation changed it)."""
     pt, entries = int(a[_PT_OFF]), 1 << int(a[_PT_BITS])

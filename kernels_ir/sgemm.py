@@ -8,8 +8,10 @@ repeat index of an unrolled loop, ``ctx.it`` the K-tile index and ``ctx.j`` the 
 (dotIdx) loop.
 
 Instruction order follows the twins' SASS (``nvcc 13.0 -cubin -arch=sm_90``, the code summarised in
-``validate/measurements/h100/sass_summary.json``; ptxas is the one NVRTC uses). The fully unrolled dotIdx loop
-of kernels 3-12 issues, for each dotIdx (or group of dotIdx sharing an LDS.128), that step's shared loads and
+``validate/measurements/h100/sass_summary.json``; ptxas is the one NVRTC uses). Kernels 7, 8, 9 and 11 are the
+public kernels' code, whose dotIdx loop nvcc keeps rolled: their IR adds each iteration's loop instructions (the
+addresses, counter and branch) to the same per-dotIdx operations. The fully unrolled dotIdx loop of the other
+kernels 3-12 issues, for each dotIdx (or group of dotIdx sharing an LDS.128), that step's shared loads and
 then its FFMAs, so the inner loop is a ``Loop(var="j")`` of (shared loads of step j, FFMA of step j after
 them); ptxas hoists a few loads of step j+1 into the last FFMAs of step j, which the IR does not show.
 Integer instructions (``Compute(pipe="int32")``: address arithmetic, loop counters, branches, uniform-datapath
@@ -38,16 +40,16 @@ SHAPE = ("M", "N", "K")
 SASS_FP32_STALLS = {
     "sgemm_naive": (2.0, 1.75, 2.53), "sgemm_coalesced": (2.5, 1.88, 2.79), "sgemm_smem_blocking": (2.2, 2.88, 2.71),
     "sgemm_1d_blocktiling": (2.71, 1.52, 1.8), "sgemm_2d_blocktiling": (1.98, 1.03, 1.83),
-    "sgemm_vectorized": (2.54, 1.01, 1.5), "sgemm_bank_padded": (2.0, 1.01, 1.5),
-    "sgemm_bank_linearized": (3.13, 1.02, 1.64), "sgemm_autotuned": (2.17, 1.0, 1.93),
-    "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.75, 1.0, 3.23),
+    "sgemm_vectorized": (2.54, 1.01, 1.5), "sgemm_bank_padded": (3.64, 1.0, 1.87),
+    "sgemm_bank_linearized": (3.56, 1.0, 1.83), "sgemm_autotuned": (3.26, 1.0, 1.91),
+    "sgemm_warptiling": (2.98, 1.0, 2.29), "sgemm_double_buffered": (2.76, 1.0, 2.03),
     "sgemm_memcpy_async": (2.61, 1.0, 1.72)}
 # The mean register-file reads of each rung's main-loop FFMA (sources not from the operand reuse cache; printed by
 # `python validate/sass_stalls.py`): three-source FFMA take 1.5 issue cycles (validate/micro/run_regread.py).
 SASS_FFMA_READS = {
     "sgemm_naive": 3.0, "sgemm_coalesced": 3.0, "sgemm_smem_blocking": 3.0, "sgemm_1d_blocktiling": 2.67,
-    "sgemm_2d_blocktiling": 2.35, "sgemm_vectorized": 2.24, "sgemm_bank_padded": 2.35, "sgemm_bank_linearized": 2.17,
-    "sgemm_autotuned": 2.28, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.21, "sgemm_memcpy_async": 2.17}
+    "sgemm_2d_blocktiling": 2.35, "sgemm_vectorized": 2.24, "sgemm_bank_padded": 2.19, "sgemm_bank_linearized": 2.19,
+    "sgemm_autotuned": 2.19, "sgemm_warptiling": 2.26, "sgemm_double_buffered": 2.2, "sgemm_memcpy_async": 2.17}
 
 
 def _stalled(ops, means: tuple[float, float, float], reads: float) -> tuple:
@@ -407,10 +409,14 @@ def _vectorized_checks(name: str, BM: int, BN: int, BK: int, TM: int, TN: int) -
 
 
 def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN: int, b_store, b_reads,
-                       bs_words: int, ints: tuple[int, int], regs: int, extra: dict | None = None) -> Kernel:
+                       bs_words: int, ints: tuple[int, int], regs: int, extra: dict | None = None,
+                       dot_ints: int = 0, tail_ints: tuple[int, int] = (0, 0), bar_ints: int = 0) -> Kernel:
     """Kernels 6-8: As transposed from one float4 of A per thread; B's float4 stored by ``b_store`` and read
     into regN by ``b_reads`` (the three differ only there); LDS.128 reads of As; float4 epilogue. ``ints``:
-    integer instructions per tile before the global loads and between them and the shared stores (SASS)."""
+    integer instructions per tile before the global loads and between them and the shared stores (SASS).
+    A twin whose dotIdx loop stays rolled (the public kernel's code) has ``dot_ints`` integer instructions per
+    dotIdx (addresses, counter, branch), ``bar_ints`` between the shared stores and the first barrier and
+    ``tail_ints`` after that loop, before and after the second barrier."""
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), BK=("K", BK))
     threads = _vectorized_checks(name, BM, BN, BK, TM, TN)
     as_base, bs_base = 0, BM * BK * F32
@@ -423,6 +429,7 @@ def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN:
     # per dotIdx (SASS: 'S4 F64' for kernel 6): TM/4 LDS.128 of As[dotIdx*BM + threadRow*TM + ...], the Bs
     # reads of regN, then the TM*TN FFMA
     dot = Loop(BK, (
+        *_ints("int_dot", dot_ints),
         Mem("ldAs", "shared", "ld", 16, lambda c: as_base + (c.j * BM + trow(c) * TM + 4 * c.r) * F32, repeat=TM // 4),
         *reads_b,
         Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", *(op.name for op in reads_b))),
@@ -432,9 +439,12 @@ def _vectorized_kernel(name: str, shape, BM: int, BN: int, BK: int, TM: int, TN:
         ld_a, load_b[0],
         *_ints("addr_st", ints[1]),
         st_a, *b_store(bs_base, load_b),
+        *_ints("addr_bar", bar_ints),
         Barrier(),
         dot,
+        *_ints("loop_a", tail_ints[0]),
         Barrier(),
+        *_ints("loop", tail_ints[1]),
     )
     q = TN // 4
     epi = _c_epilogue(N, lambda c: c.by * BM + trow(c) * TM + c.r // q,
@@ -485,32 +495,20 @@ def sgemm_bank_linearized(shape, BM, BN, BK, TM, TN):
         return (Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + ((c.j * TN + c.r) * cols + tcol(c)) * F32,
                     repeat=TN),)
 
-    # SASS loop 0x6d0-0x2d40: 16 LDS.128 + 64 LDS, 512 FFMA ('S10 F64' per dotIdx), 12 integer (4 + 7 + branch);
-    # 96 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    return _vectorized_kernel("sgemm_bank_linearized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, (5, 7), 96)
-
-
-def _padded_row_reads(start_word: int, TN: int) -> list[tuple[int, int]]:
-    """(width in words, word offset) of the LDS nvcc emits for TN consecutive words from ``start_word``, whose
-    16-B alignment is start_word % 4 (the 4-word-aligned threadCol*TN part does not change it). Read off
-    the twin's SASS: aligned -> LDS.128s; 2 mod 4 -> LDS.64, LDS.128s, LDS.64; 1 mod 4 -> LDS.128s from
-    one word before (that word is not used), then LDS; 3 mod 4 -> LDS, then LDS.128s (the last reads a
-    word past the row)."""
-    m, n4 = start_word % 4, TN // 4
-    if m == 0:
-        return [(4, 4 * k) for k in range(n4)]
-    if m == 2:
-        return [(2, 0)] + [(4, 2 + 4 * k) for k in range(n4 - 1)] + [(2, TN - 2)]
-    if m == 1:
-        return [(4, 4 * k - 1) for k in range(n4)] + [(1, TN - 1)]
-    return [(1, 0)] + [(4, 1 + 4 * k) for k in range(n4)]
+    # SASS (the public kernel 7's code, nvcc 13.0 sm_90, `gpusim sass`): tile loop 0x340-0xb60 with the dotIdx
+    # loop 0x5f0-0xb00 kept rolled: per dotIdx 2 LDS.128 + 8 LDS, 64 FFMA, 8 integer (4 LEA/SHF/LOP3 of the
+    # addresses, counter, compare, branch); per tile 13 integer among the 2 LDG.128, 19 between them and the
+    # 8 STS, 2 after the dotIdx loop and 3 after the second barrier; 92 registers (NVRTC build,
+    # ladder79-2026-11-28.json)
+    return _vectorized_kernel("sgemm_bank_linearized", shape, BM, BN, BK, TM, TN, store, reads, BK * BN, (13, 19), 92,
+                              dot_ints=8, tail_ints=(2, 3))
 
 
 @register("sgemm_bank_padded", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8, "extraCols": 5},
           _twin("sgemm_bank_padded"))
 @_control_stalls
 def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
-    """Bank conflicts 2: each Bs row padded by extraCols=5 words; scalar Bs stores, mixed-width Bs reads."""
+    """Bank conflicts 2: each Bs row padded by extraCols=5 words; scalar Bs stores and reads."""
     pitch = BN + extraCols
 
     def store(bs_base, load_b):
@@ -521,28 +519,18 @@ def sgemm_bank_padded(shape, BM, BN, BK, TM, TN, extraCols):
                     repeat=4 * passes, after=(ld.name,)),)
 
     def reads(bs_base, tcol):
-        # regN[i] = Bs[dotIdx*(BN + extraCols) + threadCol*TN + i], split by alignment as nvcc does: per dotIdx
-        # and width, a table of word offsets (-1: this dotIdx has fewer reads of that width)
-        per_dot = [_padded_row_reads(d * pitch, TN) for d in range(BK)]
-        ops = []
-        for words, suffix in ((4, "128"), (2, "64"), (1, "32")):
-            offs = [[d * pitch + off for w, off in per_dot[d] if w == words] for d in range(BK)]
-            n = max(len(o) for o in offs)
-            if n == 0:
-                continue
-            table = np.array([o + [-1] * (n - len(o)) for o in offs]).reshape(BK, n, 1, 1)
+        # regN[i] = Bs[dotIdx*(BN + extraCols) + threadCol*TN + i]: in the rolled dotIdx loop nvcc cannot know the
+        # row's 16-B alignment, so TN scalar LDS per dotIdx
+        return (Mem("ldBs", "shared", "ld", F32, lambda c: bs_base + (c.j * pitch + tcol(c) * TN + c.r) * F32,
+                    repeat=TN),)
 
-            def addr(c, t=table):
-                off = t[c.j, c.r.ravel()]
-                return np.where(off >= 0, bs_base + (off + tcol(c) * TN) * F32, -1)
-
-            ops.append(Mem("ldBs" + suffix, "shared", "ld", words * F32, addr, repeat=n))
-        return tuple(ops)
-
-    # SASS loop 0x6c0-0x2aa0: 30 LDS.128 + 4 LDS.64 + 4 LDS, 512 FFMA, 13 integer (4 + 8 + branch);
-    # 121 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, (5, 8), 121,
-                              {"extraCols": extraCols})
+    # SASS (the public kernel 8's code, nvcc 13.0 sm_90, `gpusim sass`): tile loop 0x340-0xb30 with the dotIdx
+    # loop 0x5d0-0xad0 kept rolled: per dotIdx 2 LDS.128 + 8 LDS, 64 FFMA, 7 integer (the addresses, counter,
+    # compare, branch); per tile 13 integer among the 2 LDG.128, 15 between them and the 8 STS, 2 between the STS
+    # and the barrier, 2 after the dotIdx loop and 3 after the second barrier; 92 registers (NVRTC build,
+    # ladder8-2026-11-28.json)
+    return _vectorized_kernel("sgemm_bank_padded", shape, BM, BN, BK, TM, TN, store, reads, BK * pitch, (13, 15), 92,
+                              {"extraCols": extraCols}, dot_ints=7, tail_ints=(2, 3), bar_ints=2)
 
 
 @register("sgemm_autotuned", "sgemm", SHAPE, {"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
@@ -570,13 +558,16 @@ def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
     ld_a, st_a = _load_a_transposed(K, BM, BK, threads, tile, lambda c: as_base)
     load_b = _load_b_rows(N, BN, BK, threads, tile)
     qm, qn = TM // 4, TN // 4
-    # unrolled loops wmIdx, wnIdx, dotIdx (j = (wmIdx*WNITER + wnIdx)*BK + dotIdx): TM/4 LDS.128 of regM, TN/4
-    # LDS.128 of regN, TM*TN FFMA (SASS loop 0x680-0x4d40: 64 LDS.128, 1024 FFMA, 29 integer: 8 among the 4
-    # LDG.128, 20 between them and the STS, the branch)
+    # loops wmIdx, wnIdx, dotIdx (j = (wmIdx*WNITER + wnIdx)*BK + dotIdx): TM/4 LDS.128 of regM, TN/4 LDS.128
+    # of regN, TM*TN FFMA. SASS (the public kernel 9's code, nvcc 13.0 sm_90, `gpusim sass`): tile loop
+    # 0x330-0xba0 with the dotIdx loop 0x670-0xb40 kept rolled: per dotIdx 4 LDS.128, 64 FFMA, 10 integer
+    # (uniform-datapath counter and compare, the LDS addresses, branch); per tile 20 integer among the 4 LDG.128,
+    # 15 between them and the STS, 2 after the STS, 1 after the dotIdx loop and 4 after the second barrier
     dot_idx = lambda c: c.j % BK
     wn_idx = lambda c: c.j // BK % WNITER
     wm_idx = lambda c: c.j // (BK * WNITER)
     dot = Loop(WMITER * WNITER * BK, (
+        *_ints("int_dot", 10),
         Mem("ldAs", "shared", "ld", 16,
             lambda c: as_base + (dot_idx(c) * BM + wm_idx(c) * WM + trow(c) * TM + 4 * c.r) * F32, repeat=qm),
         Mem("ldBs", "shared", "ld", 16,
@@ -584,19 +575,22 @@ def sgemm_autotuned(shape, BM, BN, BK, TM, TN):
         Compute("fma", "fp32", TM * TN, TM * TN, after=("ldAs", "ldBs")),
     ), var="j")
     body = (
-        *_ints("addr", 9),
+        *_ints("addr", 20),
         ld_a, load_b[0],
-        *_ints("addr_st", 20),
+        *_ints("addr_st", 15),
         st_a, _store_b_vec(BN, lambda c: bs_base, load_b),
+        *_ints("addr_bar", 2),
         Barrier(),
         dot,
+        *_ints("loop_a", 1),
         Barrier(),
+        *_ints("loop", 4),
     )
     epi = _c_epilogue(N, lambda c: c.by * BM + c.r // (qn * TM * WNITER) * WM + trow(c) * TM + c.r // qn % TM,
                       lambda c: c.bx * BN + c.r // (qn * TM) % WNITER * WN + tcol(c) * TN + c.r % qn * 4,
                       WMITER * WNITER * TM * qn, 16, WMITER * WNITER * TM * TN)
-    # 128 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 128, (BM + BN) * BK * F32)
+    # 94 registers: NVRTC build of the twin (registers_per_thread, ladder79-2026-11-28.json)
+    launch = Launch((N // BN, M // BM, 1), (threads, 1, 1), 94, (BM + BN) * BK * F32)
     return Kernel(name, "sgemm", shape, {"BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN}, launch, (),
                   Loop(K // BK, body), epi, _tensors(M, N, K), 2 * M * N * K, _twin(name))
 
@@ -746,15 +740,18 @@ DOUBLE_BUFFERED_DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 128, "WN": 32,
 @_control_stalls
 def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
     """Double buffering: two smem buffers; threads 0-127 and 128-255 take turns loading while the others compute."""
-    # The twin, per pair of K-tiles (buffers B0, B1) in three sections between __syncthreads:
+    # The twin (the public kernel 11's code: no #pragma unroll, so the dotIdx loop stays a loop), per pair of
+    # K-tiles (buffers B0, B1) in three sections between __syncthreads:
     #   group 0 (tid < 128, warps 0..3):   compute B0        | compute B1 | load tile+2 -> B0 (not in the last pair)
     #   group 1 (tid >= 128, warps 4..7):  load tile+1 -> B1 | compute B0 | compute B1
     # Each group loads with ltid = tid % 128 as if the block had 128 threads. The IR gives every operation the
     # warps of the group that executes it. The last pair (no tile+2 load) is the epilogue, so the loop runs
     # K/(2*BK) - 1 full pairs.
-    # Integer instructions per section and group, counted in the SASS (loop 0xfa0-0x236e0; each group's path
-    # is a separate copy of the code): group 0: 18 | 3 | 62 (load); group 1: 69 (load) | 11 | 3; then 5 for
-    # both after the third barrier (loop counter, branch).
+    # SASS (nvcc 13.0 sm_90, `gpusim sass`; the measured NVRTC build has 174 registers, 2 more): the pair's loop
+    # 0x0f00-0x4280 holds each group's path and four rolled dotIdx loops (compute_tile), each iteration 6 LDS.128,
+    # 128 FFMA and 8 integer (5 LEA of the LDS addresses, the counter, compare, branch; 9 in group 1's second).
+    # Integer instructions outside them, per section and group: group 0: 17 | 5 | 60 (its load); group 1:
+    # 69 (its load) | 14 | 5; then 3 for both before the third barrier and 6 after it (pointers, counter, branch).
     name = "sgemm_double_buffered"
     M, N, K = _check(name, shape, BM=("M", BM), BN=("N", BN), **{"2*BK": ("K", 2 * BK)})
     w = _Warptile(name, BM, BN, BK, WM, WN, WNITER, TM, TN)
@@ -775,12 +772,11 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
         ld_a, st_a = _load_a_transposed(K, BM, BK, half, tile, a_buf(buf), suffix, warps)
         load_b = _load_b_rows(N, BN, BK, half, tile, suffix, warps)
         if defaults:
-            # the measured build loads in three rounds (the SASS, both groups' copies of the code): A's four
-            # float4, then B's first four once A's stores have their data, then B's last four (the second copy
-            # splits B five and three)
+            # the measured build loads in two rounds of B (the SASS, both groups' copies of the code): A's four
+            # float4 and B's first three among A's stores, then B's last five once those three are stored
             passes = load_b[1]
             rounds = _b_rounds(N, BN, BK, half, tile, b_buf(buf),
-                               (tuple(range(passes // 2)), tuple(range(passes // 2, passes))), suffix, warps)
+                               (tuple(range(3)), tuple(range(3, passes))), suffix, warps)
             return (*_ints("addr" + suffix, ints, warps), ld_a, st_a, *(op for pair in rounds for op in pair))
         return (*_ints("addr" + suffix, ints, warps), ld_a, load_b[0], st_a,
                 _store_b_vec(BN, b_buf(buf), load_b, suffix, warps))
@@ -793,30 +789,32 @@ def sgemm_double_buffered(shape, BM, BN, BK, WM, WN, WNITER, TM, TN):
         """The three sections of one pair of tiles: group 1 loads ``odd_tile`` -> B1 in section 1, group 0 runs
         ``even_load`` (its load of tile+2 -> B0) in section 3."""
         return (
-            *_ints("int_s1" + suffix, 18, g0), w.compute_tile(a_buf(0), b_buf(0), "_s1" + suffix, g0),
+            *_ints("int_s1" + suffix, 17, g0), w.compute_tile(a_buf(0), b_buf(0), "_s1" + suffix, g0, ints=8),
             *load(odd_tile, 1, "_odd" + suffix, g1, 69),
             Barrier(),
-            *_ints("int_s2a" + suffix, 3, g0), *_ints("int_s2b" + suffix, 11, g1),
-            w.compute_tile(s2_as, s2_bs, "_s2" + suffix),
+            *_ints("int_s2a" + suffix, 5, g0), *_ints("int_s2b" + suffix, 14, g1),
+            w.compute_tile(s2_as, s2_bs, "_s2" + suffix, ints=8),
             Barrier(),
             *even_load,
-            *_ints("int_s3b" + suffix, 3, g1), w.compute_tile(a_buf(1), b_buf(1), "_s3" + suffix, g1),
+            *_ints("int_s3b" + suffix, 5, g1), w.compute_tile(a_buf(1), b_buf(1), "_s3" + suffix, g1, ints=9),
+            *_ints("join" + suffix, 3),
             Barrier(),
-            *_ints("loop" + suffix, 5),
+            *_ints("loop" + suffix, 6),
         )
 
-    body = pair("", lambda c: 2 * c.it + 1, load(lambda c: 2 * c.it + 2, 0, "_even", g0, 62))
+    body = pair("", lambda c: 2 * c.it + 1, load(lambda c: 2 * c.it + 2, 0, "_even", g0, 60))
     prologue = load(lambda c: 0, 0, "_first", g0, 0) + (Barrier(),)
     last = pair("_last", lambda c: tiles - 1, _ints("int_s3a_last", 2, g0))  # no tile+2 to load
     fmas = ("fma_s2_last", "fma_s3_last")  # group 0 finishes in section 2, group 1 in section 3
-    # 212 registers: NVRTC build of the twin (registers_per_thread, 2026-11-22.json)
-    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 212, 2 * (as_words + bs_words) * F32)
+    # 174 registers: NVRTC build of the twin (registers_per_thread, ladder11-2026-11-28.json)
+    launch = Launch((N // BN, M // BM, 1), (w.threads, 1, 1), 174, 2 * (as_words + bs_words) * F32)
+    acc = w.WMITER * WNITER * TM * TN
     return Kernel(name, "sgemm", shape, w.params(), launch, prologue,
                   Loop(pairs - 1, body) if pairs > 1 else None, (*last, *w.epilogue(N, fmas)),
                   _tensors(M, N, K), 2 * M * N * K, _twin(name),
-                  # the loop's code holds each group's path separately: 8821 instructions (`gpusim sass`), twice
-                  # what one warp issues per pair; 141 KB the instruction caches do not hold (ncu: no_instruction)
-                  loop_sass_instructions=8821 * (BK * TM * TN * WNITER) // (16 * 8 * 8 * 1))
+                  # the pair's loop code (`gpusim sass`): 825 instructions, 512 of them the four dotIdx loops'
+                  # FFMA (WMITER*WNITER*TM*TN each): 13 KB, which the instruction caches hold
+                  loop_sass_instructions=825 - 4 * 128 + 4 * acc)
 
 
 @register("sgemm_memcpy_async", "sgemm", SHAPE, WARPTILE_DEFAULTS, _twin("sgemm_memcpy_async"))

@@ -392,6 +392,9 @@ def main() -> int:
     ap.add_argument("--no-ablations", action="store_true", help="skip the pingpong=0 / stages=1,3 rows")
     ap.add_argument("--bc", default=",".join(map(str, BC_ALL)), help="bc values to measure (default 128,64,176)")
     ap.add_argument("--smoke-extra", action="store_true", help="also smoke-test pv_split=1 and stages=3 variants")
+    ap.add_argument("--cases", default=None, help="JSON file: a list of {kernel: fa3, shape, params} measured instead "
+                                                  "of the standard variants, no ablations (knob sweeps, "
+                                                  "validate/run_knobs.sh)")
     ap.add_argument("--date", default="2026-11-22")
     ap.add_argument("--ncu-timeout", type=float, default=400.0)
     ap.add_argument("--ncu-child", default=None, help=argparse.SUPPRESS)
@@ -421,7 +424,13 @@ def main() -> int:
                 measured.append((make_variant(shape[3], c, bc), shape))
     # ablations (timed and checked, not profiled; JSON `ablations`): no ping-pong, 1 and 3 stages, at bc = 128
     ablations: list[tuple[dict[str, Any], tuple[int, int, int, int]]] = []
-    if not a.quick and not a.no_ablations:
+    if a.cases:
+        measured = []
+        for c in json.loads(Path(a.cases).read_text()):
+            p = {k: int(v) for k, v in (c.get("params") or {}).items()}
+            shape = tuple(c["shape"])
+            measured.append((make_variant(shape[3], p.get("causal", 0), p.get("bc", 128), p.get("stages", 2)), shape))
+    if not a.quick and not a.no_ablations and not a.cases:
         for shape, causals in SHAPES:
             for c in causals:
                 ablations += [(make_variant(shape[3], c, 128, pingpong=0), shape),
@@ -484,8 +493,8 @@ def main() -> int:
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     sets_cache: dict[tuple[int, ...], list[tuple[Any, ...]]] = {}
     n_main = len(measured)
-    todo = sorted(enumerate(measured + ablations), key=lambda t: SHAPES.index(next(x for x in SHAPES
-                                                                                   if x[0] == t[1][1])))
+    shape_order = list(dict.fromkeys([sh for sh, _ in SHAPES] + [sh for _, sh in measured + ablations]))
+    todo = sorted(enumerate(measured + ablations), key=lambda t: shape_order.index(t[1][1]))
     for i, (v, shape) in todo:
         key = variant_key(v)
         B, H, N, d = shape
@@ -534,7 +543,7 @@ def main() -> int:
 
     # -------- reference rows: torch SDPA bf16, FLASH and cuDNN backends
     ref_rows: list[dict[str, Any]] = []
-    if not a.quick:
+    if not a.quick and not a.cases:
         from torch.nn.attention import SDPBackend, sdpa_kernel
         import torch.nn.functional as F
 

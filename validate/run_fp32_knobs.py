@@ -38,6 +38,7 @@ def threads(name: str, t: dict) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--shape", default=",".join(map(str, SHAPE)), help="M,N,K (default 4096,4096,4096)")
     a = ap.parse_args()
     import cupy as cp
     import numpy as np
@@ -46,14 +47,14 @@ def main() -> int:
     data = common.cupy_header(cp, 1) | {
             "how": {"time": "CUDA events around one launch, one warm-up, median of 7",
                     "check": "relative error against cupy.matmul below 1e-3"}, "kernels": []}
-    M, N, K = SHAPE
+    M, N, K = (int(x) for x in a.shape.split(","))
     A = cp.random.random((M, K), dtype=cp.float32)
     B = cp.random.random((K, N), dtype=cp.float32)
     C = cp.zeros((M, N), dtype=cp.float32)
     ref = A @ B
     for name, params in CASES:
         t = DEFAULTS[name] | params
-        e = {"kernel": name, "shape": list(SHAPE), "params": params, "twin": f"validate/kernels/{name}.cu"}
+        e = {"kernel": name, "shape": [M, N, K], "params": params, "twin": f"validate/kernels/{name}.cu"}
         try:
             src = (REPO / "validate" / "kernels" / f"{name}.cu").read_text()
             mod = cp.RawModule(code=src, options=("-std=c++17", *(f"-D{k}={v}" for k, v in t.items())))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
@@ -77,7 +78,8 @@ def fa_defaults(d: int) -> dict[str, Any]:
     return {"br": 128, "bc": 128 if d == 64 else 64, "causal": 0, "swizzle": "128B"}
 
 
-def build_cases(quick: bool) -> list[dict[str, Any]]:
+def build_cases(quick: bool, listed: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The standard cases, or (``listed``: --cases FILE) exactly the listed {kernel, shape, params}."""
     cases: list[dict[str, Any]] = []
 
     def gemm(name: str, shape: tuple, **over: Any) -> None:
@@ -85,12 +87,25 @@ def build_cases(quick: bool) -> list[dict[str, Any]]:
         cases.append({"kind": "gemm", "kernel": name, "shape": list(shape), "params": dict(over), "knobs": knobs,
                       "defines": {"STAGES": knobs["stages"], "SWIZZLE": SWIZZLE_BYTES[knobs["swizzle"]]}})
 
-    def fa(shape: tuple, causal: int) -> None:
+    def fa(shape: tuple, causal: int, **tiles: int) -> None:
         d = shape[3]
-        knobs = dict(fa_defaults(d), causal=causal)
-        cases.append({"kind": "fa2", "kernel": "fa2", "shape": list(shape),
-                      "params": {"causal": 1} if causal else {}, "knobs": knobs,
-                      "defines": {"HEAD_DIM": d, "CAUSAL": causal}})
+        knobs = dict(fa_defaults(d), causal=causal, **tiles)
+        params = dict(tiles, **({"causal": 1} if causal else {}))
+        defines = {"HEAD_DIM": d, "CAUSAL": causal}
+        defines.update({k.upper(): v for k, v in tiles.items()})  # -DBR / -DBC
+        cases.append({"kind": "fa2", "kernel": "fa2", "shape": list(shape), "params": params, "knobs": knobs,
+                      "defines": defines})
+
+    if listed is not None:
+        for c in listed:
+            p = dict(c.get("params") or {})
+            if c["kernel"] == "fa2":
+                fa(tuple(c["shape"]), int(p.pop("causal", 0)), **{k: int(v) for k, v in p.items()})
+            else:
+                gemm(c["kernel"], tuple(c["shape"]), **p)
+        for c in cases:
+            c["full_size"] = True
+        return cases
 
     for shape in GEMM_SHAPES:
         for name in GEMM_DEFAULTS:
@@ -405,6 +420,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small shapes too; checks, 5 timed launches, no ncu")
     ap.add_argument("--skip-ncu", action="store_true")
     ap.add_argument("--only", default="", help="regex on 'kernel shape params' to select cases")
+    ap.add_argument("--cases", default=None, help="JSON file: a list of {kernel, shape, params} measured instead "
+                                                  "of the standard cases (knob sweeps, validate/run_knobs.sh)")
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     ap.add_argument("--deadline", type=float, default=540.0,
                     help="seconds after start past which no further ncu child is started")
@@ -425,7 +442,7 @@ def main() -> int:
     torch.set_float32_matmul_precision("highest")
     out_path = Path(a.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    cases = build_cases(a.quick)
+    cases = build_cases(a.quick, json.loads(Path(a.cases).read_text()) if a.cases else None)
     sel = [i for i, c in enumerate(cases)
            if not a.only or re.search(a.only, f"{c['kernel']} {c['shape']} {c['params']}")]
 

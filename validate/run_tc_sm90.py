@@ -538,6 +538,8 @@ def main() -> int:
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--shapes", default=None,
                     help="M,N,K;M,N,K;... instead of the standard shapes (the defaults only, no knob variants)")
+    ap.add_argument("--cases", default=None, help="JSON file: a list of {kernel, shape, params} measured instead of "
+                                                  "the standard cases (knob sweeps, validate/run_knobs.sh)")
     ap.add_argument("--check-timeout", type=float, default=400.0)
     ap.add_argument("--ncu-timeout", type=float, default=120.0)
     ap.add_argument("--check-child", default=None, help=argparse.SUPPRESS)
@@ -571,6 +573,13 @@ def main() -> int:
     kernels = [k for k in a.kernels.split(",") if k]
     cases = [c for c in plan_cases(shapes, a.quick) if c["kernel"] in kernels
              and (not a.shapes or not c["params"])]
+    if a.cases:
+        cases = [{"kernel": c["kernel"], "params": dict(c.get("params") or {}), "shape": list(c["shape"])}
+                 for c in json.loads(Path(a.cases).read_text())]
+        for i, c in enumerate(cases):
+            c["id"] = i
+            c["knobs"] = knobs_of(c["kernel"], c["params"])
+        shapes = list(dict.fromkeys(tuple(c["shape"]) for c in cases))
     common.log(f"{len(cases)} cases; tensor maps: {a.tmap}")
 
     # 1. correctness (child processes)

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from gpusim.lazyjit import LazyJit
 from gpusim.resources import LoadedLatency, RateServer
 from gpusim.sm.clock import MEMORY_RATE, Clock, memory_clocked
 from gpusim.specfield import spec_field
+
+_jit = LazyJit(globals())  # numba.njit on first use (`gpusim list` never imports numba)
 
 
 def _ramp(x: float, zero_at: float, one_at: float) -> float:
@@ -297,7 +299,7 @@ _TABLE_START = 1024  # algorithmic: slots of a tile table before it first grows 
 _FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 over the golden ratio
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _log2(n):
     k = 0
     while (1 << k) < n:
@@ -305,7 +307,7 @@ def _log2(n):
     return k
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _slot(keys, code):
     """The slot of ``code`` in the table ``keys`` (linear probing), or of the empty slot where it would go."""
     mask = len(keys) - 1
@@ -317,7 +319,7 @@ def _slot(keys, code):
     return i
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _rehash(keys, last, size):
     new_keys = np.full(size, -1, dtype=np.int64)
     new_last = np.zeros(size)
@@ -329,7 +331,7 @@ def _rehash(keys, last, size):
     return new_keys, new_last
 
 
-@numba.njit(cache=True)
+@_jit(cache=True)
 def _access_tiles(keys, last, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at, miss_at,
                   sums):
     """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new."""

@@ -2,6 +2,9 @@
 // Ladder #7 (Boehm kernel 7): as sgemm_vectorized, but Bs is "linearized" to avoid bank conflicts on the
 // inner-loop reads: element B[k][n] (n = 8*c + i, c = threadCol, i < TN) goes to Bs[(k*8 + i)*16 + c], so the
 // 16 threads of a row group read 16 consecutive words. Stored with 4 scalar STS per float4 loaded.
+// The body is the public kernel's (siboehm/SGEMM_CUDA src/kernels/7_kernel_resolve_bank_conflicts.cuh @ 60cba6f,
+// MIT; template parameters as defines, uint spelled out): no #pragma unroll, so nvcc keeps the dotIdx loop
+// rolled as in the public build (issue 29: the fully unrolled twin ran 0.72x the public kernel's time).
 // The index formula is specific to BN=128, BK=8, TN=8 (16 = BN/TN threads per row, 8 = TN).
 // Launch: grid (N/BN, M/BM, 1), block (BM*BN/(TM*TN) = 256, 1, 1). Requires M % BM, N % BN, K % BK == 0
 // and 16-byte aligned rows (K % 4 == 0, N % 4 == 0). One float4 of A and one of B per thread per tile.
@@ -11,74 +14,93 @@
 #define TM 8
 #define TN 8
 
-extern "C" __global__ void sgemm_bank_linearized(int M, int N, int K, float alpha, const float* A,
-                                                 const float* B, float beta, float* C) {
+extern "C" __global__ void sgemm_bank_linearized(int M, int N, int K, float alpha, float *A, float *B, float beta,
+                                                 float *C) {
   const unsigned int cRow = blockIdx.y;
   const unsigned int cCol = blockIdx.x;
+
+  // BN/TN are the number of threads to span a column
   const int threadCol = threadIdx.x % (BN / TN);
   const int threadRow = threadIdx.x / (BN / TN);
 
+  // allocate space for the current blocktile in smem
   __shared__ float As[BM * BK];
   __shared__ float Bs[BK * BN];
 
+  // Move blocktile to beginning of A's row and B's column
   A += cRow * BM * K;
   B += cCol * BN;
   C += cRow * BM * N + cCol * BN;
 
+  // calculating the indices that this thread will load into SMEM
+  // we'll load 128bit / 32bit = 4 elements per thread at each step
   const unsigned int innerRowA = threadIdx.x / (BK / 4);
   const unsigned int innerColA = threadIdx.x % (BK / 4);
   const unsigned int innerRowB = threadIdx.x / (BN / 4);
   const unsigned int innerColB = threadIdx.x % (BN / 4);
 
-  float threadResults[TM * TN];
-#pragma unroll
-  for (int i = 0; i < TM * TN; ++i) threadResults[i] = 0.0f;
-  float regM[TM];
-  float regN[TN];
+  // allocate thread-local cache for results in registerfile
+  float threadResults[TM * TN] = {0.0};
+  float regM[TM] = {0.0};
+  float regN[TN] = {0.0};
 
-  for (int bkIdx = 0; bkIdx < K; bkIdx += BK) {
-    // transpose A while storing it to shared memory
-    const float4 tmp = reinterpret_cast<const float4*>(&A[innerRowA * K + innerColA * 4])[0];
+  // outer-most loop over block tiles
+  for (unsigned int bkIdx = 0; bkIdx < K; bkIdx += BK) {
+    // populate the SMEM caches
+    // transpose A while loading it
+    float4 tmp =
+        reinterpret_cast<float4 *>(&A[innerRowA * K + innerColA * 4])[0];
     As[(innerColA * 4 + 0) * BM + innerRowA] = tmp.x;
     As[(innerColA * 4 + 1) * BM + innerRowA] = tmp.y;
     As[(innerColA * 4 + 2) * BM + innerRowA] = tmp.z;
     As[(innerColA * 4 + 3) * BM + innerRowA] = tmp.w;
+
     // "linearize" Bs while storing it
-    const float4 tb = reinterpret_cast<const float4*>(&B[innerRowB * N + innerColB * 4])[0];
-    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 0) * 16 + innerColB / 2] = tb.x;
-    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 1) * 16 + innerColB / 2] = tb.y;
-    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 2) * 16 + innerColB / 2] = tb.z;
-    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 3) * 16 + innerColB / 2] = tb.w;
+    tmp = reinterpret_cast<float4 *>(&B[innerRowB * N + innerColB * 4])[0];
+    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 0) * 16 + innerColB / 2] = tmp.x;
+    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 1) * 16 + innerColB / 2] = tmp.y;
+    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 2) * 16 + innerColB / 2] = tmp.z;
+    Bs[((innerColB % 2) * 4 + innerRowB * 8 + 3) * 16 + innerColB / 2] = tmp.w;
     __syncthreads();
-    A += BK;
-    B += BK * N;
-#pragma unroll
-    for (int dotIdx = 0; dotIdx < BK; ++dotIdx) {
-#pragma unroll
-      for (int i = 0; i < TM; ++i) regM[i] = As[dotIdx * BM + threadRow * TM + i];
-#pragma unroll
-      for (int i = 0; i < TN; ++i) regN[i] = Bs[(dotIdx * 8 + i) * 16 + threadCol];
-#pragma unroll
-      for (int resIdxM = 0; resIdxM < TM; ++resIdxM) {
-#pragma unroll
-        for (int resIdxN = 0; resIdxN < TN; ++resIdxN) {
-          threadResults[resIdxM * TN + resIdxN] += regM[resIdxM] * regN[resIdxN];
+
+    // advance blocktile
+    A += BK;     // move BK columns to right
+    B += BK * N; // move BK rows down
+
+    // calculate per-thread results
+    for (unsigned int dotIdx = 0; dotIdx < BK; ++dotIdx) {
+      // block into registers
+      for (unsigned int i = 0; i < TM; ++i) {
+        regM[i] = As[dotIdx * BM + threadRow * TM + i];
+      }
+      for (unsigned int i = 0; i < TN; ++i) {
+        regN[i] = Bs[(dotIdx * 8 + i) * 16 + threadCol];
+      }
+      for (unsigned int resIdxM = 0; resIdxM < TM; ++resIdxM) {
+        for (unsigned int resIdxN = 0; resIdxN < TN; ++resIdxN) {
+          threadResults[resIdxM * TN + resIdxN] +=
+              regM[resIdxM] * regN[resIdxN];
         }
       }
     }
     __syncthreads();
   }
-#pragma unroll
-  for (int resIdxM = 0; resIdxM < TM; ++resIdxM) {
-#pragma unroll
-    for (int resIdxN = 0; resIdxN < TN; resIdxN += 4) {
-      float4* cp = reinterpret_cast<float4*>(&C[(threadRow * TM + resIdxM) * N + threadCol * TN + resIdxN]);
-      float4 c = cp[0];
-      c.x = alpha * threadResults[resIdxM * TN + resIdxN + 0] + beta * c.x;
-      c.y = alpha * threadResults[resIdxM * TN + resIdxN + 1] + beta * c.y;
-      c.z = alpha * threadResults[resIdxM * TN + resIdxN + 2] + beta * c.z;
-      c.w = alpha * threadResults[resIdxM * TN + resIdxN + 3] + beta * c.w;
-      cp[0] = c;
+
+  // write out the results
+  for (unsigned int resIdxM = 0; resIdxM < TM; resIdxM += 1) {
+    for (unsigned int resIdxN = 0; resIdxN < TN; resIdxN += 4) {
+      // load C vector into registers
+      float4 tmp = reinterpret_cast<float4 *>(
+          &C[(threadRow * TM + resIdxM) * N + threadCol * TN + resIdxN])[0];
+      // perform GEMM update in reg
+      tmp.x = alpha * threadResults[resIdxM * TN + resIdxN] + beta * tmp.x;
+      tmp.y = alpha * threadResults[resIdxM * TN + resIdxN + 1] + beta * tmp.y;
+      tmp.z = alpha * threadResults[resIdxM * TN + resIdxN + 2] + beta * tmp.z;
+      tmp.w = alpha * threadResults[resIdxM * TN + resIdxN + 3] + beta * tmp.w;
+      // write back
+      reinterpret_cast<float4 *>(
+          &C[(threadRow * TM + resIdxM) * N + threadCol * TN + resIdxN])[0] =
+          tmp;
     }
   }
 }

@@ -28,7 +28,6 @@
 static __device__ __forceinline__ void load_tile(int N, int K, const float* A, const float* B, float* As, float* Bs,
                                                  unsigned int innerRowA, unsigned int innerColA,
                                                  unsigned int innerRowB, unsigned int innerColB) {
-#pragma unroll
   for (unsigned int offset = 0; offset + ROW_STRIDE_A <= BM; offset += ROW_STRIDE_A) {
     const float4 tmp = reinterpret_cast<const float4*>(&A[(innerRowA + offset) * K + innerColA * 4])[0];
     As[(innerColA * 4 + 0) * BM + innerRowA + offset] = tmp.x;
@@ -36,7 +35,6 @@ static __device__ __forceinline__ void load_tile(int N, int K, const float* A, c
     As[(innerColA * 4 + 2) * BM + innerRowA + offset] = tmp.z;
     As[(innerColA * 4 + 3) * BM + innerRowA + offset] = tmp.w;
   }
-#pragma unroll
   for (unsigned int offset = 0; offset + ROW_STRIDE_B <= BK; offset += ROW_STRIDE_B) {
     reinterpret_cast<float4*>(&Bs[(innerRowB + offset) * BN + innerColB * 4])[0] =
         reinterpret_cast<const float4*>(&B[(innerRowB + offset) * N + innerColB * 4])[0];
@@ -47,29 +45,20 @@ static __device__ __forceinline__ void compute_tile(float* regM, float* regN, fl
                                                     const float* As, const float* Bs, unsigned int warpRow,
                                                     unsigned int warpCol, unsigned int threadRowInWarp,
                                                     unsigned int threadColInWarp) {
-#pragma unroll
-  for (int dotIdx = 0; dotIdx < BK; ++dotIdx) {
-#pragma unroll
+  for (unsigned int dotIdx = 0; dotIdx < BK; ++dotIdx) {
     for (int wSubRowIdx = 0; wSubRowIdx < WMITER; ++wSubRowIdx) {
-#pragma unroll
       for (int i = 0; i < TM; ++i) {
         regM[wSubRowIdx * TM + i] = As[dotIdx * BM + warpRow * WM + wSubRowIdx * WSUBM + threadRowInWarp * TM + i];
       }
     }
-#pragma unroll
     for (int wSubColIdx = 0; wSubColIdx < WNITER; ++wSubColIdx) {
-#pragma unroll
       for (int i = 0; i < TN; ++i) {
         regN[wSubColIdx * TN + i] = Bs[dotIdx * BN + warpCol * WN + wSubColIdx * WSUBN + threadColInWarp * TN + i];
       }
     }
-#pragma unroll
     for (int wSubRowIdx = 0; wSubRowIdx < WMITER; ++wSubRowIdx) {
-#pragma unroll
       for (int wSubColIdx = 0; wSubColIdx < WNITER; ++wSubColIdx) {
-#pragma unroll
         for (int resIdxM = 0; resIdxM < TM; ++resIdxM) {
-#pragma unroll
           for (int resIdxN = 0; resIdxN < TN; ++resIdxN) {
             threadResults[(wSubRowIdx * TM + resIdxM) * (WNITER * TN) + wSubColIdx * TN + resIdxN] +=
                 regM[wSubRowIdx * TM + resIdxM] * regN[wSubColIdx * TN + resIdxN];
@@ -107,7 +96,6 @@ sgemm_double_buffered(int M, int N, int K, float alpha, const float* A, const fl
   const unsigned int innerColB = ltid % (BN / 4);
 
   float threadResults[WMITER * TM * WNITER * TN];
-#pragma unroll
   for (int i = 0; i < WMITER * TM * WNITER * TN; ++i) threadResults[i] = 0.0f;
   float regM[WMITER * TM];
   float regN[WNITER * TN];
@@ -147,14 +135,10 @@ sgemm_double_buffered(int M, int N, int K, float alpha, const float* A, const fl
     __syncthreads();
   }
 
-#pragma unroll
   for (int wSubRowIdx = 0; wSubRowIdx < WMITER; ++wSubRowIdx) {
-#pragma unroll
     for (int wSubColIdx = 0; wSubColIdx < WNITER; ++wSubColIdx) {
       float* Ci = C + (wSubRowIdx * WSUBM) * N + wSubColIdx * WSUBN;
-#pragma unroll
       for (int resIdxM = 0; resIdxM < TM; ++resIdxM) {
-#pragma unroll
         for (int resIdxN = 0; resIdxN < TN; resIdxN += 4) {
           float4* cp = reinterpret_cast<float4*>(
               &Ci[(threadRowInWarp * TM + resIdxM) * N + threadColInWarp * TN + resIdxN]);
