@@ -27,7 +27,6 @@ from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import L2Footprint, L2Result, l2_model
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
-from gpusim.sm.pipes import PIPES
 
 # Algorithmic, not hardware (the hardware numbers come from the config): how much of the address stream the cache
 # models replay. L1: loop iterations that warm the LRU before counting, and iterations replayed; L2: chunks the
@@ -376,8 +375,8 @@ def _params(cfg: HardwareConfig, warps_per_cta: int, kernel: Kernel | None = Non
         issue_per_cycle=cfg.scheduler.issue_instructions_per_cycle,
         issue_quantum=cfg.scheduler.issue_quantum_instructions,
         pipe_rate={pipe: cfg.pipes.instructions_per_cycle(pipe, sm.subpartitions, sm.warp_size_threads)
-                   for pipe in PIPES},
-        pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in PIPES},
+                   for pipe in cfg.pipes.names},  # the pipes the config declares, in its order
+        pipe_latency={pipe: cfg.pipes.latency_cycles(pipe) for pipe in cfg.pipes.names},
         barrier_latency=cfg.pipes.barrier_cycles(warps_per_cta),
         lg_queue_requests=cfg.l1.lg_queue_requests, mio_queue_requests=cfg.l1.mio_queue_requests,
         issue_to_l1tex_cycles=cfg.l1.issue_to_pipe_cycles,
@@ -491,8 +490,8 @@ def at_sm_clock(cfg: HardwareConfig, clock_hz: float) -> HardwareConfig:
                       loaded_added_cycles=tuple(round(c * r) for c in l2.loaded_added_cycles)),
         hbm=dc.replace(hbm, load_latency_cycles=round(hbm.load_latency_cycles * r),
                        loaded_added_cycles=tuple(round(c * r) for c in hbm.loaded_added_cycles)),
-        tma=dc.replace(tma, l2_latency_cycles=round(tma.l2_latency_cycles * r),
-                       hbm_latency_cycles=round(tma.hbm_latency_cycles * r)))
+        tma=tma and dc.replace(tma, l2_latency_cycles=round(tma.l2_latency_cycles * r),
+                               hbm_latency_cycles=round(tma.hbm_latency_cycles * r)))  # None: a GPU without TMA
 
 
 def simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool = False,

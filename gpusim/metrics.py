@@ -241,7 +241,10 @@ def _share(sim: Simulation, unit: str) -> float:
 def tensor_activity(sim: Simulation) -> float:
     """Tensor-core work per cycle as a share of the dense wgmma peak (mma.sync counted at its FLOP rate)."""
     p = sim.config.pipes
-    return _share(sim, "pipe tensor") * p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm + \
+    dense = p.dense_tensor_flops_per_cycle_per_sm  # wgmma's; mma.sync's on a GPU without wgmma
+    if dense is None:  # no tensor pipe at all
+        return 0.0
+    return _share(sim, "pipe tensor") * (p.mma_sync_flops_per_cycle_per_sm or 0) / dense + \
         _share(sim, "pipe wgmma")
 
 
@@ -251,11 +254,13 @@ def sm_clock_hz_for(sim: Simulation) -> float:
     validate/micro/run_clock_duty.py), to ``chip.sm_clock_mma_sync_saturated_hz``; past mma.sync's share of the dense
     peak (wgmma) it falls linearly to ``chip.sm_clock_wgmma_saturated_hz`` at the dense peak."""
     chip, p = sim.config.chip, sim.config.pipes
-    at_mma = p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm  # activity of the mma.sync point
     a = min(tensor_activity(sim), 1.0)
     f0, f_mma, f_wg = chip.sm_clock_hz, chip.sm_clock_mma_sync_saturated_hz, chip.sm_clock_wgmma_saturated_hz
     if a <= 0:
         return f0
+    if f_wg is None:  # no wgmma: mma.sync is the dense peak
+        return f_mma
+    at_mma = p.mma_sync_flops_per_cycle_per_sm / p.wgmma_flops_per_cycle_per_sm  # activity of the mma.sync point
     if a <= at_mma:
         return f_mma
     return f_mma - (f_mma - f_wg) * (a - at_mma) / (1.0 - at_mma)

@@ -14,7 +14,7 @@ import pytest
 
 from gpusim.config import SECTIONS, ConfigError, load_config
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "gpusim" / "configs"
 H100_CONFIG = CONFIG_DIR / "h100_sxm.toml"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
 H100_TEXT = H100_CONFIG.read_text()

@@ -115,12 +115,13 @@ def measured_shapes(measured: dict, names: list[str]) -> list[tuple[int, ...]]:
 def roofs(cfg: HardwareConfig) -> dict[str, float]:
     """Peak FLOP/s of each pipe the ladders use, and HBM bytes/s, from the config."""
     sms, clock, p = cfg.chip.sm_count, cfg.chip.sm_clock_hz, cfg.pipes
-    return {
+    out = {
         "FP32 FFMA peak": p.fp32_lanes_per_sm * 2 * sms * clock,
-        "tensor (wgmma) peak": p.wgmma_flops_per_cycle_per_sm * sms * clock,
+        "tensor (wgmma) peak": (p.wgmma_flops_per_cycle_per_sm or 0) * sms * clock,
         "tensor (mma.sync) measured": p.mma_sync_flops_per_cycle_per_sm * sms * clock,
         "HBM": cfg.hbm.peak_bandwidth_bytes_per_second,
     }
+    return {k: v for k, v in out.items() if v}  # a GPU without wgmma has no wgmma roof
 
 
 def dram_bytes(m: dict) -> float:
