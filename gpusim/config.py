@@ -63,6 +63,11 @@ FEATURES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+def bundled_configs() -> list[str]:
+    """The names of the bundled configs (``--config NAME``), the default first."""
+    return sorted((p.stem for p in CONFIG_DIR.glob("*.toml")), key=lambda n: (n != DEFAULT_CONFIG.stem, n))
+
+
 class ConfigError(ValueError):
     """A malformed hardware config; the message names the file and the key."""
 

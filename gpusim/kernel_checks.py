@@ -84,6 +84,10 @@ def check_prediction(kernel: Kernel, hw: HardwareConfig, seconds: float) -> None
                           f"{peak / 1e12:.4g} TFLOP/s: the kernel declares more FLOPs than it can do")
 
 
+class MissingFeatureError(KernelError):
+    """A kernel that needs what the GPU of the config lacks (TMA, wgmma, clusters on an A100): one line naming it."""
+
+
 class CodeError(Exception):
     """What a kernel's address expression did wrong; ``gpusim.patterns`` turns it into a KernelError naming the
     kernel and the operation (as it does the expression's own exceptions)."""
@@ -113,7 +117,7 @@ class _Checker:
         if self.hw.sm.max_cluster_ctas is None:  # a GPU without clusters (before Hopper): only the trivial one
             self.whole("cluster", k.cluster, 1)
             if k.cluster != 1:
-                raise self.fail(f"cluster={k.cluster} {self.hw.missing('clusters')}")
+                raise MissingFeatureError(f"{self.name}: cluster={k.cluster} {self.hw.missing('clusters')}")
         else:
             self.whole("cluster", k.cluster, 1, self.hw.sm.max_cluster_ctas)
         self.whole("loop_sass_instructions", k.loop_sass_instructions)
@@ -250,7 +254,7 @@ class _Checker:
                 raise self.fail(f"{label}: after must be a tuple of operation names, got {after!r:.60}")
         if isinstance(op, Mem):
             if op.kind == "tma" and self.hw.tma is None:
-                raise self.fail(f"{label} (a TMA copy) {self.hw.missing('tma')}")
+                raise MissingFeatureError(f"{self.name}: {label} (a TMA copy) {self.hw.missing('tma')}")
             if op.name in mem_names:
                 raise self.fail(f"two memory operations are named {op.name!r}")
             mem_names.add(op.name)
@@ -281,7 +285,7 @@ class _Checker:
                 why = self.hw.missing(op.pipe) if op.pipe in FEATURES else (
                     f"needs the {op.pipe} pipe, which the {self.hw.name} config does not have (no [pipes.{op.pipe}] "
                     f"in {self.hw.path})")
-                raise self.fail(f"{label} {why}")
+                raise MissingFeatureError(f"{self.name}: {label} {why}")
             self.whole(f"{label} count", op.count, 0, MAX_WARP_INSTRUCTIONS)  # 0: a SASS remainder of none
             self.whole(f"{label} ilp", op.ilp, 1)
             self.whole(f"{label} units", op.units, 1)
