@@ -347,7 +347,7 @@ def _list_configs() -> None:
     for name in names:
         cfg = load_config(CONFIG_DIR / f"{name}.toml")
         n = len(measured_kernels(cfg))
-        status = f"validated: {n} kernels measured on it" if n else \
+        status = f"{n} kernels measured on it (predictions of other families unvalidated)" if n else \
             "UNVALIDATED: no kernel measurements of it are committed"
         lacks = [f for f in FEATURES if not cfg.has(f)]
         base = f"; inherits {', '.join(os.path.basename(p)[:-5] for p in cfg.inherits)}" if cfg.inherits else ""
