@@ -339,9 +339,12 @@ def _list_configs() -> None:
     """The bundled hardware configs (``--config NAME``): the GPU, what it has of Hopper's features, and whether
     kernel measurements of it are committed (validated) or not."""
     from gpusim.config import CONFIG_DIR, FEATURES, bundled_configs, load_config
-    from gpusim.validation import measured_kernels
+    from gpusim.validation import MEASUREMENTS, measured_kernels
 
     print("\nhardware configs (--config NAME):")
+    if not MEASUREMENTS.is_dir():  # an installed package without the repository's validate/
+        print(f"  (no validation measurements installed: {MEASUREMENTS} is in the source repository; every config "
+              "below reads as unvalidated here)")
     names = bundled_configs()
     width = max(map(len, names))
     for name in names:
