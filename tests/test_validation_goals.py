@@ -110,7 +110,8 @@ def test_a_miss_is_explained_by_its_own_entry_within_its_bound(tmp_path):
     assert [e["why"] if e else None for _n, _f, e in got["top2_in_top3"]] == ["the first", None]
     assert got["dram_read"][0][2] is None and got["rank"][0][2]["bound"] == 0.79
     lines = v.misses_lines(got)
-    assert lines[0].endswith("2 miss, 1 explained; not explained: fa2 1,1,1,1")
+    assert lines[0].endswith("2 miss, 1 explained; not explained: hgemm_ws 4096,4096,4096 stages=4")
+    assert lines[1].endswith("2 miss, 1 explained; not explained: fa2 1,1,1,1")
     text = "\n".join(v.misses_markdown(got))
     assert "| fa2 1,1,1,1 | c | **not explained yet** |  |" in text and "| The drain |" in text
     # the guard: no entry, beyond the bound, an entry that matches no miss
