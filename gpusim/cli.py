@@ -334,7 +334,31 @@ def cmd_list(a) -> int:
     print(textwrap.fill(f"every kernel also takes the launch knobs {', '.join(LAUNCH_KNOBS)} (ptxas -v's registers per "
                         "thread, shared memory per CTA in bytes); set knobs with --set KEY=VALUE"
                         + ("" if long else "; --long (or gpusim list NAME) for full descriptions"), width=width))
+    if not names:
+        _list_configs()
     return 0
+
+
+def _list_configs() -> None:
+    """The bundled hardware configs (``--config NAME``): the GPU, what it has of Hopper's features, and whether
+    kernel measurements of it are committed (validated) or not."""
+    from gpusim.config import CONFIG_DIR, FEATURES, bundled_configs, load_config
+    from gpusim.validation import MEASUREMENTS, measured_kernels
+
+    print("\nhardware configs (--config NAME):")
+    if not MEASUREMENTS.is_dir():  # an installed package without the repository's validate/
+        print(f"  (no validation measurements installed: {MEASUREMENTS} is in the source repository; every config "
+              "below reads as unvalidated here)")
+    names = bundled_configs()
+    width = max(map(len, names))
+    for name in names:
+        cfg = load_config(CONFIG_DIR / f"{name}.toml")
+        n = len(measured_kernels(cfg))
+        status = f"{n} kernels measured on it (predictions of other families unvalidated)" if n else \
+            "UNVALIDATED: no kernel measurements of it are committed"
+        lacks = [f for f in FEATURES if not cfg.has(f)]
+        base = f"; inherits {', '.join(os.path.basename(p)[:-5] for p in cfg.inherits)}" if cfg.inherits else ""
+        print(f"  {name:<{width}}  {cfg.name}; {status}" + (f"; no {', '.join(lacks)}" if lacks else "") + base)
 
 
 def rung_shape(name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -352,12 +376,14 @@ def rung_shape(name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def ladder_rows(family: str, shape, config, progress=None, workers: int | None = None,
-                kernel_paths: tuple[str, ...] = ()) -> list[tuple[str, dict]]:
+                kernel_paths: tuple[str, ...] = (), skipped: list | None = None) -> list[tuple[str, dict]]:
     """Predict every kernel of ``family`` (its variants too): (label, metrics) in ladder order, each at
     :func:`rung_shape`. The kernels are independent, so they run on ``workers`` processes (default: one per core; 1:
-    in this process); the rows are the same whatever the number."""
+    in this process); the rows are the same whatever the number. With a ``skipped`` list, a rung that needs what the
+    config's GPU lacks (wgmma, TMA or clusters on an A100) is left out and listed there as (label, why)."""
     from gpusim.api import predict_many
     from gpusim.ir import REGISTRY
+    from gpusim.kernel_checks import MissingFeatureError
 
     cases = [(n + label, n, o) for n, d in REGISTRY.items() if d.family == family
              for label, o in LADDER_VARIANTS.get(family, (("", {}),))]
@@ -365,11 +391,13 @@ def ladder_rows(family: str, shape, config, progress=None, workers: int | None =
         progress(0, len(cases), "")
     results = predict_many([(name, rung_shape(name, shape), overrides or None) for _, name, overrides in cases],
                            config, workers, kernel_paths, progress)
-    for r in results:
-        if isinstance(r, Exception):
+    for (label, _, _), r in zip(cases, results, strict=True):
+        if isinstance(r, MissingFeatureError) and skipped is not None:
+            skipped.append((label, str(r)))
+        elif isinstance(r, Exception):
             raise r
     return [(label, {"gpusim__kernel": name, "gpusim__shape": list(rung_shape(name, shape)), **m})
-            for (label, name, _), m in zip(cases, results, strict=True)]
+            for (label, name, _), m in zip(cases, results, strict=True) if not isinstance(m, Exception)]
 
 
 def _progress(i: int, n: int, name: str) -> None:
@@ -389,8 +417,11 @@ def cmd_ladder(a) -> int:
     from gpusim.config import load_config
     from gpusim.validation import unvalidated_note
 
-    rows = ladder_rows(a.family, shape, a.config, _progress, a.workers, tuple(a.kernels or ()))
+    skipped: list[tuple[str, str]] = []
+    rows = ladder_rows(a.family, shape, a.config, _progress, a.workers, tuple(a.kernels or ()), skipped)
     cfg = load_config(a.config)
+    if not rows:
+        raise UserError(f"no rung of the {a.family} ladder runs on the {cfg.name}: {skipped[0][1]}")
     notes = {unvalidated_note(cfg, m["gpusim__kernel"]) for _, m in rows} - {""}
     if a.json:
         print(json.dumps(dict(rows), indent=1))
@@ -442,6 +473,10 @@ def cmd_ladder(a) -> int:
     print("\nverdicts (the limiting unit's share of its peak, and the work that explains it):")
     for name, m in rows:
         print(f"{name:<26} {m['gpusim__verdict']}")
+    if skipped:
+        print(f"\nleft out, the {cfg.name} lacks what they need:")
+        for label, why in skipped:
+            print(f"{label:<26} {why.split(': ', 1)[-1]}")
     if any(m["gpusim__fast_forward"] for _, m in rows):
         print("\n(steady-state fast-forward used: loop iterations and CTA waves beyond the simulated window "
               "are extrapolated)")
@@ -826,6 +861,8 @@ def build_parser() -> argparse.ArgumentParser:
                                            "its Nsight Compute metrics, and say why.")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
+    from gpusim.config import bundled_configs
+
     def kernels(sp):
         sp.add_argument("--kernels", action="append", metavar="PATH",
                         help="load kernels from a .py file or a folder of them (repeatable; also GPUSIM_KERNELS)")
@@ -834,8 +871,8 @@ def build_parser() -> argparse.ArgumentParser:
         kernels(sp)
         sp.add_argument("--shape", required=shape_required, help="problem shape, e.g. 4096,4096,4096 (M,N,K)")
         sp.add_argument("--config", default=None,
-                        help="hardware config: a bundled one by name (h100_sxm, h200) or a TOML file "
-                             "(default h100_sxm)")
+                        help=f"hardware config: a bundled one by name ({', '.join(bundled_configs())}; gpusim list "
+                             "says which are validated) or a TOML file (default h100_sxm)")
 
     r = sub.add_parser("run", help="predict one kernel: a registered one (--shape) or a CUDA file (--grid, --block, "
                                    "--arg)")

@@ -41,6 +41,8 @@ from gpusim.ir import (QUEUES, Arrive, Barrier, Commit, Compute, Kernel, KernelE
                        Tensor, WaitGroup)
 from gpusim.sm.pipes import PIPES
 
+from gpusim.config import FEATURES
+
 if typing.TYPE_CHECKING:
     from gpusim.config import HardwareConfig
 
@@ -74,12 +76,16 @@ def check_prediction(kernel: Kernel, hw: HardwareConfig, seconds: float) -> None
     if not kernel.flops or seconds <= 0:
         return
     p = hw.pipes
-    per_cycle = max(2 * p.fp32_lanes_per_sm, p.mma_sync_flops_per_cycle_per_sm, p.wgmma_flops_per_cycle_per_sm)
+    per_cycle = max(2 * (p.fp32_lanes_per_sm or 0), p.dense_tensor_flops_per_cycle_per_sm or 0)
     peak = per_cycle * hw.chip.sm_count * hw.chip.sm_clock_hz
     if kernel.flops > peak * seconds:
         raise KernelError(f"{kernel.name}: flops={kernel.flops:.4g} in the predicted {seconds * 1e3:.4g} ms is "
                           f"{kernel.flops / seconds / 1e12:.4g} TFLOP/s, above the {hw.name}'s peak of "
                           f"{peak / 1e12:.4g} TFLOP/s: the kernel declares more FLOPs than it can do")
+
+
+class MissingFeatureError(KernelError):
+    """A kernel that needs what the GPU of the config lacks (TMA, wgmma, clusters on an A100): one line naming it."""
 
 
 class CodeError(Exception):
@@ -108,7 +114,12 @@ class _Checker:
         if not isinstance(k.name, str) or not k.name:
             raise self.fail("the kernel's name must be a non-empty string")
         self.whole("flops", k.flops)
-        self.whole("cluster", k.cluster, 1, self.hw.sm.max_cluster_ctas)
+        if self.hw.sm.max_cluster_ctas is None:  # a GPU without clusters (before Hopper): only the trivial one
+            self.whole("cluster", k.cluster, 1)
+            if k.cluster != 1:
+                raise MissingFeatureError(f"{self.name}: cluster={k.cluster} {self.hw.missing('clusters')}")
+        else:
+            self.whole("cluster", k.cluster, 1, self.hw.sm.max_cluster_ctas)
         self.whole("loop_sass_instructions", k.loop_sass_instructions)
         self.whole("persistent_ctas", k.persistent_ctas, 0, self.hw.sm.max_grid_dim_x)
         self.whole("cta_instructions", k.cta_instructions)
@@ -242,6 +253,8 @@ class _Checker:
             if not isinstance(after, tuple) or not all(isinstance(a, str) for a in after):
                 raise self.fail(f"{label}: after must be a tuple of operation names, got {after!r:.60}")
         if isinstance(op, Mem):
+            if op.kind == "tma" and self.hw.tma is None:
+                raise MissingFeatureError(f"{self.name}: {label} (a TMA copy) {self.hw.missing('tma')}")
             if op.name in mem_names:
                 raise self.fail(f"two memory operations are named {op.name!r}")
             mem_names.add(op.name)
@@ -268,6 +281,11 @@ class _Checker:
         elif isinstance(op, Compute):
             if not isinstance(op.pipe, str) or op.pipe not in PIPES:
                 raise self.fail(f"{label} names unknown pipe {op.pipe!r} (known: {', '.join(PIPES)})")
+            if op.pipe not in self.hw.pipes.names:  # a pipe this GPU lacks (wgmma before Hopper)
+                why = self.hw.missing(op.pipe) if op.pipe in FEATURES else (
+                    f"needs the {op.pipe} pipe, which the {self.hw.name} config does not have (no [pipes.{op.pipe}] "
+                    f"in {self.hw.path})")
+                raise MissingFeatureError(f"{self.name}: {label} {why}")
             self.whole(f"{label} count", op.count, 0, MAX_WARP_INSTRUCTIONS)  # 0: a SASS remainder of none
             self.whole(f"{label} ilp", op.ilp, 1)
             self.whole(f"{label} units", op.units, 1)

@@ -22,7 +22,8 @@ class Peaks:
     sm_count: int
     fp32_flops_per_second: float  # FFMA: 2 FLOPs per lane per cycle
     mma_sync_flops_per_second: float  # bf16 mma.sync, measured (66% of the dense peak)
-    tensor_flops_per_second: float  # bf16 dense wgmma (the datasheet's dense tensor peak at this clock)
+    tensor_flops_per_second: float  # bf16 dense wgmma (the datasheet's dense tensor peak at this clock; mma.sync's
+    # on a GPU without wgmma)
     issue_instructions_per_second: float  # warp instructions, every scheduler of every SM
     shared_bytes_per_second: float  # shared-memory wavefronts (32 banks x 4 B) per cycle, every SM
     l1_bytes_per_second: float  # L1 data path, every SM
@@ -54,7 +55,7 @@ def peaks(cfg: HardwareConfig, sm_clock_hz: float | None = None) -> Peaks:
         sm_count=n,
         fp32_flops_per_second=2.0 * p.fp32_lanes_per_sm * per_sm,
         mma_sync_flops_per_second=p.mma_sync_flops_per_cycle_per_sm * per_sm,
-        tensor_flops_per_second=p.wgmma_flops_per_cycle_per_sm * per_sm,
+        tensor_flops_per_second=p.dense_tensor_flops_per_cycle_per_sm * per_sm,  # wgmma; mma.sync before Hopper
         issue_instructions_per_second=cfg.scheduler.issue_instructions_per_cycle * sm.subpartitions * per_sm,
         shared_bytes_per_second=cfg.shared_memory.wavefronts_per_cycle * cfg.shared_memory.banks
         * cfg.shared_memory.bank_width_bytes * per_sm,

@@ -37,11 +37,12 @@ def ceilings(cfg: HardwareConfig, tensor: bool = True, fp32: bool = True) -> lis
         out.append(Ceiling("FP32 FFMA", "compute", base.fp32_flops_per_second, f"{chip.sm_clock_hz / 1e9:.2f} GHz"))
     if tensor:
         mma = peaks(cfg, chip.sm_clock_mma_sync_saturated_hz)
-        wg = peaks(cfg, chip.sm_clock_wgmma_saturated_hz)
-        out += [Ceiling("bf16 mma.sync", "compute", mma.mma_sync_flops_per_second,
-                        f"{chip.sm_clock_mma_sync_saturated_hz / 1e9:.2f} GHz"),
-                Ceiling("bf16 wgmma (dense)", "compute", wg.tensor_flops_per_second,
-                        f"{chip.sm_clock_wgmma_saturated_hz / 1e9:.2f} GHz")]
+        out.append(Ceiling("bf16 mma.sync", "compute", mma.mma_sync_flops_per_second,
+                           f"{chip.sm_clock_mma_sync_saturated_hz / 1e9:.2f} GHz"))
+        if chip.sm_clock_wgmma_saturated_hz is not None:  # a GPU with wgmma (Hopper)
+            wg = peaks(cfg, chip.sm_clock_wgmma_saturated_hz)
+            out.append(Ceiling("bf16 wgmma (dense)", "compute", wg.tensor_flops_per_second,
+                               f"{chip.sm_clock_wgmma_saturated_hz / 1e9:.2f} GHz"))
     out += [Ceiling("HBM", "memory", base.hbm_bytes_per_second, "sustained"),
             Ceiling("L2", "memory", base.l2_bytes_per_second, "read"),
             Ceiling("L1/shared", "memory", base.shared_bytes_per_second, f"{chip.sm_clock_hz / 1e9:.2f} GHz")]

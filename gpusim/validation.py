@@ -631,28 +631,48 @@ _MISS_METRICS = tuple((goal, metric, next(g for _l, key, g, _u, _w in GOALS if k
                       for goal, metric, unit in (("dram_read", "dram__bytes_read.sum", "%"),
                                                  ("dram_write", "dram__bytes_write.sum", "%"),
                                                  ("l2_hit", "lts__t_sector_hit_rate.pct", " pts")))
-_EXPLAIN_KEYS = {"goal", "rows", "section", "why"}
+_EXPLAIN_KEYS = {"goal", "row", "bound", "section", "why"}
+# how each goal sizes a miss (the number an entry's bound caps): the error's size in percent or points, the predicted
+# rank of the measured top two stall reasons, a knob sweep's distance from the measured change in points; a ladder's
+# rank correlation is the one whose bound is a floor (the lowest tolerated)
+MISS_SIZES = {
+    "top2_in_top3": "the worst predicted rank of the measured top two stall reasons (one past the last: not predicted)",
+    "dram_read": "|error| in percent", "dram_write": "|error| in percent", "l2_hit": "|error| in points",
+    "rank": "the lowest Spearman correlation tolerated",
+    "knob": "|predicted - measured change| in points",
+}
+NOT_ANALYSED = "not analysed"  # how an entry without a DEVIATIONS.md section begins its why
 
 
-def goal_misses(rows: list[Row], summary: dict, knobs: list[KnobChange]) -> dict[str, list[tuple[str, str]]]:
-    """Per goal of :data:`MISS_GOALS`, everything that misses it: (name, figure). A row is named as reports name it
-    (``Row.where``), a ladder as ``family shape``, a knob sweep as ``kernel shape knobs``."""
-    out: dict[str, list[tuple[str, str]]] = {g: [] for g in MISS_GOALS}
+def _stall_rank(r: Row) -> int:
+    """The worst predicted rank (1 = first) of the measured top two stall reasons; one past the predicted list for a
+    reason gpusim does not give."""
+    pred, meas = r.stalls_ranked[0], r.stalls_ranked[1]
+    return max((pred.index(s) + 1 if s in pred else len(pred) + 1) for s in meas[:2])
+
+
+def goal_misses(rows: list[Row], summary: dict, knobs: list[KnobChange]) -> dict[str, list[tuple[str, str, float]]]:
+    """Per goal of :data:`MISS_GOALS`, everything that misses it: (name, figure, size as :data:`MISS_SIZES` says). A
+    row is named as reports name it (``Row.where``), a ladder as ``family shape``, a knob sweep as
+    ``kernel shape knobs``."""
+    out: dict[str, list[tuple[str, str, float]]] = {g: [] for g in MISS_GOALS}
     for r in rows:
         meas, pred = r.stalls_ranked[1], r.stalls_ranked[0]
         if r.top_stall[1] and not _top2_in_top3(r):
-            out["top2_in_top3"].append((r.where, f"ncu {' > '.join(meas[:2])}; predicted {' > '.join(pred[:3])}"))
+            out["top2_in_top3"].append((r.where, f"ncu {' > '.join(meas[:2])}; predicted {' > '.join(pred[:3])}",
+                                        float(_stall_rank(r))))
         for goal, metric, limit, unit in _MISS_METRICS:
             e = r.errors.get(metric)
             if e is not None and not abs(e) <= limit:
-                out[goal].append((r.where, f"{e:+.1f}{unit}"))
+                out[goal].append((r.where, f"{e:+.1f}{unit}", abs(e)))
     for ladder, rho in summary["spearman"].items():
         if rho < RANK_GOAL:
-            out["rank"].append((ladder, f"{rho:.3f}"))
+            out["rank"].append((ladder, f"{rho:.3f}", rho))
     for k in knobs:
         if not k.meets_goal:
             out["knob"].append((f"{k.kernel} {','.join(map(str, k.shape))} {k.knobs}",
-                                f"predicted {k.predicted_pct:+.1f}%, measured {k.measured_pct:+.1f}%"))
+                                f"predicted {k.predicted_pct:+.1f}%, measured {k.measured_pct:+.1f}%",
+                                abs(k.predicted_pct - k.measured_pct)))
     return out
 
 
@@ -663,10 +683,11 @@ def deviation_sections(path: Path | None = None) -> set[str]:
 
 
 def load_explanations(path: Path | None = None, deviations: Path | None = None) -> list[dict]:
-    """validate/misses.toml: ``[[explain]]`` entries, each a goal of :data:`MISS_GOALS`, the rows it covers
-    (patterns with ``*`` and ``?`` on the names :func:`goal_misses` gives), the validate/DEVIATIONS.md section that
-    explains them and a one-line why. Anything else (an unknown key or goal, a section DEVIATIONS.md lacks) raises
-    ValidationError naming the file and the entry."""
+    """validate/misses.toml: ``[[explain]]`` entries, one per miss: its goal (:data:`MISS_GOALS`), the ``row`` it
+    covers (the exact name :func:`goal_misses` gives: no patterns), the ``bound`` it tolerates (:data:`MISS_SIZES`),
+    the validate/DEVIATIONS.md section that explains it (``""`` with a why that begins "not analysed": no analysis
+    exists) and a one-line why. Anything else (an unknown key or goal, a section DEVIATIONS.md lacks, a row given
+    twice) raises ValidationError naming the file and the entry."""
     path, deviations = path or MISSES, deviations or DEVIATIONS
     text = read_text(path, "explanation file", ValidationError)
     try:
@@ -677,6 +698,7 @@ def load_explanations(path: Path | None = None, deviations: Path | None = None) 
         raise ValidationError(f"{quote(path)}: only [[explain]] entries are allowed, found {sorted(data)}")
     sections = deviation_sections(deviations)
     entries = data.get("explain", [])
+    seen: dict[tuple[str, str], int] = {}
     for i, e in enumerate(entries, 1):
         where = f"{quote(path)}: [[explain]] entry {i}"
         if not isinstance(e, dict) or set(e) != _EXPLAIN_KEYS:
@@ -684,37 +706,69 @@ def load_explanations(path: Path | None = None, deviations: Path | None = None) 
             raise ValidationError(f"{where}: needs exactly the keys {sorted(_EXPLAIN_KEYS)}, has {got}")
         if e["goal"] not in MISS_GOALS:
             raise ValidationError(f"{where}: goal {e['goal']!r} is not one of {sorted(MISS_GOALS)}")
-        if not (isinstance(e["rows"], list) and e["rows"] and all(isinstance(x, str) and x for x in e["rows"])):
-            raise ValidationError(f"{where}: rows must be a non-empty list of name patterns")
+        if not (isinstance(e["row"], str) and e["row"].strip()):
+            raise ValidationError(f"{where}: row must name one row, ladder or knob sweep as the report does")
+        if any(c in e["row"] for c in "*?"):
+            raise ValidationError(f"{where}: row {e['row']!r} is a pattern; an entry covers one miss, named exactly")
+        if (e["goal"], e["row"]) in seen:
+            raise ValidationError(f"{where}: {e['goal']} {e['row']!r} has an entry already (entry "
+                                  f"{seen[e['goal'], e['row']]})")
+        seen[e["goal"], e["row"]] = i
+        b = e["bound"]
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or math.isnan(b) or b < 0:
+            raise ValidationError(f"{where}: bound must be a number: {MISS_SIZES[e['goal']]}")
+        if math.isinf(b) and not (e["goal"] in ("dram_read", "dram_write") and "measured 0 bytes" in e["why"]):
+            raise ValidationError(f"{where}: an infinite bound is for a byte count measured as 0 (any prediction is "
+                                  "an infinite relative error), and its why says 'measured 0 bytes'")
         if not (isinstance(e["why"], str) and e["why"].strip()):
             raise ValidationError(f"{where}: why must be a sentence")
-        if e["section"] not in sections:
+        if e["section"] == "":
+            if not e["why"].startswith(NOT_ANALYSED):
+                raise ValidationError(f"{where}: an entry without a DEVIATIONS.md section has no analysis: its why "
+                                      f"begins {NOT_ANALYSED!r}")
+        elif e["section"] not in sections:
             raise ValidationError(f"{where}: section {e['section']!r} is not a heading of {quote(deviations)}")
     return entries
 
 
-def explain(misses: dict[str, list[tuple[str, str]]], entries: list[dict]) -> dict[str, list[tuple[str, str,
-                                                                                                   dict | None]]]:
-    """Each miss with the first entry of its goal whose patterns match its name (None: not explained)."""
+def _within(goal: str, size: float, bound: float) -> bool:
+    return size >= bound if goal == "rank" else size <= bound
+
+
+def explain(misses: dict[str, list[tuple[str, str, float]]], entries: list[dict]) -> dict[
+        str, list[tuple[str, str, dict | None]]]:
+    """Each miss with its entry (same goal, the same name), or None: no entry, or the miss is larger than the
+    entry's bound."""
     out = {}
     for goal, items in misses.items():
-        mine = [e for e in entries if e["goal"] == goal]
-        out[goal] = [(name, fig, next((e for e in mine if any(_matches(name, p) for p in e["rows"])), None))
-                     for name, fig in items]
+        mine = {e["row"]: e for e in entries if e["goal"] == goal}
+        out[goal] = [(name, fig, e if e is not None and _within(goal, size, e["bound"]) else None)
+                     for name, fig, size in items for e in (mine.get(name),)]
     return out
 
 
-def _matches(name: str, pattern: str) -> bool:
-    """Shell-style ``*`` and ``?`` only: the brackets of a row's knobs (``hgemm_ws[stages=4]``) match themselves."""
-    import re
-
-    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.fullmatch(rx, name) is not None
+def guard_problems(misses: dict[str, list[tuple[str, str, float]]], entries: list[dict]) -> list[str]:
+    """What fails the guard (tests/test_validation_guard.py), one line each: a miss without an entry, a miss larger
+    than its entry's bound, an entry that matches no miss (the row now meets its goal, or was renamed)."""
+    out = []
+    for goal, items in misses.items():
+        mine = {e["row"]: e for e in entries if e["goal"] == goal}
+        for name, fig, size in items:
+            e = mine.get(name)
+            if e is None:
+                out.append(f"{goal}: {name} ({fig}) has no entry in validate/misses.toml")
+            elif not _within(goal, size, e["bound"]):
+                out.append(f"{goal}: {name} ({fig}) is beyond its entry's bound {e['bound']:g} "
+                           f"({MISS_SIZES[goal]}: {size:.3g})")
+    missed = {(goal, name) for goal, items in misses.items() for name, _f, _s in items}
+    out += [f"{e['goal']}: the entry for {e['row']!r} matches no miss (it meets the goal now, or the name changed): "
+            "remove it" for e in entries if (e["goal"], e["row"]) not in missed]
+    return out
 
 
 def misses_lines(explained: dict[str, list[tuple[str, str, dict | None]]]) -> list[str]:
-    """One line per goal: how many miss it and how many of those validate/misses.toml explains; then every miss
-    it does not explain."""
+    """One line per goal: how many miss it and how many of those validate/misses.toml explains within their bounds;
+    then every miss it does not."""
     lines = []
     for goal, items in explained.items():
         if not items:

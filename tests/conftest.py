@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-CONFIG_DIR = REPO / "configs"
+CONFIG_DIR = REPO / "gpusim" / "configs"  # the bundled configs (configs/ in the repo links here)
 H100_CONFIG = CONFIG_DIR / "h100_sxm.toml"
 H200_CONFIG = CONFIG_DIR / "h200.toml"
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"

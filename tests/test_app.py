@@ -25,7 +25,7 @@ WARP = {"lanes": H100.sm.warp_size_threads}
 SMEM = BANKS | WARP
 
 REPO = Path(__file__).resolve().parent.parent
-H100_CONFIG = REPO / "configs" / "h100_sxm.toml"
+H100_CONFIG = REPO / "gpusim" / "configs" / "h100_sxm.toml"
 APP = REPO / "app.py"
 PAGES = "gpusim/app/pages"
 TIMEOUT_S = 300  # first runs simulate sweeps (8 stage counts, a whole ladder); a 2-core CI machine is slow

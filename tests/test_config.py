@@ -7,6 +7,7 @@ and the only error the loader can report is the one the test introduced.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from gpusim.config import SECTIONS, ConfigError, load_config
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "gpusim" / "configs"
 H100_CONFIG = CONFIG_DIR / "h100_sxm.toml"
 CONFIGS = sorted(CONFIG_DIR.glob("*.toml"))
 H100_TEXT = H100_CONFIG.read_text()
@@ -188,3 +189,200 @@ def test_out_of_range_bounds_are_inclusive(tmp_path):
     p.write_text(_edit(r"^sm_count = \{ value = 132,", "sm_count = { value = 1025,"))
     with pytest.raises(ConfigError, match=r"\[1, 1024\]"):
         load_config(p)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# generations: optional features, inheritance, pipes declared in the config, the A100 and the H100 PCIe
+
+H200_CONFIG = CONFIG_DIR / "h200.toml"
+A100_CONFIG = CONFIG_DIR / "a100_sxm4.toml"
+
+
+def _full_copy(child: Path, parent_text: str) -> str:
+    """The config ``child`` written out whole, without the loader's inheritance: the parent's text with each key
+    the child sets put in its place (by section), and the child's name, model and device names."""
+    import tomllib
+
+    text, own = parent_text, tomllib.loads(child.read_text())
+    for key in ("name", "gpu_model", "device_names"):
+        text = re.sub(rf"^{key} = .*$", lambda _m, k=key: f"{k} = {json.dumps(own[k])}", text, count=1, flags=re.M)
+    for section, table in own.items():
+        if not isinstance(table, dict):
+            continue
+        for key, entry in table.items():
+            start = text.index(f"\n[{section}]\n")
+            m = re.compile(rf"^{key} = .*$", re.M).search(text, start)
+            text = text[:m.start()] + f"{key} = {{ value = {json.dumps(entry['value'])}, source = " \
+                f"{json.dumps(entry['source'])} }}" + text[m.end():]
+    return text
+
+
+def test_inheritance_equals_the_full_copy(tmp_path, h100, h200):
+    # h200.toml is the H100's config with its differences: loaded, it is the same GPU as the whole file written out
+    full = tmp_path / "h200_full.toml"
+    full.write_text(_full_copy(H200_CONFIG, H100_TEXT))
+    whole = load_config(full)
+    for section in SECTIONS:
+        assert getattr(h200, section) == getattr(whole, section), section
+    assert (h200.name, h200.gpu_model, h200.device_names) == (whole.name, whole.gpu_model, whole.device_names)
+    assert h200.inherits == (str(H100_CONFIG),) and whole.inherits == ()
+    # what it sets keeps its own source; what it inherits says where from
+    assert h200.sources["hbm.capacity_bytes"] == whole.sources["hbm.capacity_bytes"]
+    assert h200.sources["sm.subpartitions"] == "inherited from h100_sxm.toml: " + h100.sources["sm.subpartitions"]
+    assert h200 != h100
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("case", ["cycle", "self", "missing", "not a string"])
+def test_malformed_inheritance_is_one_line(tmp_path, case):
+    child = '\ninherits = "{}"\nname = "x"\n'
+    if case == "cycle":
+        _write(tmp_path, "a.toml", 'inherits = "b"\n')
+        p = _write(tmp_path, "b.toml", 'inherits = "a"\n')
+        words = ["cycle", "b.toml -> a.toml -> b.toml"]
+    elif case == "self":
+        p = _write(tmp_path, "a.toml", child.format("a"))
+        words = ["cycle"]
+    elif case == "missing":
+        p = _write(tmp_path, "a.toml", child.format("h100_sxm_nope"))
+        words = ["h100_sxm_nope", "no config"]
+    else:
+        p = _write(tmp_path, "a.toml", "inherits = 3\n")
+        words = ["'inherits' must name a config"]
+    with pytest.raises(ConfigError) as e:
+        load_config(p)
+    msg = str(e.value)
+    assert "\n" not in msg and str(p.parent) in msg  # the file whose 'inherits' is wrong (the cycle's last link)
+    for w in words:
+        assert w in msg, (case, msg)
+
+
+def test_a_config_inherits_by_path_and_its_own_keys_win(tmp_path, h100):
+    _write(tmp_path, "base.toml", H100_TEXT)
+    (tmp_path / "sub").mkdir()
+    p = _write(tmp_path / "sub", "c.toml", 'inherits = "../base.toml"\nname = "C"\n[chip]\nsm_count = '
+               '{ value = 66, source = "half" }\n[pipes.fp32]\nlanes_per_sm = { value = 64, source = "half" }\n')
+    c = load_config(p)
+    assert c.name == "C" and c.gpu_model == h100.gpu_model
+    assert c.chip.sm_count == 66 and c.pipes.fp32_lanes_per_sm == 64
+    # a sub-table is merged key by key: the fp32 pipe keeps its latency, the other pipes stay as they were
+    assert c.pipes.fp32_latency_cycles == h100.pipes.fp32_latency_cycles
+    assert c.pipes.names == h100.pipes.names and c.pipes.pipe("wgmma") == h100.pipes.pipe("wgmma")
+
+
+def test_the_a100_lacks_hoppers_features(h100):
+    a100 = load_config(A100_CONFIG)
+    assert h100.features == ("tma", "wgmma", "clusters")
+    assert a100.features == ()
+    assert a100.tma is None and a100.sm.max_cluster_ctas is None and a100.chip.sm_clock_wgmma_saturated_hz is None
+    assert a100.chip.tensor_map_param_launch_ns is None
+    assert a100.pipes.names == ("fp32", "int32", "sfu", "shfl", "tensor") and a100.pipes.wgmma_flops_per_cycle_per_sm \
+        is None
+    # the dense tensor peak is mma.sync's on the A100 (312 TFLOPS = 108 SMs x 1.41 GHz x 2048 FLOP/clk/SM)
+    from gpusim.peaks import peaks
+
+    assert peaks(a100).tensor_flops_per_second == pytest.approx(312e12, rel=0.01)
+    # every number carries a source; those the public sources do not give say they are the H100's, assumed
+    assert all(s.strip() for s in a100.sources.values())
+    assert "assumed" in a100.sources["l2.reuse_all_miss_footprint_ratio"]
+
+
+@pytest.mark.parametrize("text, words", [
+    # [tma] gone but its launch cost kept: half a feature
+    (re.sub(r"^\[tma\]\n(.+\n)*", "", H100_TEXT, flags=re.M), ["tensor_map_param_launch_ns", "[tma]", "tma feature"]),
+    # a wgmma clock without the wgmma pipe
+    (re.sub(r"^\[pipes\.wgmma\].*\n(.+\n)*", "", H100_TEXT, flags=re.M), ["[pipes.wgmma]", "wgmma feature"]),
+    # a pipe must be one width or the other
+    (re.sub(r"^(\[pipes\.fp32\]\n)", r'\1flops_per_cycle_per_sm = { value = 256, source = "x" }\n', H100_TEXT,
+            flags=re.M), ["[pipes.fp32]", "exactly one of lanes_per_sm and flops_per_cycle_per_sm"]),
+    (re.sub(r"^(\[pipes\.sfu\]\n)lanes_per_sm = .*\n", r"\1", H100_TEXT, flags=re.M),
+     ["[pipes.sfu]", "exactly one of"]),
+    (re.sub(r"^(\[pipes\.sfu\]\n)", r'\1lanes = { value = 16, source = "x" }\n', H100_TEXT, flags=re.M),
+     ["[pipes.sfu]", "unknown key 'lanes'"]),
+    (re.sub(r"^\[pipes\.\w+\].*\n(.+\n)*", "", H100_TEXT, flags=re.M), ["[pipes]", "no sub-table"]),
+])
+def test_generation_parts_are_checked(tmp_path, text, words):
+    path, msg = _load_text(tmp_path, text)
+    assert path in msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_the_pipes_are_the_configs(tmp_path, h100):
+    # the model runs the pipes the config declares: one without the SFU refuses a kernel that needs it, and an FP32
+    # pipe half as wide makes an FP32-bound kernel slower
+    from gpusim.api import predict
+    from gpusim.ir import KernelError
+
+    no_sfu = load_config(_write(tmp_path, "nosfu.toml", re.sub(r"^\[pipes\.sfu\]\n(.+\n)*", "", H100_TEXT,
+                                                                 flags=re.M)))
+    assert "sfu" not in no_sfu.pipes.names
+    with pytest.raises(KernelError, match="needs the sfu pipe, which the NVIDIA H100 SXM5 80GB config does not"):
+        predict("fa2", (1, 2, 256, 64), None, no_sfu)
+    half = load_config(_write(tmp_path, "half.toml", re.sub(r"^(\[pipes\.fp32\]\nlanes_per_sm = \{ value = )128,",
+                                                            r"\g<1>64,", H100_TEXT, flags=re.M)))
+    shape = (512, 512, 512)
+    t_full = predict("sgemm_warptiling", shape, None, h100)[0]["gpu__time_duration.sum"]
+    t_half = predict("sgemm_warptiling", shape, None, half)[0]["gpu__time_duration.sum"]
+    assert t_half > 1.2 * t_full  # 1.27 (the launch overhead and the memory side do not change)
+
+
+def test_the_a100_runs_the_fp32_and_sm80_tensor_kernels_and_refuses_hoppers(capsys):
+    from gpusim.cli import main
+
+    for kernel, shape in (("sgemm_warptiling", "512,512,512"), ("hgemm_mma_swizzled", "512,512,512"),
+                          ("fa2", "1,2,256,64")):
+        assert main(["run", kernel, "--shape", shape, "--config", "a100_sxm4"]) == 0, kernel
+        out = capsys.readouterr().out
+        assert "NVIDIA A100 SXM4 80GB" in out and "unvalidated: no kernel measurements of the A100" in out
+    for kernel, feature in (("hgemm_tma_wgmma", "needs tma"), ("hgemm_ws_cluster", "needs clusters")):
+        assert main(["run", kernel, "--shape", "512,512,512", "--config", "a100_sxm4"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and feature in err and "A100" in err, err
+        # the same kernel runs where the feature is
+        assert main(["run", kernel, "--shape", "512,512,512"]) == 0
+        capsys.readouterr()
+
+
+def test_a_wgmma_kernel_on_a_gpu_without_wgmma_names_it(h100):
+    from gpusim.ir import Compute, build_kernel
+    from gpusim.kernel_checks import MissingFeatureError, check_kernel
+
+    a100 = load_config(A100_CONFIG)
+    base = build_kernel("sgemm_naive", (256, 256, 256), None, h100)
+    k = dataclasses.replace(base, prologue=(Compute("mma", "wgmma", 4), *base.prologue))
+    check_kernel(k, h100)
+    with pytest.raises(MissingFeatureError, match=r"'mma' needs wgmma .*no \[pipes.wgmma\]"):
+        check_kernel(k, a100)
+
+
+def test_gpusim_list_shows_the_configs_and_which_are_unvalidated(capsys):
+    from gpusim.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.split("hardware configs (--config NAME):")[1]
+    lines = {ln.split()[0]: ln for ln in out.strip().splitlines()}
+    assert set(lines) == {p.stem for p in CONFIGS}
+    assert "UNVALIDATED" in lines["a100_sxm4"] and "no tma, wgmma, clusters" in lines["a100_sxm4"]
+    assert "UNVALIDATED" in lines["h100_pcie"] and "inherits h100_sxm" in lines["h100_pcie"]
+    assert "kernels measured on it" in lines["h100_sxm"] and "UNVALIDATED" not in lines["h100_sxm"]
+
+
+def test_the_package_carries_its_configs():
+    # the bundled configs live inside the package and pyproject ships them, so a non-editable install finds them
+    # (.ci/check_install shows it end to end: a fresh venv, pip install ., gpusim ladder from /)
+    import tomllib
+
+    import gpusim
+    from gpusim.config import DEFAULT_CONFIG
+
+    pkg = Path(gpusim.__file__).parent
+    assert CONFIG_DIR.resolve().parent == pkg.resolve() and DEFAULT_CONFIG.parent == pkg / "configs"
+    project = tomllib.loads((pkg.parent / "pyproject.toml").read_text())
+    shipped = project["tool"]["setuptools"]["package-data"]["gpusim"]
+    assert all(any(p.relative_to(pkg).match(g) for g in shipped) for p in CONFIGS)

@@ -9,8 +9,8 @@ from gpusim import cli, sweep
 from gpusim.ir import KernelError
 
 SHAPE = (512, 512, 512)
-H100 = "configs/h100_sxm.toml"
-H200 = "configs/h200.toml"
+H100 = "gpusim/configs/h100_sxm.toml"  # the bundled configs (configs/ links there)
+H200 = "gpusim/configs/h200.toml"
 
 
 @pytest.fixture

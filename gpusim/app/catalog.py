@@ -7,13 +7,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpusim.config import ConfigError, HardwareConfig, load_config
+from gpusim.config import CONFIG_DIR, DEFAULT_CONFIG, ConfigError, HardwareConfig, load_config
 from gpusim.ir import REGISTRY, KernelDef, KernelError
 from gpusim.sm.occupancy import LaunchError
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIG_DIR = REPO / "configs"
-DEFAULT_CONFIG = CONFIG_DIR / "h100_sxm.toml"
 LAUNCH_KNOBS = ("regs_per_thread", "smem_bytes")
 # one default per shape dimension name, for families the CLI has no default shape for
 DIM_DEFAULTS = {"M": 4096, "N": 4096, "K": 4096, "B": 4, "H": 16, "d": 64}

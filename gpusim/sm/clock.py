@@ -91,19 +91,23 @@ def tensor_activity(busy: dict[str, float], instances: dict[str, int], cycles: f
     def share(unit: str) -> float:
         return busy.get(unit, 0.0) / (instances.get(unit, 1) * max(cycles, 1.0))
 
-    return share("pipe tensor") * pipes.mma_sync_flops_per_cycle_per_sm / pipes.wgmma_flops_per_cycle_per_sm + \
-        share("pipe wgmma")
+    dense = pipes.dense_tensor_flops_per_cycle_per_sm  # wgmma's; mma.sync's on a GPU without wgmma
+    if dense is None:  # no tensor pipe at all
+        return 0.0
+    return share("pipe tensor") * (pipes.mma_sync_flops_per_cycle_per_sm or 0) / dense + share("pipe wgmma")
 
 
 def sm_clock_hz_for(activity: float, chip: Any, pipes: Any) -> float:
     """The SM clock at tensor ``activity`` (:func:`tensor_activity`): the configured clock without tensor work, the
     mma.sync-saturated clock up to mma.sync's share of the dense peak, then linearly down to the wgmma-saturated
     clock at the dense peak (the module docstring)."""
-    at_mma = pipes.mma_sync_flops_per_cycle_per_sm / pipes.wgmma_flops_per_cycle_per_sm  # activity of mma.sync's point
     a = min(activity, 1.0)
     f0, f_mma, f_wg = chip.sm_clock_hz, chip.sm_clock_mma_sync_saturated_hz, chip.sm_clock_wgmma_saturated_hz
     if a <= 0:
         return f0
+    if f_wg is None:  # no wgmma: mma.sync is the dense peak
+        return f_mma
+    at_mma = pipes.mma_sync_flops_per_cycle_per_sm / pipes.wgmma_flops_per_cycle_per_sm  # activity of mma.sync's point
     if a <= at_mma:
         return f_mma
     return f_mma - (f_mma - f_wg) * (a - at_mma) / (1.0 - at_mma)

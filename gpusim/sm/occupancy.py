@@ -36,7 +36,7 @@ class SmSpec:
     max_grid_dim_yz: int = spec_field(1, (1 << 31) - 1, "largest gridDim.y and gridDim.z")
     max_block_dim_xy: int = spec_field(1, 4096, "largest blockDim.x and blockDim.y")
     max_block_dim_z: int = spec_field(1, 4096, "largest blockDim.z")
-    max_cluster_ctas: int = spec_field(1, 64, "most thread blocks in a cluster")
+    max_cluster_ctas: int | None = spec_field(1, 64, "most thread blocks in a cluster", feature="clusters")
 
 
 @dataclass(frozen=True)

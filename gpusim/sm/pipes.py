@@ -21,56 +21,92 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpusim.resources import RateServer
-from gpusim.specfield import spec_field
+from gpusim.specfield import spec_field, table_field
 
 if TYPE_CHECKING:
     from gpusim.sm.clock import Clock
     from gpusim.sm.occupancy import SmSpec
 
-PIPES = ("fp32", "int32", "sfu", "shfl", "tensor", "wgmma")
+PIPES = ("fp32", "int32", "sfu", "shfl", "tensor", "wgmma")  # the pipe names the IR's operations may name
 MMA_M16N8K16_FLOPS = 2 * 16 * 8 * 16
 
 
 @dataclass(frozen=True)
-class PipesSpec:
-    """Execution-pipe widths and latencies (``[pipes]`` in the hardware config)."""
+class PipeSpec:
+    """One execution pipe (``[pipes.NAME]`` in the hardware config): its width, either in lanes (a warp instruction
+    is a warp's worth of lane operations) or for a tensor pipe in FLOP (work counted in units of one
+    ``mma.sync.m16n8k16``, 4096 FLOP), and its dependent-issue latency."""
 
-    fp32_lanes_per_sm: int = spec_field(32, 1024, "FP32 FMA lanes per SM")
-    int32_lanes_per_sm: int = spec_field(16, 1024, "INT32 lanes per SM")
-    fp32_latency_cycles: int = spec_field(1, 64, "dependent FFMA-to-FFMA latency")
-    int32_latency_cycles: int = spec_field(1, 64, "dependent IADD-to-IADD latency")
-    sfu_lanes_per_sm: int = spec_field(4, 256, "special-function (MUFU) lanes per SM")
-    sfu_latency_cycles: int = spec_field(1, 200, "dependent MUFU latency")
-    shfl_lanes_per_sm: int = spec_field(4, 256, "warp-shuffle (SHFL) lanes per SM")
-    shfl_latency_cycles: int = spec_field(1, 200, "dependent SHFL latency")
-    match_slots_per_distinct_value: float = spec_field(0.1, 64, "shuffle-pipe slots one MATCH.ANY (__match_any_sync) "
-                                                       "takes per distinct value among the warp's lanes")
-    mma_sync_flops_per_cycle_per_sm: float = spec_field(256, 65536, "mma.sync m16n8k16 bf16 FLOP per cycle per SM")
-    mma_sync_latency_cycles: int = spec_field(1, 500, "dependent mma.sync m16n8k16 latency")
-    wgmma_flops_per_cycle_per_sm: float = spec_field(256, 65536, "wgmma m64nNk16 bf16 FLOP per cycle per SM")
-    wgmma_latency_cycles: int = spec_field(1, 2000, "wgmma completion latency beyond its issue-rate time")
+    lanes_per_sm: int | None = spec_field(1, 1024, "lanes per SM (one lane operation per cycle each)",
+                                          feature="lanes")
+    flops_per_cycle_per_sm: float | None = spec_field(
+        64, 65536, "tensor FLOP per cycle per SM (bf16 in, fp32 accumulate)", feature="tensor")
+    latency_cycles: int = spec_field(1, 2000, "dependent-issue latency (for wgmma: completion beyond its issue-rate "
+                                              "time)")
+
+    ONE_OF = ("lanes_per_sm", "flops_per_cycle_per_sm")  # a pipe's width is one or the other
+
+    def instructions_per_cycle(self, subpartitions: int, warp_size: int) -> float:
+        """Warp instructions (tensor pipes: m16n8k16 units) per cycle one sub-partition's pipe accepts."""
+        if self.flops_per_cycle_per_sm is not None:
+            return self.flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
+        return self.lanes_per_sm / subpartitions / warp_size
+
+
+@dataclass(frozen=True)
+class PipesSpec:
+    """The SM's execution pipes, as the config declares them (``[pipes.NAME]``, in the config's order), and the
+    ``__syncthreads`` cost (``[pipes]``). ``tensor`` is the pipe ``mma.sync`` runs on, ``wgmma`` Hopper's
+    asynchronous warpgroup MMA (absent on a GPU without it)."""
+
+    units: tuple[tuple[str, PipeSpec], ...] = table_field(PipeSpec, "the execution pipes, one sub-table each")
     barrier_base_cycles: int = spec_field(0, 1000, "__syncthreads cost of a one-warp CTA")
     barrier_per_warp_cycles: int = spec_field(0, 100, "extra __syncthreads cost per warp of the CTA")
+    match_slots_per_distinct_value: float = spec_field(0.1, 64, "shuffle-pipe slots one MATCH.ANY (__match_any_sync) "
+                                                       "takes per distinct value among the warp's lanes")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.units)
+
+    def pipe(self, name: str) -> PipeSpec | None:
+        return dict(self.units).get(name)
+
+    def _value(self, name: str, key: str):
+        unit = self.pipe(name)
+        return None if unit is None else getattr(unit, key)
+
+    # the pipes' numbers under their flat names (None where the GPU has no such pipe)
+    fp32_lanes_per_sm = property(lambda self: self._value("fp32", "lanes_per_sm"))
+    int32_lanes_per_sm = property(lambda self: self._value("int32", "lanes_per_sm"))
+    sfu_lanes_per_sm = property(lambda self: self._value("sfu", "lanes_per_sm"))
+    shfl_lanes_per_sm = property(lambda self: self._value("shfl", "lanes_per_sm"))
+    fp32_latency_cycles = property(lambda self: self._value("fp32", "latency_cycles"))
+    int32_latency_cycles = property(lambda self: self._value("int32", "latency_cycles"))
+    sfu_latency_cycles = property(lambda self: self._value("sfu", "latency_cycles"))
+    shfl_latency_cycles = property(lambda self: self._value("shfl", "latency_cycles"))
+    mma_sync_flops_per_cycle_per_sm = property(lambda self: self._value("tensor", "flops_per_cycle_per_sm"))
+    mma_sync_latency_cycles = property(lambda self: self._value("tensor", "latency_cycles"))
+    wgmma_flops_per_cycle_per_sm = property(lambda self: self._value("wgmma", "flops_per_cycle_per_sm"))
+    wgmma_latency_cycles = property(lambda self: self._value("wgmma", "latency_cycles"))
+
+    @property
+    def dense_tensor_flops_per_cycle_per_sm(self) -> float | None:
+        """The SM's fastest tensor pipe (the dense tensor peak): wgmma's on Hopper, mma.sync's before it."""
+        rates = [u.flops_per_cycle_per_sm for _, u in self.units if u.flops_per_cycle_per_sm is not None]
+        return max(rates) if rates else None
 
     def barrier_cycles(self, warps: int) -> int:
         """Cycles from the last warp's arrival at ``__syncthreads`` to the release of all ``warps``."""
         return self.barrier_base_cycles + self.barrier_per_warp_cycles * warps
 
     def instructions_per_cycle(self, pipe: str, subpartitions: int, warp_size: int) -> float:
-        """Warp instructions per cycle one sub-partition's ``pipe`` accepts."""
-        if pipe == "tensor":  # one mma.sync.m16n8k16 is 2*16*8*16 FLOP
-            return self.mma_sync_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
-        if pipe == "wgmma":  # units of one warp's m64n8k16 share (same FLOP as one mma.sync)
-            return self.wgmma_flops_per_cycle_per_sm / subpartitions / MMA_M16N8K16_FLOPS
-        lanes = {"fp32": self.fp32_lanes_per_sm, "int32": self.int32_lanes_per_sm, "sfu": self.sfu_lanes_per_sm,
-                 "shfl": self.shfl_lanes_per_sm}[pipe]
-        return lanes / subpartitions / warp_size
+        """Warp instructions per cycle one sub-partition's ``pipe`` accepts (tensor pipes: m16n8k16 units; a
+        wgmma's ``m64nNk16`` is ``N/8`` of them on each of its four warps)."""
+        return self.pipe(pipe).instructions_per_cycle(subpartitions, warp_size)
 
     def latency_cycles(self, pipe: str) -> int:
-        return {"fp32": self.fp32_latency_cycles, "int32": self.int32_latency_cycles,
-                "sfu": self.sfu_latency_cycles, "shfl": self.shfl_latency_cycles,
-                "tensor": self.mma_sync_latency_cycles,
-                "wgmma": self.wgmma_latency_cycles}[pipe]
+        return self.pipe(pipe).latency_cycles
 
 
 class ExecutionPipes:
@@ -100,8 +136,8 @@ class ExecutionPipes:
         """SM ``sm``'s pipes of ``spec`` for its ``sm_spec.subpartitions`` sub-partitions (``issue_per_cycle``: what
         one scheduler issues, against which a busy pipe's stall is named)."""
         sub, warp = sm_spec.subpartitions, sm_spec.warp_size_threads
-        return cls(sm, sub, {pipe: spec.instructions_per_cycle(pipe, sub, warp) for pipe in PIPES},
-                   {pipe: spec.latency_cycles(pipe) for pipe in PIPES}, issue_per_cycle)
+        return cls(sm, sub, {pipe: spec.instructions_per_cycle(pipe, sub, warp) for pipe in spec.names},
+                   {pipe: spec.latency_cycles(pipe) for pipe in spec.names}, issue_per_cycle)  # the config's pipes
 
     def quanta(self, pipe: str, count: int, ilp: int, stall_cycles: float, quantum: int,
                issue_per_cycle: float, units: int = 1, waits_for_results: bool = True) -> tuple[tuple[int, float], ...]:
