@@ -9,16 +9,12 @@ import os
 import sys
 import time
 
+from gpusim import ladder_shapes
 from gpusim.config import ConfigError
+from gpusim.ladder_shapes import DEFAULT_SHAPES, SQUARE_PREFIXES
 from gpusim.ir import KernelError
 from gpusim.sm.occupancy import LaunchError
 
-DEFAULT_SHAPES = {"sgemm": "4096,4096,4096", "hgemm": "4096,4096,4096", "attention": "4,16,4096,128",
-                  "membound": "67108864"}
-# kernels whose one dimension is the side of a square matrix (N x N floats): a ladder given N elements runs them at
-# sqrt(N) per side, so every rung of the membound ladder moves the same data (the transposes measured at 8192 x 8192
-# beside STREAM at 67,108,864 floats)
-SQUARE_PREFIXES = ("mem_transpose",)
 # extra rows a family's ladder shows: (label suffix, overrides) per kernel
 LADDER_VARIANTS = {"attention": (("", {}), (" causal", {"causal": "1"}))}
 USER_ERRORS = (ConfigError, KernelError, LaunchError)
@@ -362,17 +358,11 @@ def _list_configs() -> None:
 
 
 def rung_shape(name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape a ladder runs ``name`` at: ``shape`` itself, or for a square-matrix kernel (:data:`SQUARE_PREFIXES`)
-    given a one-dimensional ``(N,)``, the side ``sqrt(N)`` (N elements either way)."""
-    import math
-
-    if len(shape) == 1 and name.startswith(SQUARE_PREFIXES):
-        side = math.isqrt(shape[0])
-        if side * side != shape[0]:
-            raise UserError(f"--shape {shape[0]}: the {name} rung is an N x N matrix of the same elements, and "
-                            f"{shape[0]:,} is not a square (try {side * side:,} or {(side + 1) ** 2:,})")
-        return (side,)
-    return tuple(shape)
+    """:func:`gpusim.ladder_shapes.rung_shape`, its refusal a command-line error."""
+    try:
+        return ladder_shapes.rung_shape(name, shape)
+    except ladder_shapes.ShapeError as e:
+        raise UserError(str(e)) from None
 
 
 def ladder_rows(family: str, shape, config, progress=None, workers: int | None = None,

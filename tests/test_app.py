@@ -21,6 +21,7 @@ from gpusim.memory import shared
 # the H100's numbers, as the simulator passes them from the config
 H100 = load_config()
 BANKS = {"banks": H100.shared_memory.banks, "bank_width_bytes": H100.shared_memory.bank_width_bytes}
+GEO = banks.Geometry.of(H100)  # the lab draws the chosen GPU's shared memory
 WARP = {"lanes": H100.sm.warp_size_threads}
 SMEM = BANKS | WARP
 
@@ -37,7 +38,7 @@ from conftest import needs_cuda  # noqa: E402  (the "Your kernel" page compiles 
 # ---- pure logic ---------------------------------------------------------------------------------------
 
 def test_ldmatrix_column_of_128_byte_rows_conflicts_eightfold_and_128b_swizzle_removes_it():
-    tile = banks.Tile(64, 64, "bf16")
+    tile = banks.Tile(64, 64, "bf16", GEO)
     plain = banks.analyse(tile, banks.Layout(), "ldmatrix.x4")
     assert (plain.wavefronts, plain.ideal, plain.conflicts) == (32, 4, 28)
     swz = banks.analyse(tile, banks.Layout("xor", mode="128B"), "ldmatrix.x4")
@@ -48,13 +49,13 @@ def test_ldmatrix_column_of_128_byte_rows_conflicts_eightfold_and_128b_swizzle_r
 
 
 def test_padding_a_fp32_tile_by_one_word_makes_column_reads_conflict_free():
-    tile = banks.Tile(32, 32, "fp32")
+    tile = banks.Tile(32, 32, "fp32", GEO)
     assert banks.analyse(tile, banks.Layout(), "column-wise", 4).conflicts == 31
     assert banks.analyse(tile, banks.Layout("pad", pad_elems=1), "column-wise", 4).conflicts == 0
 
 
 def test_cute_swizzle_333_on_bf16_is_the_128b_mode():
-    tile = banks.Tile(64, 64, "bf16")
+    tile = banks.Tile(64, 64, "bf16", GEO)
     cute = banks.analyse(tile, banks.Layout("cute", bms=(3, 3, 3)), "ldmatrix.x4")
     xor = banks.analyse(tile, banks.Layout("xor", mode="128B"), "ldmatrix.x4")
     assert np.array_equal(cute.addresses, xor.addresses)
@@ -65,14 +66,14 @@ def test_cute_swizzle_333_on_bf16_is_the_128b_mode():
 
 
 @pytest.mark.parametrize(("tile", "layout", "access", "width", "says"), [
-    (banks.Tile(64, 32, "bf16"), banks.Layout("xor", mode="128B"), "ldmatrix.x4", 16, "row is only 64 B"),
-    (banks.Tile(64, 64, "bf16"), banks.Layout("cute", bms=(3, 4, 3)), "row-wise", 4, "wider than the tile row"),
-    (banks.Tile(64, 64, "bf16"), banks.Layout("cute", bms=(3, 3, 1)), "row-wise", 4, "S >= B"),
-    (banks.Tile(32, 32, "fp32"), banks.Layout("pad", pad_elems=1), "ldmatrix.x4", 16, "not 16-byte aligned"),
-    (banks.Tile(64, 64, "bf16"), banks.Layout("pad", pad_elems=8), "wgmma operand", 16, "canonical"),
-    (banks.Tile(8, 64, "bf16"), banks.Layout(), "ldmatrix.x4", 16, "16-row"),
-    (banks.Tile(64, 64, "fp32"), banks.Layout("cute", bms=(2, 0, 2)), "row-wise", 16, "contiguous"),
-    (banks.Tile(512, 512, "fp32"), banks.Layout(), "row-wise", 4, "227 KB"),
+    (banks.Tile(64, 32, "bf16", GEO), banks.Layout("xor", mode="128B"), "ldmatrix.x4", 16, "row is only 64 B"),
+    (banks.Tile(64, 64, "bf16", GEO), banks.Layout("cute", bms=(3, 4, 3)), "row-wise", 4, "wider than the tile row"),
+    (banks.Tile(64, 64, "bf16", GEO), banks.Layout("cute", bms=(3, 3, 1)), "row-wise", 4, "S >= B"),
+    (banks.Tile(32, 32, "fp32", GEO), banks.Layout("pad", pad_elems=1), "ldmatrix.x4", 16, "not 16-byte aligned"),
+    (banks.Tile(64, 64, "bf16", GEO), banks.Layout("pad", pad_elems=8), "wgmma operand", 16, "canonical"),
+    (banks.Tile(8, 64, "bf16", GEO), banks.Layout(), "ldmatrix.x4", 16, "16-row"),
+    (banks.Tile(64, 64, "fp32", GEO), banks.Layout("cute", bms=(2, 0, 2)), "row-wise", 16, "contiguous"),
+    (banks.Tile(512, 512, "fp32", GEO), banks.Layout(), "row-wise", 4, "227 KB"),
 ])
 def test_impossible_combinations_raise_one_clear_line(tile, layout, access, width, says):
     with pytest.raises(ValueError, match=says):
@@ -88,7 +89,7 @@ def test_impossible_combinations_raise_one_clear_line(tile, layout, access, widt
            banks.Layout("cute", bms=(3, 3, 3)), banks.Layout("cute", bms=(2, 2, 3))]))
 def test_the_bank_picture_agrees_with_the_simulators_wavefront_count(rows, cols, dtype, access, width, layout):
     try:
-        a = banks.analyse(banks.Tile(rows, cols, dtype), layout, access, width)
+        a = banks.analyse(banks.Tile(rows, cols, dtype, GEO), layout, access, width)
     except ValueError:
         return
     assert sum(p[2] for p in a.phases) == a.wavefronts
@@ -103,7 +104,7 @@ def test_the_bank_picture_agrees_with_the_simulators_wavefront_count(rows, cols,
 
 
 def test_tile_picture_marks_the_words_the_instruction_reads():
-    tile = banks.Tile(64, 64, "bf16")
+    tile = banks.Tile(64, 64, "bf16", GEO)
     a = banks.analyse(tile, banks.Layout(), "ldmatrix.x4")
     cells = banks.tile_banks(tile, banks.Layout(), a.access)
     read = [c for c in cells if c["read"]]
@@ -696,3 +697,19 @@ def test_your_kernel_bad_input_is_one_line(app):
     rerun(at)
     assert not errors(at) and metric(at, "predicted time").endswith("µs")
     assert all("\n" not in e.value for e in at.error) and not at.exception
+
+
+def test_the_bank_lab_draws_the_chosen_gpus_shared_memory():
+    """The swizzle lab's geometry comes from the config the sidebar chose (app/banks.py loads none of its own): a
+    warp's row of 32 words takes one wavefront in the H100's 32 banks and two in 16, and the tile limit is the
+    config's."""
+    import dataclasses
+
+    sixteen = dataclasses.replace(GEO, banks=16)
+    row = banks.Layout()
+    assert banks.analyse(banks.Tile(8, 32, "fp32", GEO), row, "row-wise", 4).wavefronts == 1
+    assert banks.analyse(banks.Tile(8, 32, "fp32", sixteen), row, "row-wise", 4).wavefronts == 2
+    small = dataclasses.replace(GEO, max_tile_bytes=1024)
+    with pytest.raises(ValueError, match="1,024 B"):
+        banks.analyse(banks.Tile(64, 64, "fp32", small), row, "row-wise", 4)
+    assert banks.Geometry.of(load_config(REPO / "gpusim" / "configs" / "h200.toml")) == GEO  # same SM

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.config import load_config
 from gpusim.memory import shared
 from gpusim.memory.swizzle import SWIZZLE_SPAN_BYTES, SmemLayout, cute_swizzle, swizzle_params
 
@@ -31,22 +30,37 @@ DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 ACCESSES = ("row-wise", "column-wise", "ldmatrix.x4", "wgmma operand")
 MATRIX_ACCESSES = ("ldmatrix.x4", "wgmma operand")
 XOR_MODES = tuple(m for m in SWIZZLE_SPAN_BYTES if m != "none")
-_H100 = load_config()  # the lab draws the H100's shared memory (configs/h100_sxm.toml)
-LANES = _H100.sm.warp_size_threads
-BANKS = _H100.shared_memory.banks
-WORD_BYTES = _H100.shared_memory.bank_width_bytes
-BANKS_KW = {"banks": BANKS, "bank_width_bytes": WORD_BYTES}
 ROW_BYTES_16 = shared.LDMATRIX_ROW_BYTES  # ldmatrix rows and wgmma core-matrix rows: 16 bytes
 MATRIX_ROWS = shared.LDMATRIX_ROWS
 MATRICES = 4  # ldmatrix.x4; four core matrices for the wgmma pattern
-MAX_TILE_BYTES = _H100.sm.smem_per_block_max_bytes  # shared memory one block may use
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The shared memory the lab draws, from the GPU chosen (its config): lanes of a warp, banks, bank width and
+    the shared memory one block may use."""
+
+    lanes: int
+    banks: int
+    word_bytes: int
+    max_tile_bytes: int
+
+    @classmethod
+    def of(cls, cfg) -> Geometry:
+        return cls(cfg.sm.warp_size_threads, cfg.shared_memory.banks, cfg.shared_memory.bank_width_bytes,
+                   cfg.sm.smem_per_block_max_bytes)
+
+    @property
+    def banks_kw(self) -> dict:
+        return {"banks": self.banks, "bank_width_bytes": self.word_bytes}
 
 
 @dataclass(frozen=True)
 class Tile:
     rows: int
     cols: int
-    dtype: str = "bf16"
+    dtype: str
+    geo: Geometry  # the GPU's shared memory it lives in
 
     @property
     def element_bytes(self) -> int:
@@ -106,9 +120,10 @@ def offset_fn(tile: Tile, layout: Layout) -> OffsetFn:
             return cute_swizzle((np.asarray(row) * tile.cols + np.asarray(col)) * eb, b, m, s, element_bytes=eb)
     else:
         raise ValueError(f"unknown layout kind {layout.kind!r}")
-    if size > MAX_TILE_BYTES:
-        raise ValueError(f"the tile takes {size:,} B of shared memory, more than the {MAX_TILE_BYTES:,} B "
-                         f"({MAX_TILE_BYTES // 1024} KB) one block may use")
+    cap = tile.geo.max_tile_bytes
+    if size > cap:
+        raise ValueError(f"the tile takes {size:,} B of shared memory, more than the {cap:,} B "
+                         f"({cap // 1024} KB) one block may use")
     return fn
 
 
@@ -127,7 +142,8 @@ class Access:
 def lane_elements(tile: Tile, access: str, access_bytes: int = 4) -> Access:
     """The elements each lane reads; raises ``ValueError`` if the tile cannot serve the pattern."""
     eb = tile.element_bytes
-    lanes = np.arange(LANES)
+    n = tile.geo.lanes  # the warp's lanes
+    lanes = np.arange(n)
     if access in MATRIX_ACCESSES:
         width = ROW_BYTES_16
     elif access in ("row-wise", "column-wise"):
@@ -143,15 +159,15 @@ def lane_elements(tile: Tile, access: str, access_bytes: int = 4) -> Access:
         raise ValueError(f"a row of {tile.cols} {tile.dtype} elements is not a whole number of {width}-byte "
                          f"vectors ({v} elements)")
     if access == "row-wise":
-        if tile.rows * tile.cols < LANES * v:
-            raise ValueError(f"a row-wise warp read takes {LANES} x {v} = {LANES * v} elements, but the tile has "
+        if tile.rows * tile.cols < n * v:
+            raise ValueError(f"a row-wise warp read takes {n} x {v} = {n * v} elements, but the tile has "
                              f"only {tile.rows * tile.cols}")
         e = lanes * v
         return Access(access, e // tile.cols, e % tile.cols, v, width)
     if access == "column-wise":
-        per_col = min(tile.rows, LANES)
-        if -(-LANES // per_col) * v > tile.cols:
-            raise ValueError(f"a column-wise warp read of {tile.rows} rows needs {-(-LANES // per_col) * v} "
+        per_col = min(tile.rows, n)
+        if -(-n // per_col) * v > tile.cols:
+            raise ValueError(f"a column-wise warp read of {tile.rows} rows needs {-(-n // per_col) * v} "
                              f"columns, but the tile has {tile.cols}")
         return Access(access, lanes % per_col, (lanes // per_col) * v, v, width)
     if access == "ldmatrix.x4":
@@ -159,8 +175,8 @@ def lane_elements(tile: Tile, access: str, access_bytes: int = 4) -> Access:
             raise ValueError(f"ldmatrix.x4 reads a 16-row x 32-byte block (four 8x8 b16 matrices); the tile has "
                              f"{tile.rows} rows of {tile.row_bytes} B")
         return Access(access, lanes % (2 * MATRIX_ROWS), (lanes // (2 * MATRIX_ROWS)) * v, v, width)
-    rows_used = min(LANES, tile.rows // MATRIX_ROWS * MATRIX_ROWS)
-    chunks = LANES // rows_used if rows_used else 0
+    rows_used = min(n, tile.rows // MATRIX_ROWS * MATRIX_ROWS)
+    chunks = n // rows_used if rows_used else 0
     if not rows_used or chunks * ROW_BYTES_16 > tile.row_bytes:
         raise ValueError(f"the wgmma pattern reads four 8-row x 16-byte core matrices; the tile has {tile.rows} "
                          f"rows of {tile.row_bytes} B")
@@ -197,6 +213,7 @@ class Analysis:
 def analyse(tile: Tile, layout: Layout, access: str, access_bytes: int = 4) -> Analysis:
     """Wavefronts and the lane-by-bank picture of one warp instruction; ``ValueError`` for bad input."""
     fn = offset_fn(tile, layout)
+    geo = tile.geo
     acc = lane_elements(tile, access, access_bytes)
     eb = tile.element_bytes
     if access == "wgmma operand" and kernel_swizzle_mode(layout, eb) is None:
@@ -206,7 +223,7 @@ def analyse(tile: Tile, layout: Layout, access: str, access_bytes: int = 4) -> A
     # every element of a lane's vector must sit right after the previous one, or the access is not one load
     step = np.arange(acc.vector)
     vec = np.asarray(fn(np.repeat(acc.rows, acc.vector), (acc.cols[:, None] + step).ravel()))
-    split = vec.reshape(LANES, acc.vector) != addr[:, None] + step * eb
+    split = vec.reshape(geo.lanes, acc.vector) != addr[:, None] + step * eb
     if split.any():
         lane = int(np.argwhere(split)[0][0])
         raise ValueError(f"{layout.describe()} does not keep a {acc.width_bytes}-byte vector contiguous: lane {lane}'s "
@@ -220,37 +237,37 @@ def analyse(tile: Tile, layout: Layout, access: str, access_bytes: int = 4) -> A
                          f"{acc.width_bytes} B (pad by a multiple of {max(1, acc.width_bytes // eb)} elements)")
     if access in MATRIX_ACCESSES:
         per = MATRIX_ROWS
-        wavefronts = shared.ldmatrix_wavefronts(addr, MATRICES, **BANKS_KW)
+        wavefronts = shared.ldmatrix_wavefronts(addr, MATRICES, **geo.banks_kw)
     else:
-        per = shared.phase_lanes(acc.width_bytes, **BANKS_KW, lanes=LANES)
-        if per < LANES and shared.uniform_pairs(addr[None])[0]:
-            per = min(2 * per, LANES)
-        wavefronts = shared.wavefronts(addr, acc.width_bytes, **BANKS_KW, lanes=LANES)
-    cells, lane_wf, phases = _picture(addr, acc.width_bytes, per)
+        per = shared.phase_lanes(acc.width_bytes, **geo.banks_kw, lanes=geo.lanes)
+        if per < geo.lanes and shared.uniform_pairs(addr[None])[0]:
+            per = min(2 * per, geo.lanes)
+        wavefronts = shared.wavefronts(addr, acc.width_bytes, **geo.banks_kw, lanes=geo.lanes)
+    cells, lane_wf, phases = _picture(addr, acc.width_bytes, per, geo)
     return Analysis(tile, layout, acc, addr, lane_wf, cells, phases, wavefronts, len(phases))
 
 
-def _picture(addr: np.ndarray, width: int, per: int):
+def _picture(addr: np.ndarray, width: int, per: int, geo: Geometry):
     """Greedy slot assignment per phase: the j-th distinct word of a bank goes to the phase's j-th wavefront,
     a repeated word (broadcast) to its first slot; a phase costs its deepest bank."""
-    words_per_lane = width // WORD_BYTES
+    words_per_lane = width // geo.word_bytes
     cells: list[Cell] = []
-    lane_wf = np.zeros(LANES, dtype=np.int64)
+    lane_wf = np.zeros(geo.lanes, dtype=np.int64)
     phases = []
     offset = 0
-    for first in range(0, LANES, per):
+    for first in range(0, geo.lanes, per):
         slots: dict[int, list[int]] = {}
         for lane in range(first, first + per):
             deepest = 0
             for k in range(words_per_lane):
-                word = int(addr[lane]) // WORD_BYTES + k
-                bank = word % BANKS
+                word = int(addr[lane]) // geo.word_bytes + k
+                bank = word % geo.banks
                 column = slots.setdefault(bank, [])
                 if word not in column:
                     column.append(word)
                 slot = column.index(word)
                 deepest = max(deepest, slot)
-                cells.append(Cell(lane, bank, offset + slot, word * WORD_BYTES))
+                cells.append(Cell(lane, bank, offset + slot, word * geo.word_bytes))
             lane_wf[lane] = offset + deepest
         cost = max(len(c) for c in slots.values())
         phases.append((first, first + per - 1, cost))
@@ -267,7 +284,7 @@ def tile_banks(tile: Tile, layout: Layout, access: Access | None = None, max_row
     """The tile's 4-byte words (rows x words, clipped to ``max_rows`` x ``max_words``) with the bank each lands in
     under the layout, and whether the access reads it: the picture of what a swizzle does to a tile."""
     fn = offset_fn(tile, layout)
-    per_word = WORD_BYTES // tile.element_bytes  # elements in one 4-byte word (DTYPES are at most 4 bytes)
+    per_word = tile.geo.word_bytes // tile.element_bytes  # elements in one 4-byte word (DTYPES are at most 4 bytes)
     rows = min(tile.rows, max_rows)
     words = min(-(-tile.cols // per_word), max_words)
     touched = set()
@@ -279,7 +296,7 @@ def tile_banks(tile: Tile, layout: Layout, access: Access | None = None, max_row
     for r in range(rows):
         addr = np.asarray(fn(np.full(words, r), np.arange(words) * per_word))
         for w in range(words):
-            out.append({"row": r, "word": w, "bank": int(addr[w] // WORD_BYTES % BANKS),
+            out.append({"row": r, "word": w, "bank": int(addr[w] // tile.geo.word_bytes % tile.geo.banks),
                         "read": (r, w) in touched})
     return out
 

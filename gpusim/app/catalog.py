@@ -75,9 +75,7 @@ def knob_values(name: str, knob: str, fallback: tuple = ()) -> list:
 
 def default_shape(name: str) -> tuple[int, ...]:
     """The CLI's default shape for the kernel's family, else one default per dimension name."""
-    from gpusim.cli import DEFAULT_SHAPES
-
-    from gpusim.cli import rung_shape
+    from gpusim.ladder_shapes import DEFAULT_SHAPES, rung_shape
 
     kd = registry()[name]
     text = DEFAULT_SHAPES.get(kd.family)

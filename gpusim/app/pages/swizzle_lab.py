@@ -56,7 +56,7 @@ def controls() -> tuple[banks.Tile, banks.Layout, str, int]:
             layout = banks.Layout("cute", bms=(b, m, s))
             st.caption("Swizzle<B,M,S> maps element index i to i ^ ((i >> S) & mask), mask = bits [M, M+B). "
                        "On 2-byte elements Swizzle<3,3,3> is the 128B mode.")
-    return banks.Tile(rows, cols, dtype), layout, access, width
+    return banks.Tile(rows, cols, dtype, banks.Geometry.of(catalog.config(common.config_path()))), layout, access, width
 
 
 def heatmap(a: banks.Analysis) -> alt.Chart:
@@ -66,7 +66,7 @@ def heatmap(a: banks.Analysis) -> alt.Chart:
                     lane=("lane", "min"), address=("address", "min"), words=("address", "nunique"))
                .reset_index())
     base = alt.Chart(grouped).encode(
-        x=alt.X("bank:O", title="bank", scale=alt.Scale(domain=list(range(banks.BANKS)))),
+        x=alt.X("bank:O", title="bank", scale=alt.Scale(domain=list(range(a.tile.geo.banks)))),
         y=alt.Y("wavefront:O", title="wavefront", sort="ascending"))
     rect = base.mark_rect(stroke="white").encode(
         color=alt.Color("lane:Q", title="lane", scale=alt.Scale(scheme="viridis", domain=[0, 31])),
@@ -191,7 +191,7 @@ def main() -> None:
     with left:
         st.subheader("The tile's banks", divider="gray")
         st.altair_chart(tile_picture(tile, layout, a.access), width="stretch")
-        per_word = max(banks.WORD_BYTES // tile.element_bytes, 1)
+        per_word = max(tile.geo.word_bytes // tile.element_bytes, 1)
         words = -(-tile.cols // per_word)
         shown_rows, shown_words = min(tile.rows, banks.TILE_MAX_ROWS), min(words, banks.TILE_MAX_WORDS)
         st.caption(f"All {tile.rows} rows and {words} words per row shown." if (shown_rows, shown_words) ==
@@ -212,8 +212,8 @@ def main() -> None:
                     "copy would produce.")
     with st.expander("Lane by lane"):
         st.dataframe(pd.DataFrame({
-            "lane": range(banks.LANES), "row": a.access.rows, "column": a.access.cols,
-            "byte address": a.addresses, "first bank": a.addresses // banks.WORD_BYTES % banks.BANKS,
+            "lane": range(tile.geo.lanes), "row": a.access.rows, "column": a.access.cols,
+            "byte address": a.addresses, "first bank": a.addresses // tile.geo.word_bytes % tile.geo.banks,
             "served in wavefront": a.lane_wavefront}), hide_index=True, width="stretch")
     effect_on_time(tile, layout)
 
