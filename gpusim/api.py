@@ -12,6 +12,7 @@ from gpusim.ir import REGISTRY, KernelError, build_kernel
 from gpusim.kernel_checks import check_prediction
 from gpusim.metrics import report
 from gpusim.sm.occupancy import LaunchError
+from gpusim.ncu import TIME
 
 
 def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
@@ -22,7 +23,7 @@ def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
     try:
         sim = simulate(kernel, cfg, trace=trace)
         metrics = report(sim)
-        check_prediction(sim.kernel, sim.config, metrics["gpu__time_duration.sum"] * 1e-9)
+        check_prediction(sim.kernel, sim.config, metrics[TIME] * 1e-9)
     except KernelError as e:  # an address expression of a user's file: say which file
         kd = REGISTRY.get(name)
         if kd is None or kd.origin != kd.file or kd.file in str(e):

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from gpusim import units as u
 from gpusim.config import HardwareConfig
 from gpusim.peaks import Peaks, peaks
+from gpusim.ncu import TIME
 
-TIME = "gpu__time_duration.sum"
 CLOCK = "sm__cycles_elapsed.avg.per_second"
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"

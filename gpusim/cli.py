@@ -14,6 +14,7 @@ from gpusim.config import ConfigError
 from gpusim.ladder_shapes import DEFAULT_SHAPES, SQUARE_PREFIXES
 from gpusim.ir import KernelError
 from gpusim.sm.occupancy import LaunchError
+from gpusim.ncu import TIME
 
 # extra rows a family's ladder shows: (label suffix, overrides) per kernel
 LADDER_VARIANTS = {"attention": (("", {}), (" causal", {"causal": "1"}))}
@@ -253,7 +254,7 @@ def cmd_run(a) -> int:
 
 def dram_gbytes_per_s(m: dict) -> float:
     """DRAM bytes (read + written) over the kernel's time, in GB/s."""
-    t = m["gpu__time_duration.sum"]
+    t = m[TIME]
     return (m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / t if t else 0.0
 
 
@@ -474,7 +475,7 @@ def cmd_ladder(a) -> int:
         from gpusim import public_ladder
 
         print()
-        print("\n".join(public_ladder.lines({m["gpusim__kernel"]: m["gpu__time_duration.sum"] for _, m in rows})))
+        print("\n".join(public_ladder.lines({m["gpusim__kernel"]: m[TIME] for _, m in rows})))
     print(f"simulated in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
     return 0
 

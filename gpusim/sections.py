@@ -19,6 +19,7 @@ from gpusim import bottleneck as bn
 from gpusim import stalls as stall_text
 from gpusim import units as u
 from gpusim.config import HardwareConfig
+from gpusim.ncu import TIME
 
 SOL_SECTION = "GPU Speed Of Light Throughput"
 MEMORY = "Memory Workload Analysis"
@@ -39,7 +40,7 @@ class MetricInfo:
 
 # every metric of gpusim.metrics.report, in its section, with its unit and meaning
 CATALOG: dict[str, MetricInfo] = {
-    "gpu__time_duration.sum": MetricInfo(SOL_SECTION, "ns", "kernel duration, launch to the last write"),
+    TIME: MetricInfo(SOL_SECTION, "ns", "kernel duration, launch to the last write"),
     "sm__cycles_elapsed.avg.per_second": MetricInfo(SOL_SECTION, "Hz", "SM clock the kernel ran at"),
     "gpc__cycles_elapsed.max": MetricInfo(SOL_SECTION, "cycle", "elapsed SM cycles (without the launch overhead)"),
     bn.SOL: MetricInfo(SOL_SECTION, "%", "each unit's busy share of its peak over the elapsed time"),

@@ -10,8 +10,8 @@ from gpusim import bottleneck, sections, stalls
 from gpusim import units as u
 from gpusim.app import catalog
 from gpusim.app.pages import common
+from gpusim.ncu import TIME
 
-TIME = "gpu__time_duration.sum"
 
 st.title("Kernel explorer")
 st.markdown("Any registered kernel, any shape and knob: the prediction in Nsight Compute's vocabulary, where the "

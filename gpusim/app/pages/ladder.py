@@ -12,8 +12,8 @@ from gpusim import roofline as rl
 from gpusim.app import catalog, ladder
 from gpusim.app.pages import common
 from gpusim.ladder_shapes import SQUARE_PREFIXES, rung_shape
+from gpusim.ncu import TIME
 
-TIME = "gpu__time_duration.sum"
 LABELS = {"sgemm": "FP32 SGEMM ladder", "hgemm": "tensor-core GEMM ladder", "attention": "attention kernels"}
 
 st.title("Ladder")

@@ -8,8 +8,8 @@ import streamlit as st
 
 from gpusim.app import catalog, ladder, pipeline, timeline
 from gpusim.app.pages import common
+from gpusim.ncu import TIME
 
-TIME = "gpu__time_duration.sum"
 WINDOW_ITERATIONS = 6  # loop iterations the timeline shows at first
 COLORS = {"global memory": "#4c78a8", "TMA": "#72b7b2", "shared memory": "#9ecae9", "MMA (tensor cores)": "#e45756",
           "softmax (SFU)": "#f58518", "FP32 / INT32": "#eeca3b", "barrier / async wait": "#b279a2",

@@ -8,6 +8,7 @@ import streamlit as st
 
 from gpusim.app import banks, catalog, ladder
 from gpusim.app.pages import common
+from gpusim.ncu import TIME
 
 LAYOUTS = ("none", "padding", "XOR 32B", "XOR 64B", "XOR 128B", "CuTe Swizzle<B,M,S>")
 
@@ -113,7 +114,7 @@ def effect_on_time(tile: banks.Tile, layout: banks.Layout) -> None:
     rows, errors = [], {}
     for m, (metrics, err) in zip(modes, results, strict=True):
         if metrics:
-            rows.append({"swizzle": m, "source": "predicted", "time (ms)": metrics["gpu__time_duration.sum"] / 1e6,
+            rows.append({"swizzle": m, "source": "predicted", "time (ms)": metrics[TIME] / 1e6,
                          "chosen": m == mode, "ldmatrix conflicts": metrics.get(
                              "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum", 0)})
         else:

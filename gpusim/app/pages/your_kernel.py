@@ -17,8 +17,8 @@ from gpusim import bottleneck, sections, stalls
 from gpusim import units as u
 from gpusim.app import catalog, source, timeline
 from gpusim.app.pages import common
+from gpusim.ncu import TIME
 
-TIME = "gpu__time_duration.sum"
 OWN = "your own kernel: paste or upload a .cu file"
 DEFAULT_GRID, DEFAULT_BLOCK = "1024", "256"
 GLOBAL_LINES, CONFLICT_FREE = "global: 128-B lines", "shared: conflict-free wavefronts"
