@@ -178,7 +178,7 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
     into one program (:func:`gpusim.frontend.hopper.merge_roles`)."""
     import dataclasses
 
-    from gpusim.frontend import hopper
+    from gpusim.frontend import hopper_lower as hopper
 
     warps = batch.warps_per_cta
     role_list = hopper.roles(batch.recs, warps, base)

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim import ir
-from gpusim.frontend import hopper
+from gpusim.frontend import hopper_lower as hopper
 from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
-from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Rec, Segments, pipe_of,
-                                   reads_of, ref_of, stride_pair, writes_of)
+from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, cta_warps, key_rec,
+                                   pipe_of, reads_of, ref_of, stride_pair, warps_tuple, writes_of)
 
 MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
                 "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "cp"}
@@ -70,14 +70,6 @@ def positions(seg: Segments, program: list[Decoded]) -> list[Position]:
     return out
 
 
-def _key_rec(pos: Position) -> Rec:
-    return pos.recs.get(1, pos.recs.get(0, next(iter(pos.recs.values()))))
-
-
-def _cta_warps(ctx: Context, rec: Rec, i: int) -> np.ndarray:
-    return rec.warps[i * ctx.warps:(i + 1) * ctx.warps]
-
-
 def _kind(pos: Position) -> str:
     mn = pos.inst.mnemonic
     if hopper.lowered(pos.inst):
@@ -90,7 +82,7 @@ def _kind(pos: Position) -> str:
 
 
 def _mem_key(pos: Position):
-    r = _key_rec(pos)
+    r = key_rec(pos)
     return (pos.part, pos.inst.mnemonic, pos.inst.mods, r.space, r.kind, r.width, r.tensor, r.matrices)
 
 
@@ -104,7 +96,7 @@ def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
         if kind == "mem":
             key = ("mem", _mem_key(p))
         elif kind == "compute":
-            w = _cta_warps(ctx, _key_rec(p), ctx.base)
+            w = cta_warps(ctx, key_rec(p), ctx.base)
             # a MATCH is a bundle of its own: its pipe slots per instruction come from its values (Builder.compute)
             key = ("compute", p.part, pipe_of(p.inst), w.tobytes(), p.inst.mnemonic == "MATCH")
         else:
@@ -115,12 +107,6 @@ def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
             out.append([p])
         prev = key
     return out
-
-
-def _warps_tuple(ctx: Context, w: np.ndarray) -> tuple[int, ...] | None:
-    if w.all():
-        return None
-    return tuple(int(i) for i in np.nonzero(w)[0])
 
 
 def _slots_of(unit: list[Position]) -> list:
@@ -205,7 +191,7 @@ class Builder:
 
     def memory(self, unit: list[Position]) -> list:
         d = unit[0].inst
-        rec = _key_rec(unit[0])
+        rec = key_rec(unit[0])
         mn = d.mnemonic
         stall = sum(p.inst.stall_cycles or 0 for p in unit)
         if mn == "LDGSTS":
@@ -259,7 +245,7 @@ class Builder:
         reads = 0.0
         if pipe == "fp32":
             reads = float(np.mean([p.inst.inst.register_reads for p in unit])) if unit[0].inst.inst else 0.0
-        warps = _warps_tuple(self.ctx, _cta_warps(self.ctx, _key_rec(unit[0]), self.ctx.base))
+        warps = warps_tuple(self.ctx, cta_warps(self.ctx, key_rec(unit[0]), self.ctx.base))
         units = self._match_slots(unit) if d0.mnemonic == "MATCH" else 1
         return ir.Compute(self._name(unit, pipe), pipe, n * units, ilp, warps=warps, stall_cycles=stall,
                           register_reads=min(reads, 8.0), units=units, waits_for_results=False)
@@ -276,8 +262,8 @@ class Builder:
     def sync(self, unit: list[Position]):
         p = unit[0]
         d = p.inst
-        warps_arr = _cta_warps(self.ctx, _key_rec(p), self.ctx.base)
-        warps = _warps_tuple(self.ctx, warps_arr)
+        warps_arr = cta_warps(self.ctx, key_rec(p), self.ctx.base)
+        warps = warps_tuple(self.ctx, warps_arr)
         if d.mnemonic == "BAR":
             bid = d.ops[0].bits if d.ops and isinstance(d.ops[0], Imm) else 0
             if len(d.ops) > 1:  # a named barrier with a thread count
@@ -374,7 +360,7 @@ def flops_per_cta(ctx: Context, pos: list[Position], trips: int) -> int:
             per = hopper.flops(d)
         if not per:
             continue
-        warps = int(_cta_warps(ctx, _key_rec(p), ctx.base).sum())
+        warps = int(cta_warps(ctx, key_rec(p), ctx.base).sum())
         total += per * warps * (trips if p.part == "l" else 1)
     return total
 

@@ -25,15 +25,13 @@ import numpy as np
 from gpusim.frontend import hopper, regs
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
-from gpusim.frontend.memory import DATA, UNKNOWN, EmulationError, GlobalMemory
+from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_DESC, CONST_GRID_DIM, CONST_STACK, DATA, PARAM_BASE,
+                                    UNKNOWN, EmulationError, GlobalMemory, MemAccess, set_words_taint)
 from gpusim.patterns import PREDICATED_OFF
 
 WARP = 32
 SHARED_WINDOW_BASE = 0x400  # sm_90 reserves the first 1 KB of a CTA's shared window (UMOV UR4, 0x400 in the SASS)
 SHARED_WINDOW_MASK = 0xFFFFFF  # the window address's low 24 bits are the byte in the CTA's shared memory
-# constant bank 0 as the driver fills it on sm_90: blockDim, gridDim, the local-memory stack top, the global
-# memory descriptor (read only as ULDC.64 for desc[URx] operands) and the kernel parameters from PARAM_BASE
-CONST_BLOCK_DIM, CONST_GRID_DIM, CONST_STACK, CONST_DESC, PARAM_BASE = 0x0, 0xC, 0x28, 0x208, 0x210
 CONST_PARAM_ADDR = 0x198  # the generic address of the parameters (&param of a __grid_constant__ tensor map)
 SHARED_WINDOW_HI = 0x7E00  # the high word of a generic address in the shared window (global tensors sit at 0x7F00...)
 MAX_PERIOD = 4  # the longest period of a loop's induction variables looked for (a 4-stage pipeline's buffers)
@@ -46,21 +44,6 @@ BARRIER = {"BAR"}
 UNSUPPORTED_WHY = {
     **hopper.REFUSED, "BPT": "breakpoints and traps stop the kernel", "KILL": "KILL ends threads abnormally",
 }
-
-
-@dataclass
-class MemAccess:
-    """What one memory step touched."""
-
-    space: str  # global, shared, local
-    kind: str  # ld, st, ldsm, stsm, atom (read-modify-write), cp (LDGSTS: global load + shared store)
-    width: int  # bytes per lane (per row for ldsm/stsm)
-    addr: np.ndarray  # (lanes,) int64: byte offset in the tensor / the CTA's shared memory; -1 where not executed
-    tensor: int = -1  # global: index into the memory's tensors
-    taint: int = 0  # the address registers' taint
-    shared_addr: np.ndarray | None = None  # LDGSTS: the shared destination offsets
-    matrices: int = 0  # ldsm/stsm .x1/.x2/.x4
-    extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
 
 
 @dataclass
@@ -388,14 +371,14 @@ class Machine:
             self._check_shared(d, off, width, em)
             if data is not None:
                 self._smem_write(off, data, em)
-            _set_words_taint(self.smem_taint, off[em], width, S.any_taint(S.taint(self, src), em))
+            set_words_taint(self.smem_taint, off[em], width, S.any_taint(S.taint(self, src), em))
             out[em] = off[em]
         else:
             self._check_local(d, off, width, em)
             if not self.probing and data is not None:
                 rows = np.nonzero(em)[0]
                 self.local[rows[:, None], off[em][:, None] + np.arange(width)] = data[em]
-            _set_words_taint(self.local_taint, off[em], width, S.any_taint(S.taint(self, src), em))
+            set_words_taint(self.local_taint, off[em], width, S.any_taint(S.taint(self, src), em))
             out[em] = off[em]
         return MemAccess(space, "st", width, out, ti, t_addr)
 
@@ -477,7 +460,7 @@ class Machine:
             ra = off.reshape(nw, WARP)[:, 8 * i:8 * i + 8] + cbase
             on = rows_active.reshape(nw, WARP)[:, 8 * i:8 * i + 8]
             flat[ra[on][:, None] + np.arange(16)] = rows[on]
-        _set_words_taint(self.smem_taint, off[rows_active], 16, t_data)
+        set_words_taint(self.smem_taint, off[rows_active], 16, t_data)
         out = np.where(rows_active, off, -1)
         return MemAccess("shared", "stsm", 16, out, -1, t_addr, matrices=x)
 
@@ -508,7 +491,7 @@ class Machine:
                 data[S.pred(self, d.ops[2])] = 0
             self._smem_write(soff, data, em)
             taint = DATA | (0 if ti >= 0 and self.gmem.tensors[ti].given else UNKNOWN)
-            _set_words_taint(self.smem_taint, soff[em], width, taint)
+            set_words_taint(self.smem_taint, soff[em], width, taint)
         gout[em & ~reads] = PREDICATED_OFF
         sout[em] = soff[em]
         return MemAccess("global", "cp", width, gout, ti, t_addr, shared_addr=sout)
@@ -578,7 +561,7 @@ class Machine:
                                                                       self.gmem.tensors[ti].given))
             if space == "shared":
                 t_src = S.any_taint(S.taint(self, src), em) if src is not None else 0
-                _set_words_taint(self.smem_taint, off[idx], width, t_src | DATA)
+                set_words_taint(self.smem_taint, off[idx], width, t_src | DATA)
         return MemAccess(space, "atom", width, out, ti, t_addr)
 
     # --- running --------------------------------------------------------------------------------------------------
@@ -1082,12 +1065,6 @@ def _words_taint(taints: np.ndarray, off: np.ndarray, width: int) -> int:
         return 0
     words = (off[:, None] + np.arange(0, max(width, 4), 4)) // 4
     return int(np.bitwise_or.reduce(taints[np.clip(words, 0, len(taints) - 1)].reshape(-1)))
-
-
-def _set_words_taint(taints: np.ndarray, off: np.ndarray, width: int, t: int) -> None:
-    if len(off):
-        words = (off[:, None] + np.arange(0, max(width, 4), 4)) // 4
-        taints[np.clip(words, 0, len(taints) - 1)] = t
 
 
 def _target(d: Decoded) -> int | None:

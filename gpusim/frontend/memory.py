@@ -177,3 +177,29 @@ def from_array(array: np.ndarray) -> Callable[[int], np.ndarray]:
         return out
 
     return page
+
+
+# constant bank 0 as the driver fills it on sm_90: blockDim, gridDim, the local-memory stack top, the global
+# memory descriptor (read only as ULDC.64 for desc[URx] operands) and the kernel parameters from PARAM_BASE
+CONST_BLOCK_DIM, CONST_GRID_DIM, CONST_STACK, CONST_DESC, PARAM_BASE = 0x0, 0xC, 0x28, 0x208, 0x210
+
+
+@dataclass
+class MemAccess:
+    """What one memory step touched."""
+
+    space: str  # global, shared, local
+    kind: str  # ld, st, ldsm, stsm, atom (read-modify-write), cp (LDGSTS: global load + shared store)
+    width: int  # bytes per lane (per row for ldsm/stsm)
+    addr: np.ndarray  # (lanes,) int64: byte offset in the tensor / the CTA's shared memory; -1 where not executed
+    tensor: int = -1  # global: index into the memory's tensors
+    taint: int = 0  # the address registers' taint
+    shared_addr: np.ndarray | None = None  # LDGSTS: the shared destination offsets
+    matrices: int = 0  # ldsm/stsm .x1/.x2/.x4
+    extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
+
+
+def set_words_taint(taints: np.ndarray, off: np.ndarray, width: int, t: int) -> None:
+    if len(off):
+        words = (off[:, None] + np.arange(0, max(width, 4), 4)) // 4
+        taints[np.clip(words, 0, len(taints) - 1)] = t

@@ -97,6 +97,24 @@ class Recorder:
             self.loops[-1]["jumped"] = jumped
 
 
+# --- helpers the lowerings share (gpusim.frontend.lower, hopper_lower) ------------------------------------------
+def key_rec(pos) -> Rec:
+    """The record that speaks for a program position: its second iteration slot's, else its first's, else any."""
+    return pos.recs.get(1, pos.recs.get(0, next(iter(pos.recs.values()))))
+
+
+def cta_warps(ctx, rec: Rec, i: int) -> np.ndarray:
+    """Which warps of batch CTA ``i`` executed the recorded step."""
+    return rec.warps[i * ctx.warps:(i + 1) * ctx.warps]
+
+
+def warps_tuple(ctx, w: np.ndarray) -> tuple[int, ...] | None:
+    """The IR's warp set of a mask: None for all of the CTA's warps."""
+    if w.all():
+        return None
+    return tuple(int(i) for i in np.nonzero(w)[0])
+
+
 # --- what each instruction is for the engine ----------------------------------------------------------------------
 PIPE_OF = {"FFMA": "fp32", "FADD": "fp32", "FMUL": "fp32", "FMNMX": "fp32", "FSEL": "fp32", "FSETP": "fp32",
            "HFMA2": "fp32", "HADD2": "fp32", "HMUL2": "fp32", "HMNMX2": "fp32", "FCHK": "fp32", "FRND": "fp32",

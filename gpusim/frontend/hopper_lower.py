@@ -1,0 +1,333 @@
+"""Hopper's instructions lowered to the IR (the emulation half is :mod:`gpusim.frontend.hopper`): TMA copies, mbarrier
+arrivals and waits, wgmma and its commit/wait groups become IR operations of their own; warp-specialized roles are
+lowered apart and joined (:func:`merge_roles`)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from gpusim import ir
+from gpusim.frontend.hopper import Issue, Record, WARP
+from gpusim.frontend.isa import Decoded, Imm, Named
+from gpusim.frontend.trace import LoweringError, cta_warps, key_rec, warps_tuple
+
+# --- lowering -------------------------------------------------------------------------------------------------
+def hgemm_shape(d: Decoded) -> tuple[int, int, int]:
+    k = next(x for x in d.mods if re.fullmatch(r"\d+x\d+x\d+", x))
+    m_, n, kk = (int(v) for v in k.split("x"))
+    return m_, n, kk
+
+
+def is_commit(d: Decoded) -> bool:
+    return d.mnemonic == "HGMMA" and any(isinstance(o, Named) and o.text.startswith("gsb") for o in d.ops)
+
+
+
+
+LOWERED = {"UTMALDG", "HGMMA", "WARPGROUP"}  # (and SYNCS arrivals and waits) become IR operations of their own
+
+
+def lowered(d: Decoded) -> bool:
+    """Whether an instruction becomes an IR operation of its own (the others are int32 work in a bundle)."""
+    return d.mnemonic in LOWERED or (d.mnemonic == "SYNCS" and d.has("ARRIVE", "PHASECHK"))
+
+
+class Lowering:
+    """The IR mbarriers of a kernel's recorded Hopper steps (see the module docstring)."""
+
+    def __init__(self, ctx, positions) -> None:
+        self.ctx = ctx
+        self.base = ctx.batch.ctas[ctx.base]
+        self.commits = any(is_commit(p.inst) for p in positions)
+        parent: dict[int, int] = {}
+
+        def find(x):
+            while parent.setdefault(x, x) != x:
+                x = parent[x]
+            return x
+
+        by_inst: dict[int, set] = {}  # an instruction's barriers over the whole trace (a ring of stages)
+        for r in ctx.batch.recs:
+            if isinstance(r.extra, Record) and r.extra.kind != "init":
+                by_inst.setdefault(r.index, set()).update(i.bar for i in r.extra.issues.values() if i.bar >= 0)
+        for offs in by_inst.values():
+            offs = sorted(offs)
+            for o in offs[1:]:
+                parent[find(o)] = find(offs[0])
+            for o in offs[:1]:
+                find(o)
+        groups: dict[int, list[int]] = {}
+        for o in parent:
+            groups.setdefault(find(o), []).append(o)
+        self.group_of: dict[int, tuple[str, int, int]] = {}  # offset -> (IR name, index in its group, group size)
+        for offs in groups.values():
+            offs.sort()
+            for k, o in enumerate(offs):
+                self.group_of[o] = (f"mbar_{offs[0]:x}", k, len(offs))
+        self.arrivals: dict[tuple[str, int], int] = {}
+        self.waited: set[tuple[str, int]] = set()
+
+    def _seq(self, issue: Issue) -> tuple[str, int]:
+        name, k, n = self.group_of[issue.bar]
+        return name, issue.phase * n + k
+
+    def _per_slot(self, pos) -> dict:
+        """slot -> (IR mbarrier, seq, warps of the base CTA issuing), checked alike on every batch CTA."""
+        ci = self.ctx.batch.ctas.index(self.base)
+        out = {}
+        for slot, r in pos.recs.items():
+            rec = r.extra
+            if not isinstance(rec, Record):
+                continue
+            mine = {w: i for (c, w), i in rec.issues.items() if c == ci}
+            if not mine:
+                continue
+            seqs = {self._seq(i) for i in mine.values()}
+            if len(seqs) > 1:
+                raise _lowering_error(f"{pos.inst.where}: the warps of one CTA use different mbarrier phases")
+            out[slot] = (*seqs.pop(), tuple(sorted(mine)))
+        return out
+
+    def seq_fn(self, pos, per: dict):
+        """``seq(it, j)`` of a position from its slots' phases: a constant outside the loop, affine in the loop's
+        iteration inside it (checked on every recorded iteration)."""
+        seg = self.ctx.seg
+        if pos.part != "l":
+            s = next(iter(per.values()))[1]
+            return lambda it, j, s=s: s
+        ints = {k: v[1] for k, v in per.items() if isinstance(k, int)}
+        k1 = min((k for k in ints if k >= 1), default=None)
+        if k1 is None:
+            s = next(iter(per.values()))[1]
+            return lambda it, j, s=s: s
+        k2 = min((k for k in ints if k > k1), default=None)
+        a = (ints[k2] - ints[k1]) // (k2 - k1) if k2 is not None else 0
+        b = ints[k1] - a * k1
+        peel = int(seg.peel_first)
+        trips = None
+        if self.ctx.lane_trips is not None:
+            trips = int(self.ctx.lane_trips[self.ctx.base].max())
+        checks = dict(ints)
+        if trips is not None:
+            for slot, back in (("pen", 2), ("last", 1)):
+                if slot in per:
+                    checks[trips - back] = per[slot][1]
+        bad = [k for k, s in checks.items() if k >= 1 and s != a * k + b]
+        if bad:
+            raise _lowering_error(f"{pos.inst.where}: its mbarrier phase is not an affine function of the loop's "
+                                  f"iteration (iteration {bad[0]})")
+        return lambda it, j, a=a, b=b, peel=peel: a * (it + peel) + b
+
+    def ops(self, builder, unit) -> list:
+        p = unit[0]
+        d = p.inst
+
+        warps = warps_tuple(self.ctx, cta_warps(self.ctx, key_rec(p), self.ctx.base))
+        if d.mnemonic == "HGMMA":
+            _, n, _ = hgemm_shape(d)
+            out = [ir.Compute(builder._name(unit, "wgmma"), "wgmma", n // 8, units=n // 8, group="wgmma",
+                              warps=warps)]
+            if is_commit(d):
+                out.append(ir.Commit("wgmma", warps))
+            return out
+        if d.mnemonic == "WARPGROUP":
+            if d.has("DEPBAR"):
+                n = next((o.bits for o in d.ops if isinstance(o, Imm)), 0)
+                return [ir.WaitGroup("wgmma", n, warps)]
+            if self.commits:  # wgmma.fence: its issue slot is the group's Commit's (the gsb0 of the last HGMMA)
+                return []
+            return [ir.Compute(builder._name(unit, "int32"), "int32", 1, warps=warps)]
+        per = self._per_slot(p)
+        if not per:
+            return []
+        name = next(iter(per.values()))[0]
+        fn = self.seq_fn(p, per)
+        warps = next(iter(per.values()))[2]
+        self._count(p, per)
+        if d.mnemonic == "SYNCS" and d.has("PHASECHK"):
+            for v in per.values():
+                self.waited.add((v[0], v[1]))
+            return [ir.MbarWait(name, fn, warps)]
+        if d.mnemonic == "SYNCS":
+            return [ir.Arrive(name, fn, warps)]
+        return [self._tma(builder, unit, name, fn, warps)]
+
+    def _count(self, p, per) -> None:
+        d = p.inst
+        if d.mnemonic == "SYNCS" and d.has("PHASECHK"):
+            return
+        for v in per.values():
+            key = (v[0], v[1])
+            self.arrivals[key] = self.arrivals.get(key, 0) + len(v[2])
+
+    def _tma(self, builder, unit, name, fn, warps):
+        W = WARP
+        ctx = self.ctx
+        p = unit[0]
+        nw = ctx.warps
+        size = max((len(i.chunks) for r in p.recs.values() if isinstance(r.extra, Record)
+                    for i in r.extra.issues.values() if i.chunks is not None), default=32)
+        rep = -(-size // W)
+        tensor = next((i.tensor for r in p.recs.values() if isinstance(r.extra, Record)
+                       for i in r.extra.issues.values() if i.tensor >= 0), 0)
+        per_cta = []
+        for ci in range(len(ctx.batch.ctas)):
+            slots = {}
+            for slot, r in p.recs.items():
+                a = np.full((rep, nw, W), -1, dtype=np.int64)
+                if isinstance(r.extra, Record):
+                    for (c, w), i in r.extra.issues.items():
+                        if c == ci and i.chunks is not None:
+                            flat = np.full(rep * W, -1, dtype=np.int64)
+                            flat[:len(i.chunks)] = i.chunks
+                            a[:, w, :] = flat.reshape(rep, W)
+                slots[slot] = a
+            per_cta.append(slots)
+        op_name = builder._name(unit, "tma")
+        book = builder.book(op_name, unit, per_cta)
+        return ir.Mem(op_name, "global", "tma", 16, book, ctx.tensor_names[tensor], repeat=rep, warps=warps,
+                      arrive=name, seq=fn)
+
+    def mbarriers(self) -> dict:
+        """IR mbarrier -> arrivals per phase (TMA copies and arriving warps), the same for every phase waited on."""
+        out: dict[str, int] = {}
+        for name in sorted({v[0] for v in self.group_of.values()}):
+            counts = {s: n for (b, s), n in self.arrivals.items() if b == name}
+            waited = {counts[s] for (b, s) in self.waited if b == name and s in counts}
+            if len(waited) > 1:
+                raise _lowering_error(f"mbarrier {name}: its phases take different numbers of arrivals "
+                                      f"({sorted(waited)}): not supported yet")
+            if waited:
+                out[name] = waited.pop()
+            elif counts:
+                out[name] = max(counts.values())
+        return out
+
+
+def flops(d: Decoded) -> int:
+    """Floating-point operations one warp's HGMMA stands for (a quarter of the warpgroup's m x n x k MMA)."""
+    m_, n, k = hgemm_shape(d)
+    return 2 * m_ * n * k // 4
+
+
+def _lowering_error(msg: str):
+    return LoweringError(msg)
+
+
+def accumulate_in_pipe(ops: list) -> list:
+    """wgmma operations chained on one accumulator wait for each other inside the tensor pipe, not in the warp: their
+    register dependencies on one another are dropped (the warp waits for them at WARPGROUP.DEPBAR only)."""
+    import dataclasses
+
+    mma = {o.name for o in ops if isinstance(o, ir.Compute) and o.group == "wgmma"}
+    return [dataclasses.replace(o, after=tuple(a for a in o.after if a not in mma))
+            if isinstance(o, ir.Compute) and o.name in mma else o for o in ops]
+
+
+# --- warp-specialized roles -------------------------------------------------------------------------------------
+def roles(recs, warps_per_cta: int, base: int) -> list[tuple[int, ...]]:
+    """The base CTA's warps grouped by the instructions they executed: a producer warp, idle producer warps and the
+    consumer warps of a warp-specialized kernel are three roles."""
+    lo = base * warps_per_cta
+    seen: dict[int, set] = {w: set() for w in range(warps_per_cta)}
+    for r in recs:
+        for w in np.nonzero(r.warps[lo:lo + warps_per_cta])[0]:
+            seen[int(w)].add(r.index)
+    groups: dict[frozenset, list[int]] = {}
+    for w, s in seen.items():
+        groups.setdefault(frozenset(s), []).append(w)
+    return sorted(tuple(ws) for ws in groups.values())
+
+
+def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: int):
+    """The recorded steps as the warps of ``role`` (in every batch CTA) executed them, with each step's iteration of
+    the role's loop (the back edge it takes most), and that loop as the recorder describes one."""
+    import copy
+
+    keep = np.zeros(warps_per_cta, dtype=bool)
+    keep[list(role)] = True
+    wmask = np.tile(keep, n_ctas)
+    lmask = np.repeat(wmask, WARP)
+    out = []
+    for r in recs:
+        if not (r.warps & wmask).any():
+            continue
+        c = copy.copy(r)
+        c.warps = r.warps & wmask
+        if r.addr is not None:
+            c.addr = np.where(lmask, r.addr, -1)
+        if r.saddr is not None:
+            c.saddr = np.where(lmask, r.saddr, -1)
+        if isinstance(r.extra, Record):
+            c.extra = Record(r.extra.kind, {k: v for k, v in r.extra.issues.items() if keep[k[1]]})
+        c.witer = None
+        out.append(c)
+    backs = {}
+    for i, r in enumerate(out):
+        d = program[r.index]
+        if d.mnemonic in ("BRA", "JMP"):
+            t = next((o.addr for o in d.ops if type(o).__name__ == "Target"), None)
+            if t is not None and t <= d.addr:
+                backs.setdefault(r.index, []).append(i)
+    if not backs:
+        return out, []
+    back = max(backs, key=lambda b: len(backs[b]))
+    index_of = {d.addr: d.index for d in program}
+    tgt = next(o.addr for o in program[back].ops if type(o).__name__ == "Target")
+    head = index_of[tgt]
+    first = next(i for i, r in enumerate(out) if r.index == head)
+    it = np.full(len(out[0].warps), -1, dtype=np.int32)
+    it[wmask] = 0
+    last = max(i for i, r in enumerate(out) if r.index == back)
+    end = len(out)
+    for i in range(first, len(out)):
+        r = out[i]
+        r.witer = np.where(r.warps, it, -1).astype(np.int32)
+        if r.index == back:
+            taken = r.warps  # every warp of the role goes round (a uniform loop), but the last time
+            if i == last:
+                end = i + 1
+                break
+            it = np.where(taken, it + 1, it)
+    # a trailing iteration's steps after the last back edge belong to the code after the loop
+    for r in out[end:]:
+        r.witer = None
+    loops = [{"head": head, "back": back, "start": first, "end": end, "jumped": False}]
+    return out, loops
+
+
+def merge_roles(kernels: list, role_list: list) -> tuple:
+    """One IR program from the roles' programs: each role's operations (their warps disjoint) one after another,
+    renamed apart; the loops' bodies joined (their trip counts must agree)."""
+    import dataclasses
+
+    pro, body, epi = [], [], []
+    trips = {k.loop.trips for k in kernels if k.loop is not None}
+    if len(trips) > 1:
+        raise _lowering_error(f"the warp-specialized roles' loops run {sorted(trips)} trips: not supported yet")
+
+    def rename(ops, tag):
+        names = {o.name for o in ops if isinstance(o, (ir.Mem, ir.Compute))}
+
+        def fix(o):
+            if isinstance(o, (ir.Mem, ir.Compute)):
+                return dataclasses.replace(o, name=tag + o.name, after=tuple(tag + a if a in names else a
+                                                                               for a in o.after))
+            return o
+        return [fix(o) for o in ops]
+
+    for k, role in zip(kernels, role_list, strict=True):
+        tag = f"w{role[0]}_"
+        ops = list(k.prologue) + (list(k.loop.body) if k.loop else []) + list(k.epilogue)
+        ren = rename(ops, tag)
+        a, b = len(k.prologue), len(k.loop.body) if k.loop else 0
+        pro += ren[:a]
+        body += ren[a:a + b]
+        epi += ren[a + b:]
+    bars: dict[str, int] = {}
+    for k in kernels:
+        for name, n in k.mbarriers.items():
+            bars[name] = bars.get(name, 0) + n
+    return tuple(pro), (ir.Loop(trips.pop(), tuple(body)) if trips else None), tuple(epi), bars
