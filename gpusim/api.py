@@ -8,7 +8,8 @@ import os
 
 from gpusim.chip import Simulation, simulate
 from gpusim.config import HardwareConfig, load_config
-from gpusim.ir import REGISTRY, KernelError, build_kernel
+from gpusim.ir import REGISTRY, KernelError
+from gpusim.registry import build_kernel
 from gpusim.kernel_checks import check_prediction
 from gpusim.metrics import report
 from gpusim.sm.occupancy import LaunchError

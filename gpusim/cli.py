@@ -491,7 +491,8 @@ def _shape_text(m: dict) -> str:
 def _contents(family: str, shape) -> dict[str, bool]:
     """What the family's kernels contain (at their default parameters): the ladder shows the columns that
     matter for them."""
-    from gpusim.ir import REGISTRY, Compute, Mem, build_kernel
+    from gpusim.ir import REGISTRY, Compute, Mem
+    from gpusim.registry import build_kernel
 
     has = dict.fromkeys(("flops", "global_ld", "lds", "sts", "ldsm", "tensor"), False)
     for name, kd in REGISTRY.items():
@@ -528,7 +529,8 @@ def cmd_roofline(a) -> int:
     from gpusim import roofline
     from gpusim.api import predict_many
     from gpusim.config import load_config
-    from gpusim.ir import REGISTRY, build_kernel
+    from gpusim.ir import REGISTRY
+    from gpusim.registry import build_kernel
     from gpusim.validation import unvalidated_note
 
     if not a.output.lower().endswith((".png", ".svg")):

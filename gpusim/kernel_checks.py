@@ -1,4 +1,4 @@
-"""The one validation layer every kernel passes through, built-in or user (``gpusim.ir.build_kernel`` calls
+"""The one validation layer every kernel passes through, built-in or user (``gpusim.registry.build_kernel`` calls
 :func:`check_kernel` on every kernel it builds).
 
 It checks what a kernel description says before anything is expanded or allocated from it, against the hardware

@@ -156,7 +156,7 @@ class Plan:
         """Every knob of the point's kernel as the kernel sees it (defaults filled in, values coerced)."""
         key = (p.kernel, p.knobs)
         if key not in self._params:
-            from gpusim.ir import resolve_params
+            from gpusim.registry import resolve_params
 
             params, launch = resolve_params(p.kernel, p.overrides)
             self._params[key] = {**params, **launch}
@@ -170,7 +170,7 @@ def plan(kernels: list[str], shapes: list[tuple[int, ...]], vary: dict[str, list
     order, the last varying fastest). Bad input raises :class:`SweepError`, ``KernelError`` or
     ``ConfigError`` with one line; a point that merely cannot launch is not checked here."""
     from gpusim import loader
-    from gpusim.ir import check_shape, resolve_params
+    from gpusim.registry import check_shape, resolve_params
 
     loader.load(kernel_paths)
     fixed = dict(fixed or {})
@@ -216,7 +216,7 @@ def plan(kernels: list[str], shapes: list[tuple[int, ...]], vary: dict[str, list
 
 
 def _kernel_def(name: str):
-    from gpusim.ir import kernel_def
+    from gpusim.registry import kernel_def
 
     return kernel_def(name)
 

@@ -9,7 +9,7 @@ import pytest
 from gpusim.api import predict
 from gpusim.chip import representative_works, simulate
 from gpusim.config import load_config
-from gpusim.ir import build_kernel
+from gpusim.registry import build_kernel
 from gpusim.metrics import report
 from gpusim.resources import BIN_CYCLES, RateServer
 
@@ -176,7 +176,7 @@ def test_persistent_ctas_without_a_tile_only_set_up_and_exit():
     same 8 tiles (once 7.5x as much: every CTA ran a tile), and takes no longer for them."""
     from gpusim.api import predict
     from gpusim.config import load_config
-    from gpusim.ir import build_kernel
+    from gpusim.registry import build_kernel
 
     inst, time = "smsp__inst_executed.sum", "gpu__time_duration.sum"
     pers = predict("hgemm_persistent", (512, 512, 512))[0]

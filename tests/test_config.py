@@ -350,7 +350,8 @@ def test_the_a100_runs_the_fp32_and_sm80_tensor_kernels_and_refuses_hoppers(caps
 
 
 def test_a_wgmma_kernel_on_a_gpu_without_wgmma_names_it(h100):
-    from gpusim.ir import Compute, build_kernel
+    from gpusim.ir import Compute
+    from gpusim.registry import build_kernel
     from gpusim.kernel_checks import MissingFeatureError, check_kernel
 
     a100 = load_config(A100_CONFIG)

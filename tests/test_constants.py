@@ -15,7 +15,8 @@ import pytest
 from gpusim.api import predict
 from gpusim.chip import simulate
 from gpusim.config import HardwareConfig, load_config
-from gpusim.ir import Kernel, KernelError, Launch, Loop, Mem, Tensor, build_kernel
+from gpusim.ir import Kernel, KernelError, Launch, Loop, Mem, Tensor
+from gpusim.registry import build_kernel
 from gpusim.metrics import report
 
 H100_TEXT = (Path(__file__).resolve().parent.parent / "configs" / "h100_sxm.toml").read_text()

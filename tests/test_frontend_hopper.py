@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpusim import ir
+from gpusim import ir, registry
 from gpusim.frontend import kernel_from_source
 from gpusim.frontend.args import ArgError, parse_tmap
 from gpusim.frontend.hopper import swizzled
@@ -58,7 +58,7 @@ def test_hgemm_tma_wgmma_from_source_matches_the_sass_paths():
     range), the TMA boxes land on the tiles, and the mbarrier's phase completes with thread 0's arrive and the two
     copies."""
     k = _twin(512)
-    hand = ir.build_kernel("hgemm_tma_wgmma", (512, 512, 512))
+    hand = registry.build_kernel("hgemm_tma_wgmma", (512, 512, 512))
     for w in range(4):
         assert _per_warp(k, w) == _per_warp(hand, w)
     body = k.loop.body

@@ -72,7 +72,8 @@ def _toolkit() -> bool:
 def test_guide_kernels_match_their_sass():
     """The toolkit end to end: the guide's IR agrees with the SASS of its CUDA (no mismatch warning)."""
     from gpusim import loader
-    from gpusim.ir import REGISTRY, build_kernel
+    from gpusim.ir import REGISTRY
+    from gpusim.registry import build_kernel
 
     loader.load([str(REPO / "examples")])
     for name in ("example_transpose_naive", "example_transpose_shared", "example_reduce_shared"):

@@ -10,7 +10,8 @@ from gpusim.api import predict
 from gpusim.chip import simulate
 from gpusim.config import load_config
 from gpusim.engine import DeadlockError
-from gpusim.ir import KernelError, build_kernel
+from gpusim.ir import KernelError
+from gpusim.registry import build_kernel
 from kernels_ir.hgemm import tile_sequence
 
 CFG = load_config()

@@ -178,6 +178,6 @@ def predict(name: str, shape: tuple[int, ...], overrides: dict | None, config_pa
 def build(name: str, shape: tuple[int, ...], overrides: dict | None, cfg: HardwareConfig | None = None):
     """Build the kernel for ``cfg`` (default: the H100) without simulating it; raises the user errors of
     ``build_kernel``."""
-    from gpusim.ir import build_kernel
+    from gpusim.registry import build_kernel
 
     return build_kernel(name, tuple(shape), dict(overrides or {}), cfg)
