@@ -634,7 +634,7 @@ class ChipModel:
         the next can issue, ``busy`` cycles after they start (:func:`_quanta`: a dependent chain waits for the pipe's
         latency)."""
         stats, ledger = wp.stats, wp.work
-        p_start, _ = wp.pipes[op.pipe].book(ledger, t, n * op.units if op.units != 1 else n)
+        p_start, _ = wp.pipes[op.pipe].book(ledger, t, n * op.units)
         if p_start > t:  # held back by a busy pipe: the stall the pipes name (ExecutionPipes.throttle)
             stats[self.throttle_stall[op.pipe]] += p_start - t
         # ``issue``: cycles of the issue slot, one an instruction unless the register file is slower (the scheduler's)

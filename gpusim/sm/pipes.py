@@ -159,10 +159,7 @@ class ExecutionPipes:
             if not waits_for_results:
                 steps -= 1
             chain = max(steps * latency, stall_cycles * n / total)
-            if units == 1:
-                out.append((n, max(n / min(rate, issue_per_cycle), chain)))
-            else:
-                out.append((n, max(n / issue_per_cycle, n * units / rate, chain)))
+            out.append((n, max(n / issue_per_cycle, n * units / rate, chain)))
         return tuple(out)
 
     def of(self, sub: int) -> dict[str, RateServer]:
