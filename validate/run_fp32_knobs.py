@@ -14,6 +14,7 @@ import argparse
 import statistics
 import sys
 import traceback
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,14 +69,8 @@ def main() -> int:
             err = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
             e["correct"] = bool(err < 1e-3)
             e["max_rel_err"] = err
-            ts = []
-            for _ in range(7):
-                s, f = cp.cuda.Event(), cp.cuda.Event()
-                s.record()
-                k(grid, block, args)
-                f.record()
-                f.synchronize()
-                ts.append(cp.cuda.get_elapsed_time(s, f) * 1e6)
+            # the check's launch above is the warm-up
+            ts = common.event_times_ns(cp, partial(k, grid, block, args), n=7, warmup=False)
             e["time_ns"] = common.summarize(ts)
             common.log(f"{name} {params}: correct={e['correct']} t={statistics.median(ts) / 1e6:.3f} ms")
         except Exception:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 import subprocess
 import sys
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -79,14 +79,8 @@ def time_one(cp, np, k, grid, block, M, N, K, A, B, C, ref) -> dict:
         cp.cuda.runtime.deviceSynchronize()
         err = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
         e["correct"], e["max_rel_err"] = bool(err < 1e-3), err
-        ts = []
-        for _ in range(7):
-            s, f = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            k(grid, block, args)
-            f.record()
-            f.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, f) * 1e6)
+        # the check's launch above is the warm-up
+        ts = common.event_times_ns(cp, partial(k, grid, block, args), n=7, warmup=False)
         e["time_ns"] = common.summarize(ts)
     except Exception:
         e["correct"] = False

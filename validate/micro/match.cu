@@ -46,26 +46,15 @@ static __device__ __forceinline__ void body(int k, int iters, unsigned noise, lo
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
-extern "C" __global__ void warp_match_c1(int k, int iters, unsigned noise, long long* rec, unsigned* out) {
-  body<0, 1>(k, iters, noise, rec, out);
-}
+// one kernel per operation and chain count: warp_<op>_c<chains>
+#define WARP_OP_KERNEL(NAME, OP, CHAINS)                                                                        \
+  extern "C" __global__ void NAME(int k, int iters, unsigned noise, long long* rec, unsigned* out) {             \
+    body<OP, CHAINS>(k, iters, noise, rec, out);                                                                \
+  }
 
-extern "C" __global__ void warp_match_c8(int k, int iters, unsigned noise, long long* rec, unsigned* out) {
-  body<0, 8>(k, iters, noise, rec, out);
-}
-
-extern "C" __global__ void warp_shfl_c1(int k, int iters, unsigned noise, long long* rec, unsigned* out) {
-  body<1, 1>(k, iters, noise, rec, out);
-}
-
-extern "C" __global__ void warp_shfl_c8(int k, int iters, unsigned noise, long long* rec, unsigned* out) {
-  body<1, 8>(k, iters, noise, rec, out);
-}
-
-extern "C" __global__ void warp_mix_c1(int k, int iters, unsigned noise, long long* rec, unsigned* out) {
-  body<2, 1>(k, iters, noise, rec, out);
-}
-
-extern "C" __global__ void warp_mix_c8(int k, int iters, unsigned noise, long long* rec, unsigned* out) {
-  body<2, 8>(k, iters, noise, rec, out);
-}
+WARP_OP_KERNEL(warp_match_c1, 0, 1)
+WARP_OP_KERNEL(warp_match_c8, 0, 8)
+WARP_OP_KERNEL(warp_shfl_c1, 1, 1)
+WARP_OP_KERNEL(warp_shfl_c8, 1, 8)
+WARP_OP_KERNEL(warp_mix_c1, 2, 1)
+WARP_OP_KERNEL(warp_mix_c8, 2, 8)
