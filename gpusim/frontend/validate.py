@@ -105,6 +105,11 @@ def _point(task):
     return out
 
 
+def _key(e: dict) -> tuple:
+    """A measured row's identity: kernel, shape and knob settings."""
+    return e["kernel"], tuple(e["shape"]), str(sorted((e.get("params") or {}).items()))
+
+
 def _measured(e: dict) -> dict:
     meas = dict(e.get("ncu") or {})
     meas[TIME] = e["time_ns"]["median"]
@@ -121,7 +126,7 @@ def same_binary_rows(directory=None) -> dict:
     for f in sorted(directory.glob("frontend-binary-*.json")):
         for e in json.loads(f.read_text()).get("binary_rows", []):
             if e.get("correct"):
-                out[(e["kernel"], tuple(e["shape"]), str(sorted((e.get("params") or {}).items())))] = _measured(e)
+                out[_key(e)] = _measured(e)
     return out
 
 
@@ -140,9 +145,8 @@ def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[
             launch = launches.launch_of(e["kernel"], tuple(e["shape"]), e.get("params") or {}, e.get("defines"))
         if launch is None:
             continue
-        key = (e["kernel"], tuple(e["shape"]), str(sorted((e.get("params") or {}).items())))
         rows.append(FrontRow(e["kernel"], tuple(e["shape"]), dict(e.get("params") or {}), _measured(e),
-                             measured_same_binary=same.get(key)))
+                             measured_same_binary=same.get(_key(e))))
         tasks.append((e, launch, cfg))
     results: list = [None] * len(tasks)
 
