@@ -130,6 +130,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
     per_chunk = max(trips // chunks, 1)
     gx, gy, gz = kernel.launch.grid
     probe = [(0, 0, 0), (1 % gx, 0, 0), (0, 1 % gy, 0), (0, 0, 1 % gz)]
+    local = {t.name for t in kernel.tensors if t.local}
     seen = []  # per global op: (pattern, in loop, inner trips, sector ids of the first iteration, dependence,
     #            sector ids of the sampled iterations, of their first half)
     for p in pats.values():
@@ -172,8 +173,12 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
             tile = distinct * sector_bytes * trips / (per_chunk * chunks)
         else:
             tile = len(base) * sector_bytes
-        # the data this op's tiles are: ops that read (or write) the same bytes share L2 tiles
+        # the data this op's tiles are: ops that read (or write) the same bytes share L2 tiles; local memory's are the
+        # CTA's stack frame, the same in every chunk of the loop (a spill is reloaded from where it was stored)
         data = (int(base0[0]) if len(base0) else -1, len(base0), depends)
+        invariant = op.tensor in local
+        if invariant:
+            data = ("stack frame",)
         req = float(per_warp_total(p, p.sectors, in_loop, trips).sum())
         if op.kind == "ld":
             st = l1.get(op.name)
@@ -185,7 +190,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
         out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale * store_share,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
-                               isolated_share=isolated))
+                               isolated_share=isolated, invariant=invariant))
     return _share_gathered_tensors(kernel, out, l2spec, chunks)
 
 
@@ -261,19 +266,37 @@ def _shared_data(seen: list, sector_bytes: int, granularity_bytes: int) -> dict[
     return out
 
 
-def _fitting_footprint(kernel: Kernel, pats, spec) -> float | None:
+def _live_bytes(kernel: Kernel, t, resident_ctas: int) -> int:
+    """The bytes of tensor ``t`` that exist at once: all of it, or for local memory (``Tensor.local``) the frames of
+    the CTAs resident together (the CTAs that follow reuse them)."""
+    if not t.local:
+        return t.size_bytes
+    return t.size_bytes * min(resident_ctas, kernel.launch.num_ctas) // kernel.launch.num_ctas
+
+
+def _fitting_footprint(kernel: Kernel, pats, spec, resident_ctas: int) -> float | None:
     """:func:`gpusim.memory.l2.fitting_footprint` of the global tensors the kernel touches."""
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
     read = {p.op.tensor for p in pats.values() if p.op.space == "global" and p.op.kind in ("ld", "tma")}
-    return fitting_footprint(spec, [(t.size_bytes, t.name in read) for t in kernel.tensors if t.name in used])
+    return fitting_footprint(spec, [(_live_bytes(kernel, t, resident_ctas), t.name in read) for t in kernel.tensors
+                                    if t.name in used])
 
 
-def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, fitting: float | None) -> None:
+def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, fitting: float | None, resident_ctas: int) -> None:
     """:func:`gpusim.memory.l2.cap_reads_when_everything_fits` over the global tensors the kernel touches."""
     used = {p.op.tensor for p in pats.values() if p.op.space == "global"}
-    reads = [(t.size_bytes, [n for n, p in pats.items() if p.op.tensor == t.name and p.op.kind in ("ld", "tma")])
+    reads = [(_live_bytes(kernel, t, resident_ctas),
+              [n for n, p in pats.items() if p.op.tensor == t.name and p.op.kind in ("ld", "tma")])
              for t in kernel.tensors if t.name in used]
     cap_reads_when_everything_fits(l2, reads, fitting)
+
+
+def _slot_keys(kernel: Kernel, pats, resident_ctas: int) -> dict:
+    """Per operation on local memory (``Tensor.local``), a function from linear CTA indices to the thread slots whose
+    frames they use: a CTA reuses the frames of the CTA ``resident_ctas`` before it (the slot it took over)."""
+    local = {t.name for t in kernel.tensors if t.local}
+    return {n: (lambda lin, r=resident_ctas: np.asarray(lin, dtype=np.int64) % r)
+            for n, p in pats.items() if p.op.space == "global" and p.op.tensor in local}
 
 
 def _shares_sectors_with_neighbours(kernel, op, geo) -> bool:
@@ -510,18 +533,22 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         shared = {n for n, p in pats.items() if p.op.space == "global" and _shares_sectors_with_neighbours(kernel, p.op,
                                                                                                             geo)}
         keys_of = _data_keys(kernel, pats, geo, shared) if shared else None
+    resident = sms * occ.ctas_per_sm
+    slots = _slot_keys(kernel, pats, resident)
+    if slots:
+        keys_of = {**(keys_of or {}), **slots}
     share = None
     if kernel.trips_of is not None and trips:  # CTAs of unequal trips: each runs its share of the loop's chunks
 
         def share(lin):
             return [kernel.trips_of(i) / trips for i in np.asarray(lin).tolist()]
-    fitting = _fitting_footprint(kernel, pats, cfg.l2)
+    fitting = _fitting_footprint(kernel, pats, cfg.l2, resident)
     l2 = l2_model(fps, launch.grid, per_wave, chunks, cfg.l2, L2_MAX_WAVES, order=kernel.tile_order, keys_of=keys_of,
                   trips_share=share, footprint_bytes=fitting)
     scale = trip_scale(kernel)
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
-    _cap_reads_when_everything_fits(kernel, pats, l2, fitting)
+    _cap_reads_when_everything_fits(kernel, pats, l2, fitting, resident)
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
     hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
     timings = [_timings(cfg, c.pats, l1, l2, hbm_cost) for c in classes]

@@ -200,6 +200,10 @@ Op = Mem | Compute | Barrier | Commit | WaitGroup | Arrive | MbarWait | Loop
 class Tensor:
     name: str
     size_bytes: int
+    # per-thread local memory (register spills, stack arrays): the driver gives each thread slot an SM can hold one
+    # frame, which the CTAs that follow on the slot reuse; ``size_bytes`` is the grid's frames as the addresses lay
+    # them out, of which only the resident CTAs' exist at once (gpusim/chip.py: tiles keyed by slot)
+    local: bool = False
 
 
 @dataclass(frozen=True)

@@ -307,3 +307,57 @@ def test_a_persistent_ctas_later_tiles_keep_to_the_ring():
     for t0, _ in spans:
         in_flight = sum(1 for a, b in spans if a <= t0 < b)
         assert in_flight <= 2, (t0, in_flight)
+
+
+def _spilling_kernel(local: bool):
+    """A kernel that spills: each thread stores 4 words to its local-memory frame before its loop, then reloads two
+    and stores the four again in every iteration, beside a streaming load (the frames interleaved by thread, as the
+    front-end lays out LDL/STL)."""
+    from gpusim.ir import Compute, Kernel, Launch, Loop, Mem, Tensor
+
+    grid, threads, frame_words, trips = 132 * 8 * 4, 256, 4, 64
+    grid_threads = grid * threads
+
+    def words(c):  # LDL of words 2 and 3: word w of every thread of the grid, then word w + 1 (4-byte interleave)
+        return ((2 + c.r) * grid_threads + c.bx * threads + c.tid) * 4
+
+    def quads(c):  # STL.128 of the four words: 16-byte interleave
+        return (c.bx * threads + c.tid) * 16
+
+    spill = (Mem("p_stl", "global", "st", 16, quads, "__local"),)
+    body = (Mem("ldg", "global", "ld", 4, lambda c: ((c.bx * trips + c.it) * threads + c.tid) * 4, "x"),
+            Mem("ldl", "global", "ld", 4, words, "__local", repeat=2),
+            Compute("f", "fp32", 4, after=("ldg", "ldl")),
+            Mem("stl", "global", "st", 16, quads, "__local", after=("f",)))
+    tensors = (Tensor("x", grid * trips * threads * 4), Tensor("__local", frame_words * 4 * grid_threads, local=local))
+    launch = Launch((grid, 1, 1), (threads, 1, 1), 64, 0)
+    return Kernel("spills", "user", (1,), {}, launch, spill, Loop(trips, body), (), tensors, 0, "")
+
+
+def test_register_spills_stay_in_the_l2_frames_the_resident_ctas_reuse():
+    """Local memory is a frame per resident thread slot, reused by the CTAs that follow on the slot: a spill is
+    reloaded from the L2 where it was stored, and stores into a dirty frame rewrite it. DRAM moves the stream, not
+    the spills (without the mechanism: every reload from DRAM, every store written back, ~2x the stream's bytes)."""
+    stream = 132 * 8 * 4 * 64 * 256 * 4
+    cfg = load_config()
+    spills = report(simulate(_spilling_kernel(True), cfg))
+    assert spills["dram__bytes_read.sum"] < 1.05 * stream
+    live_frames = 132 * 8 * 256 * 4 * 4  # resident CTAs' frames
+    assert spills["dram__bytes_write.sum"] <= live_frames
+    plain = report(simulate(_spilling_kernel(False), cfg))  # the same tensor as ordinary global memory
+    assert plain["dram__bytes_read.sum"] > 1.3 * stream
+
+
+def test_stores_into_a_dirty_resident_tile_rewrite_it_and_are_written_back_once():
+    """A frame stored again and again (a spill slot of each thread slot, in every chunk and every wave of CTAs that
+    reuse the slot) is dirty data rewritten in the L2: what leaves for DRAM is at most the frames, not every store.
+    Fails without the dirty merge of ``_access_tiles`` (each store new dirty data: 64 times the frames)."""
+    from gpusim.memory.l2 import L2Footprint, l2_model
+
+    spec = load_config().l2
+    slots, waves, chunks, tile = 96, 8, 8, 256 << 10  # 24 MiB of frames
+    st = L2Footprint("st", "__local", "st", (True, False, False), ("stack frame",), tile, tile / 32, invariant=True)
+    ld = L2Footprint("ld", "x", "ld", (True, False, False), ("x",), 64 << 10, (64 << 10) / 32)  # a stream beside
+    res = l2_model([st, ld], (slots * waves, 1, 1), slots, chunks, spec, 1000,
+                   keys_of={"st": lambda lin: np.asarray(lin) % slots})
+    assert res.dram_write_bytes["st"] <= slots * tile

@@ -441,7 +441,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
                 return max(trips_by_cta[ref] + sum((c[d] - ref[d]) * g for d, g in cta_strides.items()), 0)
     flops = flops_per_cta(ctx, pos, loop.trips if loop else 1) * math.prod(batch.grid)
     if b.used_local:
-        tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads)]
+        tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads, local=True)]
     return ir.Kernel(name, "cuda", tuple(batch.grid), {}, launch, pro, loop, epi, tuple(tensors), flops, source,
                      notes, mbarriers=hop.mbarriers() if hop else {}, trips_of=trips_of,
                      loop_sass_instructions=loop_insts, varying=frozenset(b.varying))

@@ -271,6 +271,7 @@ class TileReuse:
         self._state = np.zeros(2)  # bytes touched, bytes allocated
         self._keys = np.full(_TABLE_START, -1, dtype=np.int64)  # codes (-1: an empty slot)
         self._last = np.zeros(_TABLE_START)  # bytes touched at each code's last use
+        self._dirty = np.zeros(_TABLE_START, dtype=np.uint8)  # whether a store left the tile dirty
         self._count = 0
 
     @property
@@ -287,11 +288,11 @@ class TileReuse:
         of the chunk; 0: not used) by ``wanted`` CTAs, each moving ``fetched_bytes`` from HBM on a miss for
         ``tile_bytes`` of data. Adds to ``sums`` (bytes read from HBM, wanted, wanted in missing tiles, stored)."""
         while 2 * (self._count + len(codes)) > len(self._keys):
-            self._keys, self._last = _rehash(self._keys, self._last, 2 * len(self._keys))
+            self._keys, self._last, self._dirty = _rehash(self._keys, self._last, self._dirty, 2 * len(self._keys))
         spec = self.spec
-        self._count += _access_tiles(self._keys, self._last, self._state, codes, moved, wanted, float(fetched_bytes),
-                                     float(tile_bytes), int(copies), bool(store), float(spec.size_bytes),
-                                     float(spec.reuse_all_hit_footprint_ratio),
+        self._count += _access_tiles(self._keys, self._last, self._dirty, self._state, codes, moved, wanted,
+                                     float(fetched_bytes), float(tile_bytes), int(copies), bool(store),
+                                     float(spec.size_bytes), float(spec.reuse_all_hit_footprint_ratio),
                                      float(spec.reuse_all_miss_footprint_ratio), sums)
 
 
@@ -320,21 +321,25 @@ def _slot(keys, code):
 
 
 @_jit(cache=True)
-def _rehash(keys, last, size):
+def _rehash(keys, last, dirty, size):
     new_keys = np.full(size, -1, dtype=np.int64)
     new_last = np.zeros(size)
+    new_dirty = np.zeros(size, dtype=np.uint8)
     for i in range(len(keys)):
         if keys[i] != -1:
             j = _slot(new_keys, keys[i])
             new_keys[j] = keys[i]
             new_last[j] = last[i]
-    return new_keys, new_last
+            new_dirty[j] = dirty[i]
+    return new_keys, new_last, new_dirty
 
 
 @_jit(cache=True)
-def _access_tiles(keys, last, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at, miss_at,
-                  sums):
-    """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new."""
+def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at,
+                  miss_at, sums):
+    """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new. A store to a tile a
+    store left dirty and still resident rewrites the dirty lines: only its share found gone (written back since) is
+    new dirty data, to be written back once (register spills stored again and again into one stack frame)."""
     new = 0
     for k in range(len(codes)):
         m = moved[k]
@@ -353,7 +358,8 @@ def _access_tiles(keys, last, state, codes, moved, wanted, fetched, tile, copies
         state[1] += added * (1.0 - found)
         last[i] = touched
         if store:
-            sums[3] += tile * m
+            sums[3] += tile * m * (1.0 - found if dirty[i] else 1.0)
+            dirty[i] = 1
         else:
             by = wanted[k]
             sums[0] += fetched * m * (1.0 - found)
@@ -395,6 +401,7 @@ class L2Footprint:
     fetch_ratio: float = 1.0  # bytes read from HBM per tile byte on a miss (the fetch granularity's neighbours)
     in_loop: bool = True  # in the outer loop: a CTA that runs fewer trips (causal attention) skips its last chunks
     isolated_share: float = 0.0  # of the blocks a miss fetches, the share with no other fetched block near them
+    invariant: bool = False  # in the loop at addresses its iterations do not move: the same tiles in every chunk
 
 
 ALLOCATED = ""  # the per-wave key of the bytes the L2 allocated (no operation is named "")
@@ -503,8 +510,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 tile, fetched = o.tile_bytes_per_chunk, o.tile_bytes_per_chunk * o.fetch_ratio
                 store = o.kind == "st"
                 sums = np.array([w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name]])
-                reuse.access_many(tiles * chunks + q, moved, wanted, fetched, tile, 1 if store else spec.read_copies,
-                                  store, sums)
+                code = tiles * chunks + (0 if o.invariant else q)
+                reuse.access_many(code, moved, wanted, fetched, tile, 1 if store else spec.read_copies, store, sums)
                 w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name] = sums.tolist()
             for name, b in c_st.items():
                 if b > 0:
