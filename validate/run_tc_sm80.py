@@ -71,6 +71,13 @@ TC_METRICS = [
     "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
     "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum",
     "smsp__inst_executed_op_ldgsts.sum",
+    # local memory (register spills: fa2 at bc=128 spills 520 B a thread): requests, sectors and L1 hit rates
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct",
+    "l1tex__t_sector_pipe_lsu_mem_local_op_st_hit_rate.pct",
 ]
 
 
