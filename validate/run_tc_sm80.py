@@ -358,8 +358,9 @@ def ncu_metric_list(available: set[str]) -> tuple[list[str], list[str], list[str
 
 
 def ncu_case(ncu: str, metrics: list[str], idx: int, case: dict[str, Any], quick: bool, timeout: float,
-             logf: Any) -> tuple[dict[str, Any] | None, dict[str, str], list[str], str]:
-    """Profile case `idx` in a child process: (row or None, units, metrics dropped, log text)."""
+             logf: Any, cases_file: str | None = None) -> tuple[dict[str, Any] | None, dict[str, str], list[str], str]:
+    """Profile case `idx` (of ``cases_file``'s list where given) in a child process: (row or None, units, metrics
+    dropped, log text)."""
     metrics = list(metrics)
     dropped: list[str] = []
     text = ""
@@ -370,6 +371,8 @@ def ncu_case(ncu: str, metrics: list[str], idx: int, case: dict[str, Any], quick
                *common.python_cmd(), str(Path(__file__).resolve()), "--ncu-case", str(idx)]
         if quick:
             cmd.append("--quick")
+        if cases_file:  # the child indexes the same list as the parent
+            cmd += ["--cases", cases_file]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
             out, err, rc = p.stdout or "", p.stderr or "", p.returncode
@@ -392,12 +395,12 @@ def ncu_case(ncu: str, metrics: list[str], idx: int, case: dict[str, Any], quick
     return None, {}, dropped, text
 
 
-def ncu_child(idx: int, quick: bool) -> int:
+def ncu_child(idx: int, quick: bool, cases_file: str | None = None) -> int:
     """Launch case idx NCU_WARMUP + 1 times on random inputs (CuPy only: no torch import, quick start)."""
     import cupy as cp
     import numpy as np
 
-    case = build_cases(quick)[idx]
+    case = build_cases(quick, json.loads(Path(cases_file).read_text()) if cases_file else None)[idx]
     f = Compiler(cp).get(case)
     rs = cp.random.RandomState(4321 + idx)
 
@@ -436,7 +439,7 @@ def main() -> int:
     ap.add_argument("--ncu-case", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.ncu_case is not None:
-        return ncu_child(a.ncu_case, a.quick)
+        return ncu_child(a.ncu_case, a.quick, a.cases)
 
     import cupy as cp
     import numpy as np
@@ -625,7 +628,7 @@ def run_ncu_pass(a: argparse.Namespace, ncu: str, query: Any, data: dict[str, An
             continue
         t0 = time.time()
         row, units, dropped, text = ncu_case(ncu, [m for m in present if m not in dropped_all], e["case_index"],
-                                             cases[e["case_index"]], a.quick, a.ncu_timeout, common.log)
+                                             cases[e["case_index"]], a.quick, a.ncu_timeout, common.log, a.cases)
         logs.append(text)
         dropped_all += [m for m in dropped if m not in dropped_all]
         units_all.update(units)
