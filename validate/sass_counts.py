@@ -48,6 +48,24 @@ def _sm80_targets():
     return sm80
 
 
+def _irregular(kernel: str, shape: tuple, params: dict) -> dict:
+    """run_irregular's ncu child launching one case (validate/run_irregular.py CASES), once."""
+    sys.path.insert(0, str(HERE))
+    import run_irregular
+
+    idx = run_irregular.CASES.index((kernel, shape, params))
+    name = f"{kernel} {','.join(map(str, shape))} {' '.join(f'{k}={v}' for k, v in params.items())}".strip()
+    return {"name": name, "kernel": kernel, "skip": 0,
+            "argv": [str(HERE / "run_irregular.py"), "--ncu-child", "twins", "--cases", str(idx)]}
+
+
+IRREGULAR_COUNTS = [("histogram", (8388608,), {"bins": "uniform"}), ("histogram", (67108864,), {"bins": "uniform"}),
+                    ("histogram_aggregated", (8388608,), {"bins": "uniform"}),
+                    ("histogram_aggregated", (67108864,), {"bins": "one"})]
+IRREGULAR_STALLS = [("histogram", (8388608,), {"bins": "uniform"}), ("block_scan", (4194304,), {}),
+                    ("block_scan_padded", (4194304,), {}), ("stencil5", (8192,), {})]
+
+
 def targets(work: Path) -> list[dict]:
     """(name, kernel regex, child argv, launches to skip): the twins whose instruction counts are in doubt."""
     sys.path.insert(0, str(HERE))
@@ -71,7 +89,8 @@ def targets(work: Path) -> list[dict]:
     for k in ("mem_reduce_interleaved", "mem_reduce_sequential"):
         out.append({"name": f"{k} 4194304", "kernel": k, "argv": [str(HERE / "run_membound.py"), "--ncu-child"],
                     "skip": 0})
-    return out
+    # the irregular twins' instruction counts: divergent paths around a convergence barrier, grid-stride trips
+    return out + [_irregular(*c) for c in IRREGULAR_COUNTS]
 
 
 STALL_BASE_COLUMNS = ["Address", "Source", "Instructions Executed", "Warp Stall Sampling (All Samples)"]
@@ -100,7 +119,7 @@ def stall_targets(work: Path) -> list[dict]:
             fp32("sgemm_double_buffered", "4096,4096,4096"),
             sm80("fa2", [8, 32, 2048, 64], {}), sm80("hgemm_mma_pipelined", [4096, 4096, 4096], {}),
             membound("mem_transpose_padded", 2048), membound("mem_transpose_shared", 2048),
-            membound("mem_scale", 16 << 20), membound("mem_copy", 4 << 20)]
+            membound("mem_scale", 16 << 20), membound("mem_copy", 4 << 20)] + [_irregular(*c) for c in IRREGULAR_STALLS]
 
 
 def parse_source_csv(text: str) -> list[dict]:
@@ -131,7 +150,7 @@ def write(path: Path, res: dict) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="", help="substring of the target names to run")
+    ap.add_argument("--only", default="", help="comma-separated substrings: run the targets whose name holds one")
     ap.add_argument("--work", default="/tmp/sass_counts", help="where the ncu reports go")
     ap.add_argument("--stalls", action="store_true",
                     help="the stall targets, with ncu's PC samples per instruction and reason (WarpStateStats)")
@@ -148,7 +167,7 @@ def main() -> int:
                           "Samples), then every stall_<reason> PC-sample count that is not zero somewhere (ncu's "
                           "source page; the (Not Issued) copies dropped)")
     for t in (stall_targets(work) if a.stalls else targets(work)):
-        if a.only and a.only not in t["name"]:
+        if a.only and not any(o and o in t["name"] for o in a.only.split(",")):
             continue
         rep = work / ("sc_" + t["name"].replace(" ", "_").replace(",", "x"))
         cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "-k", f"regex:^{t['kernel']}$",
