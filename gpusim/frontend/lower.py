@@ -247,8 +247,20 @@ class Builder:
             reads = float(np.mean([p.inst.inst.register_reads for p in unit])) if unit[0].inst.inst else 0.0
         warps = warps_tuple(self.ctx, cta_warps(self.ctx, key_rec(unit[0]), self.ctx.base))
         units = self._match_slots(unit) if d0.mnemonic == "MATCH" else 1
-        return ir.Compute(self._name(unit, pipe), pipe, n * units, ilp, warps=warps, stall_cycles=stall,
-                          register_reads=min(reads, 8.0), units=units, waits_for_results=False)
+        return ir.Compute(self._name(unit, pipe), pipe, n * units + self._reissues(unit), ilp, warps=warps,
+                          stall_cycles=stall, register_reads=min(reads, 8.0), units=units, waits_for_results=False)
+
+    @staticmethod
+    def _reissues(unit: list[Position]) -> int:
+        """The issues of the unit's BSYNCs beyond one a warp: a warp whose lanes reach a convergence barrier in
+        several groups issues it once per group (the mean over every warp and iteration the emulator ran)."""
+        extra = 0.0
+        for p in unit:
+            seen = [r.issues[r.issues > 0] for r in p.recs.values() if r.issues is not None]
+            seen = np.concatenate(seen) if seen else np.zeros(0, np.int32)
+            if seen.size:
+                extra += float(seen.mean()) - 1.0
+        return round(extra)
 
     def _match_slots(self, unit: list[Position]) -> int:
         """Shuffle-pipe slots one MATCH.ANY takes: ``[pipes] match_slots_per_distinct_value`` times the distinct
@@ -433,12 +445,25 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
                     one, two = stride_pair(batch.grid, d)
                     cta_strides[d] = trips_by_cta[two] - trips_by_cta[one]
 
+            def by_strides(c: tuple[int, int, int]) -> int:
+                ref = ref_of(c, batch.grid)
+                return trips_by_cta[ref] + sum((c[d] - ref[d]) * g for d, g in cta_strides.items())
+
+            # the strides between CTAs 1 and 2 predict the interior probes (causal attention: trips grow by a CTA's
+            # rows); where they do not (a grid-stride loop: the first CTAs one trip more than the rest, a step no
+            # stride describes), each CTA takes the trips of the emulated CTAs around it in launch order, linearly
+            # between them
+            steps = all(by_strides(c) == t for c, t in trips_by_cta.items())
+            sampled = sorted((c[0] + gx * (c[1] + gy * c[2]), t) for c, t in trips_by_cta.items())
+            xs, ys = np.array([x for x, _ in sampled], float), np.array([t for _, t in sampled], float)
+
             def trips_of(linear: int) -> int:
                 c = (linear % gx, (linear // gx) % gy, linear // (gx * gy))
                 if c in trips_by_cta:
                     return max(trips_by_cta[c], 0)
-                ref = ref_of(c, batch.grid)
-                return max(trips_by_cta[ref] + sum((c[d] - ref[d]) * g for d, g in cta_strides.items()), 0)
+                if steps:
+                    return max(by_strides(c), 0)
+                return max(round(float(np.interp(linear, xs, ys))), 0)
     flops = flops_per_cta(ctx, pos, loop.trips if loop else 1) * math.prod(batch.grid)
     if b.used_local:
         tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads, local=True)]

@@ -55,6 +55,7 @@ class Step:
     mem: MemAccess | None = None
     cond_taint: int = 0  # a branch: its predicate's taint
     distinct: np.ndarray | None = None  # MATCH: (warps,) distinct values among each warp's executing lanes
+    issues: np.ndarray | None = None  # BSYNC: (warps,) times each warp issues it (once per group of its lanes arriving)
 
 
 @dataclass
@@ -569,6 +570,7 @@ class Machine:
         """Emulate every lane of the batch from the kernel's first instruction to its exit."""
         self._pending: dict[int, np.ndarray] = {0: self.valid.copy()}
         self._heap = [0]
+        self._arrivals: dict[int, np.ndarray] = {}  # BSYNC -> (warps,) groups of lanes that arrived apart
         self._drive(stop=None)
         if self.hopper is not None:
             self.hopper.check_done()
@@ -602,6 +604,12 @@ class Machine:
     def _goto(self, pc: int, lanes: np.ndarray) -> None:
         if not lanes.any():
             return
+        if not self.probing and pc < len(self.program) and self.program[pc].mnemonic == "BSYNC":
+            # lanes that branched apart wait for each other at the convergence barrier: each group that arrives
+            # issues the BSYNC (ncu's source counters: twice a trip in histogram_aggregated's loop, leaders and the
+            # rest), where the minimum-PC rule runs the merged lanes once
+            arrived = lanes.reshape(-1, WARP).any(axis=1).astype(np.int32)
+            self._arrivals[pc] = self._arrivals.get(pc, 0) + arrived
         cur = self._pending.get(pc)
         if cur is None:
             self._pending[pc] = lanes
@@ -650,14 +658,15 @@ class Machine:
                 raise S.unsupported(d, why)
             self.distinct = None
             fn(self, d, em)
-        self._record(d, mask, em, mem, cond_taint, self.distinct if mn == "MATCH" else None)
+        issues = self._arrivals.pop(d.index, None) if mn == "BSYNC" else None
+        self._record(d, mask, em, mem, cond_taint, self.distinct if mn == "MATCH" else None, issues)
         self._goto(nxt, mask)
 
-    def _record(self, d, mask, em, mem, cond_taint, distinct=None) -> None:
+    def _record(self, d, mask, em, mem, cond_taint, distinct=None, issues=None) -> None:
         if self.recorder is not None and not self.probing:
             iters = self.iters.copy() if self.tracked is not None else None
             self.recorder.step(Step(d, mask.copy(), em.copy() if em is not mask else em.copy(), iters, mem,
-                                    cond_taint, distinct))
+                                    cond_taint, distinct, issues))
 
     def _control(self, d: Decoded, mask, em, cond_taint) -> None:
         mn = d.mnemonic

@@ -46,6 +46,7 @@ class Rec:
     matrices: int = 0
     taint: int = 0
     distinct: np.ndarray | None = None  # MATCH: (batch warps,) distinct values per warp (0: not there)
+    issues: np.ndarray | None = None  # BSYNC: (batch warps,) times each warp issued it (0: not there)
     extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
 
 
@@ -65,6 +66,8 @@ class Recorder:
         r = Rec(s.inst.index, warps, witer)
         if s.distinct is not None:
             r.distinct = np.where(warps, s.distinct, 0).astype(np.int32)
+        if s.issues is not None:
+            r.issues = np.where(warps, s.issues, 0).astype(np.int32)
         m = s.mem
         if m is not None:
             r.addr = np.where(s.exec, m.addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
