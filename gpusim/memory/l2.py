@@ -271,7 +271,7 @@ class TileReuse:
         self._state = np.zeros(2)  # bytes touched, bytes allocated
         self._keys = np.full(_TABLE_START, -1, dtype=np.int64)  # codes (-1: an empty slot)
         self._last = np.zeros(_TABLE_START)  # bytes touched at each code's last use
-        self._dirty = np.zeros(_TABLE_START, dtype=np.uint8)  # whether a store left the tile dirty
+        self._dirty = np.zeros(_TABLE_START, dtype=np.uint64)  # per tile, the store operations that left it dirty
         self._count = 0
 
     @property
@@ -283,17 +283,19 @@ class TileReuse:
         return float(self._state[1])
 
     def access_many(self, codes: np.ndarray, moved: np.ndarray, wanted: np.ndarray, fetched_bytes: float,
-                    tile_bytes: float, copies: int, store: bool, sums: np.ndarray) -> None:
+                    tile_bytes: float, copies: int, store: bool, sums: np.ndarray, store_bit: int = 0) -> None:
         """Use the tiles ``codes`` (distinct non-negative integers) one after another, ``moved`` of each (its share
         of the chunk; 0: not used) by ``wanted`` CTAs, each moving ``fetched_bytes`` from HBM on a miss for
-        ``tile_bytes`` of data. Adds to ``sums`` (bytes read from HBM, wanted, wanted in missing tiles, stored)."""
+        ``tile_bytes`` of data. Adds to ``sums`` (bytes read from HBM, wanted, wanted in missing tiles, stored).
+        ``store_bit`` (0..63) names a store operation among those of the tile's data: its own bytes of the tile."""
         while 2 * (self._count + len(codes)) > len(self._keys):
             self._keys, self._last, self._dirty = _rehash(self._keys, self._last, self._dirty, 2 * len(self._keys))
         spec = self.spec
         self._count += _access_tiles(self._keys, self._last, self._dirty, self._state, codes, moved, wanted,
                                      float(fetched_bytes), float(tile_bytes), int(copies), bool(store),
                                      float(spec.size_bytes), float(spec.reuse_all_hit_footprint_ratio),
-                                     float(spec.reuse_all_miss_footprint_ratio), sums)
+                                     float(spec.reuse_all_miss_footprint_ratio), sums,
+                                     np.uint64(1) << np.uint64(store_bit))
 
 
 _TABLE_START = 1024  # algorithmic: slots of a tile table before it first grows (it doubles, half full at most)
@@ -324,7 +326,7 @@ def _slot(keys, code):
 def _rehash(keys, last, dirty, size):
     new_keys = np.full(size, -1, dtype=np.int64)
     new_last = np.zeros(size)
-    new_dirty = np.zeros(size, dtype=np.uint8)
+    new_dirty = np.zeros(size, dtype=np.uint64)
     for i in range(len(keys)):
         if keys[i] != -1:
             j = _slot(new_keys, keys[i])
@@ -336,10 +338,11 @@ def _rehash(keys, last, dirty, size):
 
 @_jit(cache=True)
 def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at,
-                  miss_at, sums):
-    """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new. A store to a tile a
-    store left dirty and still resident rewrites the dirty lines: only its share found gone (written back since) is
-    new dirty data, to be written back once (register spills stored again and again into one stack frame)."""
+                  miss_at, sums, bit):
+    """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new. A store operation
+    (``bit``) to a tile it left dirty, still resident, rewrites its dirty lines: only its share found gone (written
+    back since) is new dirty data, to be written back once (a register spill stored again and again into one stack
+    frame); other operations' stores to the tile write their own bytes."""
     new = 0
     for k in range(len(codes)):
         m = moved[k]
@@ -358,8 +361,8 @@ def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile,
         state[1] += added * (1.0 - found)
         last[i] = touched
         if store:
-            sums[3] += tile * m * (1.0 - found if dirty[i] else 1.0)
-            dirty[i] = 1
+            sums[3] += tile * m * (1.0 - found if dirty[i] & bit else 1.0)
+            dirty[i] |= bit
         else:
             by = wanted[k]
             sums[0] += fetched * m * (1.0 - found)
@@ -472,6 +475,11 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     # ops of one data follow each other (a CTA's loads of the same bytes come close together; taken op by op over
     # the wave, the other ops' data in between would evict the tile before its next reader comes)
     by_data = sorted(ops, key=lambda o: groups[o.name])
+    store_bits: dict[str, int] = {}  # each operation of a data group its own bit (their bytes of the tiles differ)
+    seen_in_group: dict[int, int] = {}
+    for o in by_data:
+        store_bits[o.name] = seen_in_group.get(groups[o.name], 0) % 64
+        seen_in_group[groups[o.name]] = seen_in_group.get(groups[o.name], 0) + 1
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
@@ -511,7 +519,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 store = o.kind == "st"
                 sums = np.array([w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name]])
                 code = tiles * chunks + (0 if o.invariant else q)
-                reuse.access_many(code, moved, wanted, fetched, tile, 1 if store else spec.read_copies, store, sums)
+                reuse.access_many(code, moved, wanted, fetched, tile, 1 if store else spec.read_copies, store, sums,
+                                  store_bits[o.name])
                 w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name] = sums.tolist()
             for name, b in c_st.items():
                 if b > 0:
