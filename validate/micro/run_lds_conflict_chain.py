@@ -1,0 +1,65 @@
+"""Latency of bank-conflicted shared loads on the H100 (what a k-way conflict adds to a dependent LDS).
+
+    python3 validate/micro/run_lds_conflict_chain.py --out validate/measurements/h100/ldsconflict-2026-11-28.json
+
+validate/micro/lds_conflict_chain.cu: one CTA per SM of 32 warps, of which 1, 4 or 32 walk a chain of ITERS x 16
+dependent LDS (each word holds its own offset); lane l reads word (l % ways) * 32 + l // ways, so the 32 lanes fall
+on ways distinct words of each bank they touch: a ways-way conflict (1: none). Cycles per load: clock64 around the
+chain per warp, median over warps and 3 launches (the first launch a warm-up). The chain's end value is checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+WAYS = (1, 2, 4, 8, 16, 32)
+WARPS = (1, 4, 32)
+ITERS = 64
+UNROLL = 16
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    f = cp.RawModule(code=(HERE / "lds_conflict_chain.cu").read_text()).get_function("lds_chain")
+    data = common.cupy_header(cp, "ldsconflict-1")
+    data["how"] = __doc__
+    rows = []
+    for warps in WARPS:
+        for ways in WAYS:
+            per = []
+            ok = True
+            for _ in range(4):
+                cyc = cp.zeros(sms * 32, dtype=cp.int64)
+                sink = cp.zeros(sms * 1024, dtype=cp.uint32)
+                f((sms,), (1024,), (np.int32(ways), np.int32(ITERS), np.int32(warps), cyc, sink))
+                cp.cuda.runtime.deviceSynchronize()
+                c = cp.asnumpy(cyc).reshape(sms, 32)[:, :warps]
+                per.append(float(np.median(c)) / (ITERS * UNROLL))
+                lanes = np.arange(32)
+                first = cp.asnumpy(sink).reshape(sms, 32, 32)[:, 0, :]  # warp 0 of each CTA
+                ok &= bool((first == (lanes % ways) * 32 + lanes // ways).all())
+            rows.append({"warps_per_sm": warps, "ways": ways, "cycles_per_load": statistics.median(per[1:]),
+                         "per_launch": per, "value_ok": ok})
+            common.log(f"warps={warps} ways={ways}: {statistics.median(per[1:]):.2f} cycles per dependent LDS ok={ok}")
+    data["rows"] = rows
+    Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
