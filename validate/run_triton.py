@@ -1,10 +1,12 @@
 """Measure the Triton examples (examples/triton_kernels.py: vector add, fused softmax, blocked matmul) on the H100, as
 `gpusim run examples/triton_kernels.py ...` predicts them (docs/your-kernel.md's commands).
 
-    python3 validate/run_triton.py --out $OUT/triton-2026-11-27.json        # on the GPU machine (Triton, torch, ncu)
+    python3 validate/run_triton.py --out $OUT/triton-2026-11-28.json        # on the GPU machine (Triton, torch, ncu)
 
-Each case: correct against torch, time with triton.testing.do_bench (median; it clears the L2 before each launch),
-then one ncu child run (--clock-control none) with the ladder metrics. The matmul is built with DISABLE_MMA_V3=1
+Each case: correct against torch, time as the memory-bound twins are timed (validate/run_membound.py: CUDA events
+around one launch after writing a 256 MiB scratch buffer and reading a clean one, median of 30; until 2026-11-27
+triton.testing.do_bench, whose per-launch figure carried 4-10 us more than ncu's gpu__time_duration), then one ncu
+child run (--clock-control none) with the ladder metrics. The matmul is built with DISABLE_MMA_V3=1
 (mma.sync, not wgmma), the build gpusim emulates. Schema-1 JSON: one entry per case with the gpusim --arg / --const
 texts that reproduce it.
 """
@@ -115,20 +117,23 @@ def main() -> int:
         return 0
     import torch
     import triton
-    from triton.testing import do_bench
-
     mod = _module()
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
-    data = {"schema": 1, "date": "2026-11-27",
+    import datetime
+
+    data = {"schema": 1, "date": datetime.date.today().isoformat(),
             "gpu": {"name": props.name, "sm_count": props.multi_processor_count,
                     "nvidia_smi": common.nvidia_smi()},
             "software": {"triton": triton.__version__, "torch": torch.__version__,
                          "env": {"DISABLE_MMA_V3": "1"}},
-            "how": {"time": "triton.testing.do_bench, median (it clears the L2 before each launch)",
+            "how": {"time": "CUDA events around one launch after writing one 256 MiB scratch buffer and reading a "
+                            "clean one (validate/run_membound.py's method), median of 30",
                     "ncu": "one launch per case in a child process, --clock-control none"},
             "kernels": []}
+    scratch = torch.empty(64 << 20, dtype=torch.float32, device="cuda")  # 256 MiB: evicts the kernel's data
+    clean = torch.ones(16 << 20, dtype=torch.float32, device="cuda")  # leaves clean lines (no flush write-back)
     for case in CASES:
         kernel, shape, grid, warps, stages, consts = case
         e = {"kernel": f"triton_{kernel}", "shape": list(shape), "params": {}, "twin": "examples/triton_kernels.py",
@@ -141,7 +146,16 @@ def main() -> int:
             err = check()
             e["correct"] = bool(err < (2e-2 if kernel == "matmul" else 1e-5))
             e["max_err"] = err
-            ts = [do_bench(launch, warmup=25, rep=100, return_mode="median") * 1e6 for _ in range(3)]
+            ts = []
+            for _ in range(30):
+                scratch.fill_(1.0)
+                clean.sum()
+                s, f = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                launch()
+                f.record()
+                f.synchronize()
+                ts.append(s.elapsed_time(f) * 1e6)
             e["time_ns"] = {"median": statistics.median(ts), "min": min(ts), "max": max(ts), "n": len(ts)}
             t_us = e["time_ns"]["median"] / 1e3
             common.log(f"{kernel} {shape}: correct={e['correct']} err={err:.2e} t={t_us:.1f} us")
