@@ -26,18 +26,25 @@ run their tiles one after another. Stores are fire-and-forget for the warp, but 
 stores have reached L2 (ncu's ``drain``), and the kernel ends when the last write and write-back have drained.
 Each unit's busy cycles are collected from the servers it reports (:meth:`ChipModel._busy`).
 
-Fast-forward, two levels, each only once it has proved a steady state:
+Fast-forward, three kinds, each only once it has proved a steady state:
 - a CTA's outer loop: after a warm-up, the period of each warp's iterations is measured over a window; when
   two successive windows agree, the rest of the trips is skipped, their work booked on every unit as a
-  background reservation (stretched when the unit has no room for it); otherwise it simulates on;
+  background reservation (stretched when the unit has no room for it) and in the warps' ledgers as simulated work
+  is; what was in flight at the skip (results, stores, async groups) is in flight at its end; otherwise it
+  simulates on;
+- a persistent CTA's tiles, as a loop's iterations (a tile's work counts its own skipped iterations');
 - the grid: once CTAs complete at a steady rate, the CTAs in the middle of the queue are skipped, and their
   time and work added from that rate (the last ones still run in detail, so the tail is simulated).
+Each skipped stretch books on every unit, and adds to the stalls and their causes, what its window did.
+``GPUSIM_FAST_FORWARD=0`` (:data:`FAST_FORWARD_ENV`) turns them off: the reference they are checked against
+(:mod:`gpusim.fast_forward_check`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -87,6 +94,26 @@ TILE_WINDOW = 2
 GRID_WINDOW_ROUNDS = 1
 GRID_WINDOW_ROUNDS_NO_LOOP = 2
 GRID_TAIL_ROUNDS = 1
+# not a model parameter: the fast-forwards the engine may use, an environment variable: unset or "1", all of them;
+# "0", none (every iteration, tile and CTA simulated in detail: the reference every fast-forward is checked against,
+# gpusim/fast_forward_check.py); or some of FAST_FORWARDS, comma-separated
+FAST_FORWARD_ENV = "GPUSIM_FAST_FORWARD"
+FAST_FORWARDS = ("loop", "tile", "grid")  # a CTA's outer loop, a persistent CTA's tiles, the grid's CTAs
+
+
+def fast_forwards() -> frozenset[str]:
+    """The fast-forwards :data:`FAST_FORWARD_ENV` allows."""
+    value = os.environ.get(FAST_FORWARD_ENV, "1").strip()
+    if value in ("", "1"):
+        return frozenset(FAST_FORWARDS)
+    if value == "0":
+        return frozenset()
+    kinds = frozenset(v.strip() for v in value.split(","))
+    if not kinds <= set(FAST_FORWARDS):
+        raise ValueError(f"{FAST_FORWARD_ENV}={value}: allowed 0, 1 or some of {', '.join(FAST_FORWARDS)}")
+    return kinds
+
+
 # each stall reason's column in a warp's stall counts
 (LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
  DISPATCH_STALL, NOT_SELECTED, SELECTED) = range(len(STALLS))
@@ -253,6 +280,7 @@ class _Cta:
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
+        self.causes: dict = {}  # (stall reason, what it waited on) -> its warps' cycles
         self.traced = False
 
     def work_vector(self, index: dict) -> np.ndarray:
@@ -285,7 +313,7 @@ class _Warp:
     """Run-time state of one warp."""
 
     __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done",
-                 "fetch_free", "marks", "work", "tracing", "t", "tile")
+                 "fetch_free", "marks", "work", "causes", "tracing", "t", "tile")
 
     def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
@@ -300,8 +328,10 @@ class _Warp:
         self.stores_done = 0.0
         self.tile = 0  # which of its CTA's tiles it works on (a persistent CTA runs several)
         self.fetch_free = 0.0  # when the instruction fetch has delivered what the warp asked for so far
-        self.marks: list[tuple[float, np.ndarray, dict]] = []  # per iteration: time, stats, work per server
+        # per iteration: time, stats, work per server, stall causes
+        self.marks: list[tuple[float, list, dict, dict]] = []
         self.work: dict[RateServer, float] = {}  # work booked on each server so far (its ledger)
+        self.causes: dict[tuple[str, str], float] = {}  # (stall reason, what it waited on) -> cycles so far
         self.tracing = tracing
         self.t: dict = {}  # the timings of its current tile's access pattern
 
@@ -375,6 +405,7 @@ class ChipModel:
         self.max_iterations = 0
         self.loop_ff = False
         self.loop_steady = True
+        self.may_skip = fast_forwards()  # which fast-forwards it may use
         self.first_period = 0.0
         # the grid fast-forward
         self.queue = deque(works)
@@ -405,6 +436,7 @@ class ChipModel:
         self._index = {srv: i for i, srv in enumerate(self._servers)}
         self._rates = np.array([srv.rate for srv in self._servers])
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
+        self.done_causes: list[dict] = []  # per completed CTA: its warps' stall cycles per cause
         self.skip_busy = np.zeros(len(self._servers))
         # warps with no work in the outer loop (idle members of a warp-specialized CTA) skip it
         self.loop_idle = [not _has_work(kernel.loop.body if kernel.loop else (), self.timings[0], lw)
@@ -451,9 +483,9 @@ class ChipModel:
 
     def _cause(self, wp: _Warp, reason: int, what: str, cycles: float) -> None:
         """Tally what a stall of ``reason`` waited on (:attr:`ChipResult.stall_causes`), weighted as the stalls are:
-        by the real CTAs the warp's CTA stands for."""
+        by the real CTAs the warp's CTA stands for (when the CTA completes)."""
         key = (STALLS[reason], what)
-        self.stall_causes[key] = self.stall_causes.get(key, 0.0) + cycles * wp.cta.work.weight
+        wp.causes[key] = wp.causes.get(key, 0.0) + cycles
 
     def _deps(self, wp: _Warp, after: tuple[str, ...], now: float) -> float:
         t, reason, on = now, None, ""
@@ -758,19 +790,27 @@ class ChipModel:
         p1, p2 = (t1 - t0) / n, (t2 - t1) / n
         return p2 > 0 and abs(p2 - p1) <= STEADY_TOLERANCE * p2
 
+    def _mark(self, wp: _Warp) -> tuple[float, list, dict, dict]:
+        """What the fast-forward extrapolates from, at the end of an iteration or a tile: the time, the warp's
+        stall counts, its work per server and its stall causes so far."""
+        return self.env.now, list(wp.stats), dict(wp.work), dict(wp.causes)
+
     def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int, members: int):
         """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the
         last window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work
         over the skipped stretch is booked on every unit at once as a background reservation (stretched for all
         warps alike where a unit has less room), and every warp sleeps its own period times ``extra`` (times the
         stretch) from its arrival."""
-        cta, env = wp.cta, self.env
-        (ta, sa, wa), (tb, sb, wb) = m[-1 - n], m[-1]
+        env = self.env
+        (ta, sa, wa, ca), (tb, sb, wb, cb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
         stats = wp.stats
         for i, (a, b) in enumerate(zip(sa, sb, strict=True)):
             stats[i] += (b - a) / n * extra
+        for key, c in cb.items():  # what the skipped stretch's stalls waited on, as the window's did
+            if c > ca.get(key, 0.0):
+                wp.causes[key] = wp.causes.get(key, 0.0) + (c - ca.get(key, 0.0)) / n * extra
         if self.first_period == 0.0:
             self.first_period = period
         ls.skips.append((wp.lw, env.now, extra * period, work))
@@ -778,19 +818,35 @@ class ChipModel:
             yield ls.event
             stretch = ls.event.value
         else:
-            stretch = self._book_skip(cta, ls)
+            stretch = self._book_skip(ls)
             ls.event.succeed(stretch)
         arrived, length = next((a, d) for lw, a, d, _ in ls.skips if lw == wp.lw)
+        # the skipped work goes into the warp's ledger as simulated work would: a persistent CTA's tile marks (and
+        # the CTA's booked work, which the grid fast-forward extrapolates) count the skipped iterations' work too
+        for srv, w in work.items():
+            if w > 0:
+                wp.work[srv] = wp.work.get(srv, 0.0) + w
         if stretch > 1.0 and length * (stretch - 1.0) > 0:
             wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
+        # what was in flight at the skip (the last simulated iteration's loads, math, stores, async groups, fetched
+        # instructions) is in flight at its end, as the last skipped iteration's would be: the code after the skip
+        # waits for it (a tile's epilogue for the last wgmma, the warp's exit for its stores to drain)
+        by = wake - arrived
+        wp.ready = {name: r + by if r > arrived else r for name, r in wp.ready.items()}
+        wp.groups.shift(arrived, by)
+        if wp.stores_done > arrived:
+            wp.stores_done += by
+        if wp.fetch_free > arrived:
+            wp.fetch_free += by
         if wp.tracing:  # the timeline shows the stretch as extrapolated, not as a warp with nothing to do
             self._span(wp, f"{extra} iterations extrapolated", EXTRAPOLATED, arrived, wake)
         if wake > env.now:
             yield env.timeout(wake - env.now)
 
-    def _book_skip(self, cta: _Cta, ls: _LoopState) -> float:
-        """Reserve the CTA's skipped work from now to its warps' latest wake-up; return the stretch."""
+    def _book_skip(self, ls: _LoopState) -> float:
+        """Reserve the CTA's skipped work from now to its warps' latest wake-up; return the stretch (each warp puts
+        its own share into its ledger)."""
         now = self.env.now
         end = max(a + d for _, a, d, _ in ls.skips)
         span = max(end - now, 1.0)
@@ -802,7 +858,6 @@ class ChipModel:
         stretch = 1.0
         for srv, w in total.items():
             stretch = max(stretch, srv.reserve(now, w, span) / span)
-            cta.booked[srv] = cta.booked.get(srv, 0.0) + w
         return stretch
 
     def _loop(self, wp: _Warp, tile: int):
@@ -813,12 +868,12 @@ class ChipModel:
         while it < trips:
             ls.started = max(ls.started, it)
             yield from self._run(wp, self.body, it)
-            wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
+            wp.marks.append(self._mark(wp))
             it += 1
             if it >= trips:
                 break
-            if ls.skip_after is None:  # the first warp to get here decides for the whole CTA, at an
-                # iteration no warp has started yet
+            # the first warp to get here decides for the whole CTA, at an iteration no warp has started yet
+            if ls.skip_after is None and "loop" in self.may_skip:
                 if self._steady(wp.marks):
                     ls.skip_after = max(it, ls.started + 1)
                 elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
@@ -833,7 +888,7 @@ class ChipModel:
                     yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, self.body, it)
-                    wp.marks.append((self.env.now, list(wp.stats), dict(wp.work)))
+                    wp.marks.append(self._mark(wp))
                     break
                 # the skipped iterations' phases are settled for what waits on them later (the next tile's ring)
                 self._mbar_skipped(cta, it, trips - 1, tile)
@@ -866,7 +921,7 @@ class ChipModel:
         self.unfinished.add((cta.serial, lw))
         # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole
         # CTA by the first warp to finish a tile)
-        tile_marks = [(env.now, list(wp.stats), dict(wp.work))]
+        tile_marks = [self._mark(wp)]
         ts = cta.loop(-1, env)
         for tile in range(0 if self.tile_idle[lw] else tiles):
             ts.started = max(ts.started, tile)
@@ -881,11 +936,11 @@ class ChipModel:
             yield from self._run(wp, self.epilogue, 0)
             if tiles == 1:
                 break
-            tile_marks.append((env.now, list(wp.stats), dict(wp.work)))
+            tile_marks.append(self._mark(wp))
             done_tiles = tile + 1
             if done_tiles >= tiles:
                 break
-            if ts.skip_after is None and self._steady(tile_marks, TILE_WINDOW, TILE_WARM):
+            if ts.skip_after is None and "tile" in self.may_skip and self._steady(tile_marks, TILE_WINDOW, TILE_WARM):
                 ts.skip_after = max(done_tiles, ts.started + 1)  # a tile no warp has begun
             if ts.skip_after is not None and done_tiles >= ts.skip_after:
                 self.loop_ff = True
@@ -903,6 +958,8 @@ class ChipModel:
         cta.end[lw] = env.now
         for srv, w in wp.work.items():
             cta.booked[srv] = cta.booked.get(srv, 0.0) + w
+        for key, c in wp.causes.items():
+            cta.causes[key] = cta.causes.get(key, 0.0) + c
         self.unfinished.discard((cta.serial, lw))
         left[0] -= 1
         if left[0] == 0:
@@ -938,6 +995,8 @@ class ChipModel:
         self.done_shape.append((work.trips, len(work.tiles)))
         self.done_stats.append((stats, float((cta.end - cta.start).sum())))
         self.done_work.append(cta.work_vector(self._index))
+        self.done_causes.append(cta.causes)
+        self._add_causes(cta.causes, work.weight)
         self.mbarriers.forget(serial)
         for s in sm.servers():
             s.prune(env.now)
@@ -963,7 +1022,7 @@ class ChipModel:
         window = (GRID_WINDOW_ROUNDS if self.k.loop is not None else GRID_WINDOW_ROUNDS_NO_LOOP) * slots
         keep = GRID_TAIL_ROUNDS * slots
         periods = self.done_periods
-        if len(self.queue) <= keep or len(periods) < 4 * window:
+        if "grid" not in self.may_skip or len(self.queue) <= keep or len(periods) < 4 * window:
             return
         # three windows in a row agree (two can agree by chance while the slots' phases still settle)
         d0, d1, d2 = (sum(periods[-(i + 1) * window:len(periods) - i * window]) / window for i in (2, 1, 0))
@@ -992,6 +1051,13 @@ class ChipModel:
         scale = sum(w.weight for w in works) / max(sum(wts), 1e-12)
         self.skip_stats += sum(st * wt for (st, _), wt in zip(recent, wts, strict=True)) * scale
         self.skip_warp_cycles += sum(c * wt for (_, c), wt in zip(recent, wts, strict=True)) * scale
+        for causes, wt in zip(self.done_causes[-window:], wts, strict=True):
+            self._add_causes(causes, wt * scale)
+
+    def _add_causes(self, causes: dict, weight: float) -> None:
+        """Add a CTA's stall causes, each cycle standing for ``weight`` real ones (:attr:`ChipResult.stall_causes`)."""
+        for key, c in causes.items():
+            self.stall_causes[key] = self.stall_causes.get(key, 0.0) + c * weight
 
     # --- driver --------------------------------------------------------------------------------------
     def run(self) -> ChipResult:

@@ -7,9 +7,10 @@ booked for the future, and no bin ever holds more work than the rate allows: a r
 than its peak, whatever order the units call it in.
 
 Work that a fast-forward skips over (a warp's steady-state loop) is booked as a *background* reservation: a
-constant rate over an interval, taken from the capacity of every bin it overlaps. A reservation that would
-push the resource past its rate is stretched (same work at the rate still free), and the caller is told how
-long it really took.
+constant rate over an interval, taken from the capacity of every bin it overlaps (the bins requests already
+hold give it what they leave free). Where the resource has less than that rate free, the reservation falls
+behind and catches up as soon as there is room, as the requests it stands for would queue and drain; one that
+still cannot finish in its interval is stretched, and the caller is told how long it really took.
 
 Simulated time is in cycles; arrivals may be fractional (a 1/rate instruction slot), bins are integers.
 
@@ -43,6 +44,8 @@ EPS = 1e-9
 # algorithmic: how far back (in bins) a loaded latency looks at its resource's utilization (256 cycles, shorter
 # than the latencies it adds to)
 LOAD_WINDOW_BINS = 8
+# algorithmic: a reservation less than this many cycles of its rate behind its even spread has caught up
+CATCH_UP_CYCLES = 1e-6
 
 
 # algorithmic: bins to a page of a server's array, and the pages its pool starts with (it doubles when full)
@@ -288,6 +291,21 @@ def _load(a, t, bins):
 
 
 @_jit(cache=True)
+def _room(a, b0, b1):
+    """Per bin from ``b0`` to ``b1``: the work its requests and the background leave free."""
+    out = np.empty(b1 - b0 + 1)
+    cap, bg_end = a[_CAP], a[_BG_END]
+    for b in range(b0, b1 + 1):
+        o = _page(a, b)
+        lo = b * BIN_CYCLES
+        taken = a[o + _USED * PAGE_BINS] if o >= 0 else 0.0
+        if lo < bg_end:
+            taken += _bg_work(a, float(lo), float(lo + BIN_CYCLES))
+        out[b - b0] = max(cap - taken, 0.0)
+    return out
+
+
+@_jit(cache=True)
 def _prune(a, floor):
     """Free the pages wholly before bin ``floor`` (the table is rebuilt without them)."""
     pt, entries = int(a[_PT_OFF]), 1 << int(a[_PT_BITS])
@@ -342,37 +360,57 @@ class RateServer:
     # --- background ------------------------------------------------------------------------------------
     def reserve(self, start: float, work: float, duration: float) -> float:
         """Book ``work`` spread evenly from ``start`` over ``duration`` cycles as background load; return the
-        duration it really takes. It starts after the bins that already hold requests, and where other
-        reservations leave less than that rate free, it takes what is free there and finishes later."""
+        duration it really takes. Where requests already booked or other reservations leave less than that rate
+        free, it takes what is free there and finishes later."""
         if work <= EPS or duration <= 0:
             return max(duration, 0.0)
         want = work / duration
         b0 = int(start // BIN_CYCLES)
-        booked = 0.0
         ts, rs = self._bg_t, self._bg_rate
         pieces: list[tuple[float, float, float]] = []  # (from, to, rate)
-        # after the bins holding requests already booked from ``start`` on: it never shares a bin with them
+        t, left = start, work
+
+        def take(seg: float, rate: float) -> None:  # ``rate`` from ``t`` for ``seg`` cycles
+            nonlocal left, t
+            if pieces and pieces[-1][1] == t and pieces[-1][2] == rate:
+                pieces[-1] = (pieces[-1][0], t + seg, rate)
+            else:
+                pieces.append((t, t + seg, rate))
+            left = left - rate * seg if left - rate * seg > EPS else 0.0
+            t += seg
+
+        # it keeps up with ``want`` where it can: work it could not do where the unit was full is done as soon as
+        # there is room (faster than ``want``), as the requests it stands for would have queued and caught up.
+        # First the bins that already hold requests from ``start`` on (booked first, they keep their capacity)...
         top = int(self._a[_TOP])
-        t = max(start, (top + 1) * BIN_CYCLES) if top >= b0 else start
-        left = work
+        if top >= b0:
+            for k, free in enumerate(_room(self._a, b0, top).tolist()):
+                hi = (b0 + k + 1) * BIN_CYCLES
+                due = min(want * (hi - start), work) - (work - left)  # behind the even spread, at the bin's end
+                got = min(free, due, self.rate * (hi - t))
+                if got > EPS:
+                    rate = got / (hi - t)
+                    take(hi - t if left - got > EPS else left / rate, rate)
+                else:
+                    t = hi
+                if left <= EPS:
+                    break
+        # ... then what the other reservations leave free
         i = bisect.bisect_right(ts, t) - 1
         while left > EPS:
             nxt = ts[i + 1] if i + 1 < len(ts) else math.inf
-            rate = min(want, max(self.rate - rs[i] - booked, 0.0))
-            if rate > EPS:
-                seg = min(nxt - t, left / rate)
-                pieces.append((t, t + seg, rate))
-                left -= rate * seg
-                t += seg
+            free = max(self.rate - rs[i], 0.0)
+            behind = want * (t - start) - (work - left)
+            if free > want + EPS and behind > want * CATCH_UP_CYCLES:  # catching up, at the rate free
+                take(min(nxt - t, behind / (free - want), left / free), free)
+            elif min(want, free) > EPS:
+                take(min(nxt - t, left / min(want, free)), min(want, free))
+            elif nxt == math.inf:  # nothing left for it even after every reservation ends
+                take(left / self.rate, self.rate)
             else:
                 t = nxt
             if t >= nxt:
                 i += 1
-            if nxt == math.inf and rate <= EPS:  # nothing left for it even after every reservation ends
-                rate = max(self.rate - booked, self.rate * 0.5)
-                pieces.append((t, t + left / rate, rate))
-                t += left / rate
-                left = 0.0
         for a, b, rate in pieces:
             for x in (a, b):  # split the step function at both ends
                 k = bisect.bisect_right(ts, x) - 1

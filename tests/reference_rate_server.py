@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import math
 
-from gpusim.resources import BIN_CYCLES, EPS, LOAD_WINDOW_BINS
+from gpusim.resources import BIN_CYCLES, CATCH_UP_CYCLES, EPS, LOAD_WINDOW_BINS
 
 
 class RateServer:
@@ -54,36 +54,57 @@ class RateServer:
 
     def reserve(self, start: float, work: float, duration: float) -> float:
         """Book ``work`` spread evenly from ``start`` over ``duration`` cycles as background load; return the
-        duration it really takes. It starts after the bins that already hold requests, and where other
-        reservations leave less than that rate free, it takes what is free there and finishes later."""
+        duration it really takes. Where requests already booked or other reservations leave less than that rate
+        free, it takes what is free there and finishes later."""
         if work <= EPS or duration <= 0:
             return max(duration, 0.0)
         want = work / duration
         b0 = int(start // BIN_CYCLES)
-        booked = 0.0
         ts, rs = self._bg_t, self._bg_rate
         pieces: list[tuple[float, float, float]] = []  # (from, to, rate)
-        # after the bins holding requests already booked from ``start`` on: it never shares a bin with them
-        t = max(start, (self._top + 1) * BIN_CYCLES) if self._top >= b0 else start
-        left = work
+        t, left = start, work
+
+        def take(seg: float, rate: float) -> None:  # ``rate`` from ``t`` for ``seg`` cycles
+            nonlocal left, t
+            if pieces and pieces[-1][1] == t and pieces[-1][2] == rate:
+                pieces[-1] = (pieces[-1][0], t + seg, rate)
+            else:
+                pieces.append((t, t + seg, rate))
+            left = left - rate * seg if left - rate * seg > EPS else 0.0
+            t += seg
+
+        # it keeps up with ``want`` where it can: work it could not do where the unit was full is done as soon as
+        # there is room (faster than ``want``), as the requests it stands for would have queued and caught up.
+        # First the bins that already hold requests from ``start`` on (booked first, they keep their capacity)...
+        top = self._top
+        if top >= b0:
+            for k, free in enumerate(self._room(b0, top)):
+                hi = (b0 + k + 1) * BIN_CYCLES
+                due = min(want * (hi - start), work) - (work - left)  # behind the even spread, at the bin's end
+                got = min(free, due, self.rate * (hi - t))
+                if got > EPS:
+                    rate = got / (hi - t)
+                    take(hi - t if left - got > EPS else left / rate, rate)
+                else:
+                    t = hi
+                if left <= EPS:
+                    break
+        # ... then what the other reservations leave free
         i = bisect.bisect_right(ts, t) - 1
         while left > EPS:
             nxt = ts[i + 1] if i + 1 < len(ts) else math.inf
-            rate = min(want, max(self.rate - rs[i] - booked, 0.0))
-            if rate > EPS:
-                seg = min(nxt - t, left / rate)
-                pieces.append((t, t + seg, rate))
-                left -= rate * seg
-                t += seg
+            free = max(self.rate - rs[i], 0.0)
+            behind = want * (t - start) - (work - left)
+            if free > want + EPS and behind > want * CATCH_UP_CYCLES:  # catching up, at the rate free
+                take(min(nxt - t, behind / (free - want), left / free), free)
+            elif min(want, free) > EPS:
+                take(min(nxt - t, left / min(want, free)), min(want, free))
+            elif nxt == math.inf:  # nothing left for it even after every reservation ends
+                take(left / self.rate, self.rate)
             else:
                 t = nxt
             if t >= nxt:
                 i += 1
-            if nxt == math.inf and rate <= EPS:  # nothing left for it even after every reservation ends
-                rate = max(self.rate - booked, self.rate * 0.5)
-                pieces.append((t, t + left / rate, rate))
-                t += left / rate
-                left = 0.0
         for a, b, rate in pieces:
             for x in (a, b):  # split the step function at both ends
                 k = bisect.bisect_right(ts, x) - 1
@@ -97,6 +118,17 @@ class RateServer:
         self.busy += work / self.rate
         self.last_end = max(self.last_end, t)
         return t - start
+
+    def _room(self, b0: int, b1: int) -> list[float]:
+        """Per bin from ``b0`` to ``b1``: the work its requests and the background leave free."""
+        out = []
+        for b in range(b0, b1 + 1):
+            lo = b * BIN_CYCLES
+            taken = self._used.get(b, 0.0)
+            if lo < self._bg_end:
+                taken += self._bg_work(float(lo), float(lo + BIN_CYCLES))
+            out.append(max(self._cap - taken, 0.0))
+        return out
 
     def _forget_bg(self, first: int, last: int) -> None:
         """Drop the cached background work of bins ``first`` to ``last`` (a reservation changed it there)."""

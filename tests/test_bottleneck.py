@@ -192,9 +192,11 @@ def test_stall_causes_are_weighted_by_the_real_ctas_each_warp_stands_for():
     from gpusim import engine, metrics
 
     chip = NS(stall_causes={})
-    interior = NS(cta=NS(work=NS(weight=100.0)))  # a representative CTA standing for 100 real ones
-    border = NS(cta=NS(work=NS(weight=1.0)))  # the one border CTA
+    interior, border = NS(causes={}), NS(causes={})  # a warp of each CTA tallies its own cycles
     engine.ChipModel._cause(chip, interior, engine.STALLS.index("long_scoreboard"), "global load 'ld'", 100.0)
     engine.ChipModel._cause(chip, border, engine.STALLS.index("long_scoreboard"), "mbarrier 'full'", 1000.0)
+    # as each CTA completes: a representative CTA standing for 100 real ones, and the one border CTA
+    engine.ChipModel._add_causes(chip, interior.causes, 100.0)
+    engine.ChipModel._add_causes(chip, border.causes, 1.0)
     shares = metrics.stall_causes(chip.stall_causes)["long_scoreboard"]
     assert shares == {"global load 'ld'": 90.9, "mbarrier 'full'": 9.1}

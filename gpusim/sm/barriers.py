@@ -139,6 +139,12 @@ class AsyncGroups:
         """Close ``queue``'s open group (an empty group is done ``now``)."""
         self._committed.setdefault(queue, []).append(self._open.pop(queue, now))
 
+    def shift(self, after: float, by: float) -> None:
+        """Completions later than ``after`` come ``by`` cycles later (a fast-forward skipped ``by`` cycles of the
+        warp's time: the work in flight at the skip is in flight at its end)."""
+        self._open = {q: t + by if t > after else t for q, t in self._open.items()}
+        self._committed = {q: [t + by if t > after else t for t in ts] for q, ts in self._committed.items()}
+
     def wait(self, queue: str, pending: int) -> float:
         """``wait_group pending``: when all but the newest ``pending`` committed groups are done (0.0: at once);
         those groups are retired."""

@@ -1,0 +1,56 @@
+"""Every fast-forward (a CTA's outer loop, a persistent CTA's tiles, the grid's CTAs) leaves the report as the run
+without it would: small kernels of each kind predicted both ways (``GPUSIM_FAST_FORWARD=0`` simulates every
+iteration, tile and CTA), every numeric metric compared (:mod:`gpusim.fast_forward_check`).
+``benchmarks/bench_fast_forward.py`` runs the same check over the validated rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpusim import engine
+from gpusim.chip import simulate
+from gpusim.fast_forward_check import GOAL_PCT, both_ways, differences, fast_forward, flat, is_stall
+from gpusim.registry import build_kernel
+
+# (kernel, shape, the fast-forward it exercises)
+CASES = [
+    ("hgemm_ws", (2048, 2048, 4096), "loop"),
+    ("hgemm_persistent", (8192, 8192, 1024), "tile"),
+    ("mem_copy", (1 << 24,), "grid"),
+]
+
+
+@pytest.mark.parametrize("name,shape,kinds", CASES)
+def test_a_fast_forward_leaves_every_metric_but_the_stall_breakdown_as_the_full_run(name, shape, kinds):
+    # time, the clock, every unit's utilization and share of its peak, bytes and counts within 0.5%; the stall
+    # breakdown (a reason's warps per issue, a cause's share) is extrapolated from a window and moves more
+    # (benchmarks/bench_fast_forward.py prints it)
+    ref, ff, used = both_ways(name, shape, kinds=kinds)
+    assert used
+    d = differences(ref, ff)
+    worst, key = max((x, k) for k, x in d.items() if not is_stall(k))
+    assert worst <= GOAL_PCT, (key, flat(ref).get(key), flat(ff).get(key))
+
+
+def test_skipped_tiles_book_the_work_of_the_iterations_they_skipped(h100):
+    # a persistent CTA's tiles fast-forwarded after its loop was: each unit's busy cycles (the work done, whatever
+    # the time it took) are the full run's. Issue 29: the skipped tiles booked only the simulated iterations'
+    # work, and the tensor pipe showed 33% busy where it was 73%, so the clock model kept a higher clock
+    kernel = build_kernel("hgemm_persistent", (4096, 8192, 2048), None, h100)
+    with fast_forward(False):
+        ref = simulate(kernel, h100).result
+    with fast_forward("loop,tile"):
+        ff = simulate(kernel, h100).result
+    assert ff.fast_forward and ff.simulated_iterations < kernel.loop.trips
+    for unit, busy in ref.busy.items():
+        assert ff.busy[unit] == pytest.approx(busy, rel=GOAL_PCT / 100, abs=1.0), unit
+
+
+def test_the_switch_names_what_it_allows(monkeypatch):
+    monkeypatch.setenv(engine.FAST_FORWARD_ENV, "loop,grid")
+    assert engine.fast_forwards() == {"loop", "grid"}
+    with fast_forward(False):
+        assert engine.fast_forwards() == frozenset()
+    monkeypatch.setenv(engine.FAST_FORWARD_ENV, "tiles")
+    with pytest.raises(ValueError, match="tiles"):
+        engine.fast_forwards()
