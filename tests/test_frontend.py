@@ -99,22 +99,6 @@ def test_long_loop_is_jumped_and_summarised():
     assert {op.tensor for op in loads} == {"A", "B"}
 
 
-def test_trips_are_solved_through_a_copied_uniform_predicate(monkeypatch):
-    """sgemm_2d_blocktiling's back edge branches on P0, a PLOP3 copy of the uniform compare UP0 = UR4 >= K: the trip
-    count is solved from that compare (three probes), not searched iteration by iteration (fails if the copy is not
-    followed: the search runs)."""
-    from gpusim.frontend import machine
-
-    def no_search(*a, **kw):
-        raise AssertionError("the trip count was searched, not solved")
-
-    monkeypatch.setattr(machine.Machine, "_search_trips", no_search)
-    k = kernel_from_source(TWINS / "sgemm_2d_blocktiling.cu", grid=(2, 2), block=(256,),
-                           args=["M=256", "N=256", "K=512", "alpha=1.0", "A=f32[131072]", "B=f32[131072]",
-                                 "beta=0.0", "C=f32[65536]"])
-    assert k.loop is not None and k.loop.trips == 512 // 8
-
-
 def test_addresses_follow_the_loop_and_the_grid():
     """Iteration 100 of CTA (1, 0) reads A at the offsets the kernel computes: row * K + 4 * 100 .. for the rows of
     its block (a wrong stride, period or CTA shift moves them)."""

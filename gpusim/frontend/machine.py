@@ -24,7 +24,7 @@ import numpy as np
 
 from gpusim.frontend import hopper, regs
 from gpusim.frontend import semantics as S
-from gpusim.frontend.isa import Addr, Const, Decoded, Imm, Pred, Reg, Target
+from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_DESC, CONST_GRID_DIM, CONST_STACK, DATA, PARAM_BASE,
                                     UNKNOWN, EmulationError, GlobalMemory, MemAccess, set_words_taint)
 from gpusim.patterns import PREDICATED_OFF
@@ -906,16 +906,9 @@ class Machine:
         guard = br.guard if br.guard is not None else next((o for o in br.ops if isinstance(o, Pred)), None)
         if guard is None:
             return None
-        negated = guard.neg
         for d in reversed(self.program[head:back]):
             dests = [o for o in d.ops[:2] if isinstance(o, Pred)]
             if not any(p.idx == guard.idx and p.uniform == guard.uniform for p in dests):
-                continue
-            copied = _copied_predicate(d)
-            if copied is not None and d.ops[0].idx == guard.idx and d.ops[0].uniform == guard.uniform:
-                # PLOP3.LUT P0, PT, PT, PT, UP0, 0x80: the guard is a copy of another predicate (a uniform compare's
-                # result moved to the branch's predicate): follow it to its compare
-                guard, negated = copied, negated != copied.neg
                 continue
             if d.mnemonic not in ("ISETP", "UISETP") or len(d.ops) < 5 or d.has("EX"):
                 return None
@@ -924,7 +917,7 @@ class Machine:
             if not (first.idx == guard.idx and first.uniform == guard.uniform) or not isinstance(comb, Pred) \
                     or not comb.const_true:
                 return None
-            return d, negated
+            return d, guard.neg
         return None
 
     def _solve_trips(self, head, back, lanes, ind, saved) -> np.ndarray | None:
@@ -985,18 +978,6 @@ class Machine:
         finally:
             self.steps = start
         return came_back
-
-
-def _copied_predicate(d: Decoded) -> Pred | None:
-    """The predicate a ``PLOP3.LUT P, PT, PT, PT, Q, 0x80, ...`` (or UPLOP3) copies into its first destination (the
-    LUT's third input, the first two constant true: a & b & c = c), else None."""
-    if d.mnemonic not in ("PLOP3", "UPLOP3") or len(d.ops) < 6 or not d.has("LUT"):
-        return None
-    srcs, lut = d.ops[2:5], d.ops[5]
-    if not (isinstance(lut, Imm) and lut.bits == 0x80 and all(isinstance(o, Pred) for o in srcs)
-            and srcs[0].const_true and srcs[1].const_true) or srcs[2].const_true or srcs[2].const_false:
-        return None
-    return srcs[2]
 
 
 def _first_exit(a, b, da, db, cmp: str, signed: bool, negated: bool) -> np.ndarray | None:
