@@ -130,7 +130,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
     per_chunk = max(trips // chunks, 1)
     gx, gy, gz = kernel.launch.grid
     probe = [(0, 0, 0), (1 % gx, 0, 0), (0, 1 % gy, 0), (0, 0, 1 % gz)]
-    local = {t.name for t in kernel.tensors if t.local}
+    local = kernel.local_tensors
     seen = []  # per global op: (pattern, in loop, inner trips, sector ids of the first iteration, dependence,
     #            sector ids of the sampled iterations, of their first half)
     for p in pats.values():
@@ -294,7 +294,7 @@ def _cap_reads_when_everything_fits(kernel: Kernel, pats, l2, fitting: float | N
 def _slot_keys(kernel: Kernel, pats, resident_ctas: int) -> dict:
     """Per operation on local memory (``Tensor.local``), a function from linear CTA indices to the thread slots whose
     frames they use: a CTA reuses the frames of the CTA ``resident_ctas`` before it (the slot it took over)."""
-    local = {t.name for t in kernel.tensors if t.local}
+    local = kernel.local_tensors
     return {n: (lambda lin, r=resident_ctas: np.asarray(lin, dtype=np.int64) % r)
             for n, p in pats.items() if p.op.space == "global" and p.op.tensor in local}
 

@@ -265,6 +265,11 @@ class Kernel:
     varying: frozenset = frozenset()
 
     @property
+    def local_tensors(self) -> frozenset[str]:
+        """The tensors that are local memory (:attr:`Tensor.local`: register spills, stack arrays)."""
+        return frozenset(t.name for t in self.tensors if t.local)
+
+    @property
     def tensor_bytes(self) -> int:
         """Device memory the global tensors take, laid out as :meth:`tensor_base` places them."""
         return sum(-(-t.size_bytes // (1 << 20)) * (1 << 20) for t in self.tensors)

@@ -26,6 +26,7 @@ through their ports (:mod:`gpusim.memory.l2_port`).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -476,10 +477,10 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     # the wave, the other ops' data in between would evict the tile before its next reader comes)
     by_data = sorted(ops, key=lambda o: groups[o.name])
     store_bits: dict[str, int] = {}  # each operation of a data group its own bit (their bytes of the tiles differ)
-    seen_in_group: dict[int, int] = {}
+    in_group: Counter = Counter()
     for o in by_data:
-        store_bits[o.name] = seen_in_group.get(groups[o.name], 0) % 64
-        seen_in_group[groups[o.name]] = seen_in_group.get(groups[o.name], 0) + 1
+        store_bits[o.name] = in_group[groups[o.name]] % 64
+        in_group[groups[o.name]] += 1
     for w in range(sim_waves):
         lin = np.arange(w * ctas_per_wave, min((w + 1) * ctas_per_wave, n))
         if order is not None:
