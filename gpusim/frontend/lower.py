@@ -254,22 +254,13 @@ class Builder:
     def _reissues(unit: list[Position]) -> int:
         """The issues of the unit's BSYNCs beyond one a warp: a warp whose lanes reach a convergence barrier in
         several groups issues it once per group (the mean over every warp and iteration the emulator ran)."""
-        extra = 0.0
-        for p in unit:
-            seen = [r.issues[r.issues > 0] for r in p.recs.values() if r.issues is not None]
-            seen = np.concatenate(seen) if seen else np.zeros(0, np.int32)
-            if seen.size:
-                extra += float(seen.mean()) - 1.0
-        return round(extra)
+        return round(sum(_warp_mean([p], "issues", 1.0) - 1.0 for p in unit))
 
     def _match_slots(self, unit: list[Position]) -> int:
         """Shuffle-pipe slots one MATCH.ANY takes: ``[pipes] match_slots_per_distinct_value`` times the distinct
         values among a warp's executing lanes (measured: validate/micro/match.cu), their mean over every warp and
         iteration the emulator ran."""
-        counts = [r.distinct[r.distinct > 0] for p in unit for r in p.recs.values() if r.distinct is not None]
-        seen = np.concatenate(counts) if counts else np.zeros(0, np.int32)
-        mean = float(seen.mean()) if seen.size else 1.0
-        return max(1, round(self.ctx.match_slots_per_distinct_value * mean))
+        return max(1, round(self.ctx.match_slots_per_distinct_value * _warp_mean(unit, "distinct", 1.0)))
 
     def sync(self, unit: list[Position]):
         p = unit[0]
@@ -290,6 +281,14 @@ class Builder:
             n = next((o.bits for o in d.ops if isinstance(o, Imm)), 0)
             return ir.WaitGroup("cp.async", n, warps)
         raise LoweringError(f"{d.where}: no IR operation for it")
+
+
+def _warp_mean(unit: list[Position], field: str, default: float) -> float:
+    """The mean of a per-warp count the emulator recorded (``Rec.distinct``, ``Rec.issues``) over every warp that
+    executed the unit's instructions, in every iteration it ran; ``default`` where none did."""
+    seen = [a[a > 0] for p in unit for r in p.recs.values() if (a := getattr(r, field)) is not None]
+    seen = np.concatenate(seen) if seen else np.zeros(0, np.int32)
+    return float(seen.mean()) if seen.size else default
 
 
 def _after(units_ops: list[tuple[list[Position], list]]) -> list:
