@@ -27,7 +27,8 @@ from gpusim.config import HardwareConfig
 from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming
 from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
 from gpusim.memory.l1 import L1Stats, l1_hit_model
-from gpusim.memory.l2 import L2Footprint, L2Result, cap_reads_when_everything_fits, fitting_footprint, l2_model
+from gpusim.memory.l2 import (L2Footprint, L2Result, cap_at_requests, cap_reads_when_everything_fits, fitting_footprint,
+                              l2_model)
 from gpusim.sm.clock import at_sm_clock, sm_clock_hz_for, tensor_activity
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
 
@@ -549,6 +550,8 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, fitting, resident)
+    cap_at_requests(l2, {n for n, p in pats.items() if p.op.space == "global" and p.op.kind in ("ld", "tma")},
+                    cfg.l2.sector_bytes)
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
     hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
     timings = [_timings(cfg, c.pats, l1, l2, hbm_cost) for c in classes]

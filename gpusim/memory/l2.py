@@ -15,7 +15,8 @@ side (``L2Result.latency_miss_fraction``) counts every CTA that wants a missing 
 
 Static costs (:class:`L2Spec`): what a read costs the read bandwidth (:meth:`L2Spec.read_cost_bytes`), a store the
 write path (:meth:`L2Spec.write_cycles`), and the rule for tensors that fit in the L2 together
-(:func:`fitting_footprint`, :func:`cap_reads_when_everything_fits`).
+(:func:`fitting_footprint`, :func:`cap_reads_when_everything_fits`), and the bound no operation's HBM traffic passes:
+what it requested (:func:`cap_at_requests`).
 
 At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Partitions`, its partitions, each
 with an even share of the read bandwidth (addresses hash evenly over them: stage ``L2`` of a load's path), and
@@ -590,3 +591,21 @@ def cap_reads_when_everything_fits(result: L2Result, reads: list[tuple[int, list
                 result.dram_read_bytes[n] *= size / total
                 if result.tile_miss and n in result.tile_miss:  # the tiles' misses were overcounted alike
                     result.tile_miss[n] *= size / total
+
+
+def cap_at_requests(result: L2Result, loads: set[str], sector_bytes: int) -> None:
+    """A miss fetches no more than was asked for: an operation's HBM reads are at most the sectors it requests from
+    the L2 times its fetch ratio (the neighbours a miss brings along), and its write-backs at most the sectors it
+    stored. The per-CTA tiles charge a tile's whole bytes to the operation that finds it missing, which can exceed
+    what that operation requests where its tile is wider than its sectors (a local array indexed by data) and the
+    tiles thrash; this is the physical bound, and it keeps the L2 hit rate within 0..100. ``loads``: the operations
+    that read."""
+    for name, req in result.request_sectors.items():
+        fetch = (result.fetch_ratio or {}).get(name, 1.0) if name in loads else 1.0
+        d = result.dram_read_bytes if name in loads else result.dram_write_bytes
+        most = req * sector_bytes * fetch
+        if d.get(name, 0.0) > most:
+            if name in loads and result.tile_miss and name in result.tile_miss:  # overcounted alike
+                result.tile_miss[name] *= most / d[name]
+            d[name] = most
+
