@@ -196,11 +196,12 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
 
 
 def _share_gathered_tensors(kernel, fps: list[L2Footprint], spec, chunks: int) -> list[L2Footprint]:
-    """Loads whose addresses come from data (``Kernel.varying``: a gather's ``x[col[j]]``) get a tile per CTA, as if
-    no two CTAs read the same bytes; every CTA's tile would be new data. Where their tensor fits in the L2 (its
-    copies counted), the bytes all CTAs fetch together are at most the tensor: each CTA's tiles are scaled so that
-    the grid's sum is no more than the tensor's size (what every CTA brings is, on the whole, what no earlier CTA
-    brought), and the data other operations keep in the L2 is not pushed out by copies that do not exist."""
+    """Loads and stores whose addresses come from data (``Kernel.varying``: a gather's ``x[col[j]]``, a scatter's
+    ``atomicAdd(&out[idx[i]], v)``) get a tile per CTA, as if no two CTAs touched the same bytes; every CTA's tile
+    would be new data. Where their tensor fits in the L2 (its copies counted), the bytes all CTAs fetch (or dirty)
+    together are at most the tensor: each CTA's tiles are scaled so that the grid's sum is no more than the tensor's
+    size (what every CTA brings is, on the whole, what no earlier CTA brought), and the data other operations keep in
+    the L2 is not pushed out by copies that do not exist."""
     varying = kernel.varying
     if not varying:
         return fps
@@ -208,20 +209,21 @@ def _share_gathered_tensors(kernel, fps: list[L2Footprint], spec, chunks: int) -
     ctas = gx * gy * gz
     sizes = {t.name: t.size_bytes for t in kernel.tensors}
     per_data: dict[tuple, float] = {}  # ops with the same data share their tiles (chip._shared_data): once each
-    for fp in fps:
-        if fp.kind == "ld" and fp.name in varying:
-            # a CTA moves its tile in each of the chunks (what is outside the loop, a share in each)
-            key = (fp.tensor, fp.data)
-            per_data[key] = max(per_data.get(key, 0.0), fp.tile_bytes_per_chunk * fp.fetch_ratio * chunks)
-    fetched: dict[str, float] = {}
-    for (tensor, _), b in per_data.items():
-        fetched[tensor] = fetched.get(tensor, 0.0) + b
+    gathered = [fp for fp in fps if fp.kind in ("ld", "st") and fp.name in varying]
+    names = {fp.name for fp in gathered}
+    for fp in gathered:
+        # a CTA moves its tile in each of the chunks (what is outside the loop, a share in each)
+        key = (fp.tensor, fp.kind, fp.data)
+        per_data[key] = max(per_data.get(key, 0.0), fp.tile_bytes_per_chunk * fp.fetch_ratio * chunks)
+    fetched: dict[tuple, float] = {}  # (tensor, direction) -> bytes per CTA
+    for (tensor, kind, _), b in per_data.items():
+        fetched[tensor, kind] = fetched.get((tensor, kind), 0.0) + b
     out = []
     for fp in fps:
         size = sizes.get(fp.tensor, 0)
-        total = fetched.get(fp.tensor, 0.0) * ctas
-        if fp.kind == "ld" and fp.name in varying and size and size * spec.read_copies <= spec.size_bytes \
-                and total > size:
+        total = fetched.get((fp.tensor, fp.kind), 0.0) * ctas
+        copies = spec.read_copies if fp.kind == "ld" else 1
+        if fp.name in names and size and size * copies <= spec.size_bytes and total > size:
             fp = dataclasses.replace(fp, tile_bytes_per_chunk=fp.tile_bytes_per_chunk * size / total)
         out.append(fp)
     return out

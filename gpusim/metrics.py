@@ -63,8 +63,8 @@ def _atomic_metrics(sim: Simulation) -> dict:
             round(_sum_ops(sim, "shared", "st", "wavefronts", atomic=True)),
             "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum":
             round(_sum_ops(sim, "global", "st", "instructions", atomic=True)),
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum":
-            round(_sum_ops(sim, "global", "st", "sectors", atomic=True))}
+            bottleneck.SECTORS_ATOM: round(_sum_ops(sim, "global", "st", "sectors", atomic=True)),
+            bottleneck.LINES_ATOM: round(_sum_ops(sim, "global", "st", "lines", atomic=True))}
 
 
 def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:

@@ -61,6 +61,11 @@ CATALOG: dict[str, MetricInfo] = {
     bn.LINES_LD: MetricInfo(MEMORY, "line", "128-B lines global loads touch (the L1TEX pipe's cycles)"),
     bn.LINES_ST: MetricInfo(MEMORY, "line", "128-B lines global stores touch (each costs the L2 write path a line "
                                             "operation)"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": MetricInfo(MEMORY, "request",
+                                                                     "global atomic warp instructions (ATOMG, RED)"),
+    bn.SECTORS_ATOM: MetricInfo(MEMORY, "sector", "32-B sectors global atomics touch"),
+    bn.LINES_ATOM: MetricInfo(MEMORY, "line", "128-B lines global atomics touch (each costs the L2 write path a line "
+                                              "operation)"),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": MetricInfo(MEMORY, "conflict",
                                                                            "extra wavefronts of shared loads"),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": MetricInfo(MEMORY, "conflict",

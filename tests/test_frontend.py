@@ -250,3 +250,27 @@ def test_no_operation_reads_more_from_hbm_than_it_requests(tmp_path):
     assert 0.0 <= m["lts__t_sector_hit_rate.pct"] <= 100.0
     sectors = m["lts__t_sectors_op_read.sum"]
     assert m["dram__bytes_read.sum"] <= sectors * sb
+
+
+def test_a_store_behind_a_branch_on_data_varies_between_ctas(tmp_path):
+    """Which lanes reach a store behind a branch on loaded data differs from CTA to CTA (a compare-exchange's swap):
+    the store is one whose accesses come from data (Kernel.varying), sampled, not a pattern every CTA must share."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+
+    cu = tmp_path / "keep.cu"
+    cu.write_text(r"""
+extern "C" __global__ void keep(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = x[i]; if (v > 0.f) y[i] = v * v; }
+}
+""")
+    n = 1 << 20
+    k = kernel_from_source(cu, grid=n // 256, block=256, args=[f"x=f32[{n}]", f"y=f32[{n}]", f"n={n}"])
+    stores = [op.name for op in k.all_ops() if isinstance(op, Mem) and op.kind == "st"]
+    assert stores and set(stores) <= k.varying
+    m = report(simulate(k, load_config()))
+    # about half the lanes store (x uniform in [-1, 1)): a sector of 8 floats is written unless all 8 are <= 0
+    sectors = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+    assert 0.9 * n / 8 <= sectors <= n / 8
