@@ -274,3 +274,34 @@ extern "C" __global__ void keep(const float* x, float* y, int n) {
     # about half the lanes store (x uniform in [-1, 1)): a sector of 8 floats is written unless all 8 are <= 0
     sectors = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
     assert 0.9 * n / 8 <= sectors <= n / 8
+
+
+SCATTER_SRC = r"""
+extern "C" __global__ void scatter_add(const int* idx, const float* val, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&out[idx[i]], val[i]);
+}
+"""
+
+
+def test_a_scatter_into_a_small_output_writes_it_once_and_says_atomics(tmp_path):
+    """A scatter-add's bins come from data: every CTA's tile would be new bytes, and a 256 KB output was written back
+    109 MB. Its tensor fits in the L2, so all CTAs together dirty at most the tensor (chip._share_gathered_tensors).
+    And the L2 write path, which the atomics fill, names them (bottleneck: 'stores and atomics')."""
+    from gpusim.bottleneck import analyze
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+
+    cu = tmp_path / "scatter.cu"
+    cu.write_text(SCATTER_SRC)
+    n, bins = 1 << 21, 1 << 16
+    cfg = load_config()
+    k = kernel_from_source(cu, grid=n // 256, block=256,
+                           args=[f"idx=i32[{n}]:randint(0,{bins})", f"val=f32[{n}]", f"out=f32[{bins}]:zeros",
+                                 f"n={n}"])
+    m = report(simulate(k, cfg))
+    assert m["dram__bytes_write.sum"] <= 4 * bins * 1.05
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"] > 0.9 * n
+    use = next(u for u in analyze(m, cfg).units if u.unit == "L2 write path")
+    assert "atomics" in use.work
