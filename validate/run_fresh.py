@@ -4,9 +4,9 @@
 
 Each case's tensors are built from its ``--arg`` texts as run_irregular.py builds the twins' (contents by formula or
 ``randint`` as gpusim's front-end draws them; floats from CuPy's generator, no address depends on them), the kernel
-compiled by NVRTC (CuPy's RawModule, -std=c++17). Per case: 30 launches between CUDA events, each after the L2 was
-flushed (a 256 MiB buffer written, another read), median; an output that accumulates (``:zeros``) is zeroed before
-each. Then one launch per case in a child process of this script under ncu (--clock-control none): the ladder's
+compiled by NVRTC (CuPy's RawModule, -std=c++17; CuPy adds -ftz=true). Per case: 30 launches between CUDA events,
+each after the L2 was flushed (a 256 MiB buffer written, another read), median; an output that accumulates
+(``:zeros``) is zeroed before each. Then one launch per case in a child process of this script under ncu (--clock-control none): the ladder's
 metrics, every stall reason and the atomics' counters. A case that raises goes to ``failed``. Compare with the
 committed predictions: `python validate/fresh/check.py FILE`.
 """

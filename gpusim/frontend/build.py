@@ -110,12 +110,16 @@ def _tool_env() -> dict:
 
 
 COMPILERS = ("nvcc", "nvrtc")
+# NVRTC's options as CuPy's RawModule compiles (its compile cache adds -ftz=true: denormals flushed, so expf, rsqrtf and
+# division lose their denormal scaling; measured: validate/fresh's sfu_mix runs 24 fewer instructions an iteration on
+# the H100 than the build without it, validate/measurements/h100/fresh-2026-11-28.json)
+NVRTC_OPTIONS = ("-std=c++17", "-ftz=true")
 
 
 def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
                  options: tuple[str, ...] = (), compiler: str = "nvcc") -> list[CompiledKernel]:
-    """Every kernel of ``cu`` compiled for ``arch`` (cached by content) by nvcc, or by NVRTC as CuPy's RawModule and
-    PyTorch's JIT compile (``-std=c++17``)."""
+    """Every kernel of ``cu`` compiled for ``arch`` (cached by content) by nvcc, or by NVRTC as CuPy's RawModule
+    compiles (:data:`NVRTC_OPTIONS`)."""
     cu = Path(cu)
     if not cu.is_file():
         raise BuildError(f"{cu}: no such file")
@@ -135,7 +139,8 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
     for inc in _local_includes(cu.resolve()):
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
-    h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]).encode())
+    h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
+                        + ([list(NVRTC_OPTIONS)] if compiler == "nvrtc" else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
     if not (entry / "kernels.json").is_file():
         try:
@@ -229,7 +234,7 @@ def _build_entry(cu: Path, nvcc: str, arch: str, defines, options, entry: Path) 
 
             from gpusim.frontend import nvrtc
 
-            cmd = [sys.executable, "-m", "gpusim.frontend.nvrtc", str(cu), str(cubin), f"-arch={arch}", "-std=c++17",
+            cmd = [sys.executable, "-m", "gpusim.frontend.nvrtc", str(cu), str(cubin), f"-arch={arch}", *NVRTC_OPTIONS,
                    f"-I{cu.resolve().parent}", *[f"-D{d}" for d in defines], *options]
             env = dict(os.environ)  # libnvrtc loads its builtins library from beside it
             env["LD_LIBRARY_PATH"] = os.path.dirname(nvrtc.find_library()) + os.pathsep + env.get("LD_LIBRARY_PATH", "")
