@@ -31,6 +31,12 @@ import run_irregular as irr  # noqa: E402
 from cases import CASES  # noqa: E402
 
 SCALAR_DTYPES = {"f32": "float32", "f64": "float64", "i32": "int32", "u32": "uint32", "i64": "int64"}
+LOCAL_METRICS = [  # local memory (ncu counts it apart from global): localarr's array lives there
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct", "l1tex__t_sector_pipe_lsu_mem_local_op_st_hit_rate.pct",
+    "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "l1tex__data_pipe_lsu_wavefronts_mem_lg.sum",
+]
 
 
 class Case:
@@ -149,6 +155,7 @@ def main() -> int:
     if ncu and measured:
         avail, _ = common.ncu_available_metrics(ncu)
         present, missing = irr.twin_metrics(avail)
+        present += [m for m in LOCAL_METRICS if m in avail and m not in present]
         work = Path(tempfile.mkdtemp(prefix="gpusim_fresh_ncu_"))
         child = [*common.python_cmd(), str(Path(__file__).resolve()), "--ncu-child", ",".join(map(str, measured))]
         names = [CASES[i]["name"] for i in measured]

@@ -1,0 +1,107 @@
+"""Local memory in the L1 and the L2 (register spills, arrays indexed at run time), on the H100.
+
+    python3 validate/micro/run_local_frames.py --out validate/measurements/h100/localframes-2026-11-28.json
+
+validate/micro/local_frames.cu: each thread stores a FRAME-float array (16..256 floats: 64 B .. 1 KiB a thread) and
+reads it back ROUNDS times, permuted; 256 threads a CTA, a grid of 4 waves of 8 CTAs an SM (or of 2 CTAs an SM with
+96 KiB of dynamic shared memory each, which leaves the L1 about 32 KiB). Per case: the median of 10 CUDA-event
+launches, and one launch under ncu (--clock-control none): local-memory requests, sectors and L1 hit rates, the L2's
+lookups and hit rate, DRAM bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+N = 1 << 20
+CASES = [(frame, rounds, smem) for smem in (0, 96 << 10) for frame in (16, 32, 64, 128, 256) for rounds in (1,)] + \
+    [(64, 4, 0), (64, 4, 96 << 10)]
+METRICS = [
+    "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct",
+    "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "l1tex__t_sector_hit_rate.pct",
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct", "l1tex__t_sector_pipe_lsu_mem_local_op_st_hit_rate.pct",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct",
+    "l1tex__data_pipe_lsu_wavefronts_mem_lg.sum", "smsp__inst_executed.sum", "launch__registers_per_thread",
+    "launch__occupancy_limit_shared_mem", "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+]
+
+
+def build(cp, frame: int, rounds: int):
+    src = (HERE / "local_frames.cu").read_text()
+    return cp.RawModule(code=src, options=("-std=c++17", f"-DFRAME={frame}", f"-DROUNDS={rounds}")) \
+        .get_function("local_frames")
+
+
+def launch_args(cp, sms: int, smem: int):
+    ctas_per_sm = 8 if smem == 0 else 2
+    grid = sms * ctas_per_sm * 4
+    x = cp.random.uniform(-1, 1, N).astype(cp.float32)
+    y = cp.zeros(grid * 256, dtype=cp.float32)
+    return grid, (x, y, cp.int32(N))
+
+
+def child(case: int) -> None:
+    import cupy as cp
+
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    for frame, rounds, smem in CASES:
+        f = build(cp, frame, rounds)
+        if smem:
+            f.max_dynamic_shared_size_bytes = smem
+        grid, args = launch_args(cp, sms, smem)
+        f((grid,), (256,), args, shared_mem=smem)
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def main() -> int:
+    got = common.child_or_main(__doc__, "local_frames", child)
+    if got is None:
+        return 0
+    a, cp, np, res, sms, ncu = got
+    res["how"] = __doc__
+    rows = res["results"]["local_frames"]["rows"]
+    for frame, rounds, smem in CASES:
+        f = build(cp, frame, rounds)
+        if smem:
+            f.max_dynamic_shared_size_bytes = smem
+        grid, args = launch_args(cp, sms, smem)
+        ts = common.event_times_ns(cp, lambda: f((grid,), (256,), args, shared_mem=smem), n=10)
+        row = {"frame_floats": frame, "rounds": rounds, "smem_bytes": smem, "grid": grid, "block": 256,
+               "registers": int(f.attributes["num_regs"]), "local_bytes": int(f.attributes["local_size_bytes"]),
+               "time_ns": common.summarize(ts)}
+        rows.append(row)
+        common.log(f"frame={frame} rounds={rounds} smem={smem}: {row['time_ns']['median'] / 1e3:.1f} us, "
+                   f"{row['local_bytes']} B local")
+    if ncu:
+        import tempfile
+
+        rep = Path(tempfile.mkdtemp(prefix="ncu_local_")) / "local"
+        got_rows, _u, _t, dropped, logtxt = common.run_ncu(ncu, METRICS, "^local_frames$",
+                                                           [*common.python_cmd(), __file__, "--child", "0"], rep, 300)
+        for row, r in zip(rows, got_rows, strict=False):
+            row["ncu"] = common.metric_values(r, METRICS)
+        res["ncu_dropped"] = dropped
+        if not got_rows:
+            res["ncu_log_tail"] = logtxt[-3000:]
+    common.write_json(Path(a.out), res)
+    for r in rows:
+        n = r.get("ncu", {})
+        common.log(f"frame={r['frame_floats']} rounds={r['rounds']} smem={r['smem_bytes']}: "
+                   f"{r['time_ns']['median'] / 1e3:.1f} us, LDL hit {n.get('l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct')}"
+                   f"%, L2 hit {n.get('lts__t_sector_hit_rate.pct')}%, DRAM r/w {n.get('dram__bytes_read.sum')}/"
+                   f"{n.get('dram__bytes_write.sum')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
