@@ -109,7 +109,9 @@ def class_totals(classes: list[patterns.CtaClass], name: str, field: str, in_loo
 
 
 def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
-    ops = [p.op for p in pats.values() if p.op.space == "global" and p.op.kind == "ld"]
+    local = kernel.local_tensors
+    ops = [p.op for p in pats.values() if p.op.space == "global" and (p.op.kind == "ld" or p.op.kind == "st" and
+                                                                       p.op.tensor in local)]
     residents = [patterns.cta_coords(kernel, c * sm_count) for c in range(ctas)
                  if c * sm_count < kernel.launch.num_ctas]
 
@@ -521,8 +523,10 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     sb = cfg.l1.sector_bytes
     l1_capacity = cfg.sm.unified_l1_smem_bytes - occ.smem_carveout_bytes
     warm = min(L1_WARM_ITERATIONS, trips // 2)
+    local_stores = frozenset(n for n, p in pats.items() if p.op.space == "global" and p.op.kind == "st"
+                             and p.op.tensor in kernel.local_tensors)
     l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
-                                 min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
+                                 min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm, local_stores)
     chunks = min(trips, L2_CHUNKS)
     fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm, cfg.l2)
     per_wave = sms * occ.ctas_per_sm

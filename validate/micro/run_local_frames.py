@@ -59,7 +59,7 @@ def child(case: int) -> None:
         if smem:
             f.max_dynamic_shared_size_bytes = smem
         grid, args = launch_args(cp, sms, smem)
-        f((grid,), (256,), args, shared_mem=smem)
+        f((grid,), (256,), args, shared_mem=max(smem, 4))
         cp.cuda.runtime.deviceSynchronize()
 
 
@@ -75,7 +75,7 @@ def main() -> int:
         if smem:
             f.max_dynamic_shared_size_bytes = smem
         grid, args = launch_args(cp, sms, smem)
-        ts = common.event_times_ns(cp, lambda: f((grid,), (256,), args, shared_mem=smem), n=10)
+        ts = common.event_times_ns(cp, lambda: f((grid,), (256,), args, shared_mem=max(smem, 4)), n=10)
         row = {"frame_floats": frame, "rounds": rounds, "smem_bytes": smem, "grid": grid, "block": 256,
                "registers": int(f.attributes["num_regs"]), "local_bytes": int(f.attributes["local_size_bytes"]),
                "time_ns": common.summarize(ts)}
