@@ -35,6 +35,7 @@ LINES_LD = "gpusim__global_lines_op_ld"
 LINES_ST = "gpusim__global_lines_op_st"
 LINES_ATOM = "gpusim__global_lines_op_atom"  # global atomics and reductions (ncu counts them apart from stores)
 SECTORS_ATOM = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"
+LOCAL_LD, LOCAL_ST = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"
 TENSOR_KIND = "gpusim__tensor_kind"
 
 # Reporting rules, not hardware: a kernel is called bound by its busiest unit from this share of its peak, and a unit
@@ -118,7 +119,7 @@ def limiter_of(sol: dict[str, float]) -> str:
 def _l2_write_costs(m: dict, cfg: HardwareConfig) -> tuple[float, float]:
     """(stores, fills): the L2 write path's cycles (at the config's clock) for the stores and the HBM fills."""
     l1, l2 = cfg.l1, cfg.l2
-    st_sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM)
+    st_sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM) + _num(m, LOCAL_ST)
     st_lines = _num(m, LINES_ST) + _num(m, LINES_ATOM) or st_sectors * l2.sector_bytes / l1.line_bytes
     store = st_lines * l2.write_cycles_per_line + st_sectors * l2.write_cycles_per_sector
     fill_per_byte = (l2.write_cycles_per_sector + l2.write_cycles_per_line * l2.sector_bytes / l1.line_bytes) \
@@ -141,12 +142,13 @@ def _global_lines(m: dict) -> float:
     if lines or _has(m, LINES_LD):
         return lines
     return (_num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
-            + _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM)) / 4
+            + _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM)
+            + _num(m, LOCAL_LD) + _num(m, LOCAL_ST)) / 4
 
 
 def _stored(m: dict) -> tuple[str, float]:
     """(what writes into the L2, its sectors): stores, and global atomics where the kernel has any."""
-    st = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+    st = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, LOCAL_ST)
     if _num(m, SECTORS_ATOM):
         return "stores and atomics", st + _num(m, SECTORS_ATOM)
     return "stores", st
@@ -217,7 +219,7 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
                   f"alone in their DRAM row cost {cfg.hbm.isolated_block_cost_ratio:g}x their bytes")
         return s
     if unit == "L2":
-        sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+        sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") + _num(m, LOCAL_LD)
         lines = _num(m, LINES_LD)
         s = (f"{u.count(_num(m, 'lts__t_sectors_op_read.sum'), 'read sector lookups')} "
              f"(L2 hit rate {_num(m, 'lts__t_sector_hit_rate.pct'):.1f}%)")
@@ -252,9 +254,13 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
                       f"{u.count(conf, 'bank conflicts')}")
             parts.append(s + ")")
         if lines:
-            s = f"global loads and stores {100 * lines / total:.0f}% ({u.count(lines, 'lines of 128 B')}"
+            what = "global and local loads and stores" if _num(m, LOCAL_LD) + _num(m, LOCAL_ST) else \
+                "global loads and stores"
+            s = f"{what} {100 * lines / total:.0f}% ({u.count(lines, 'lines of 128 B')}"
             req = (_num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
+                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum")
+                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"))
             if req:
                 s += f", {lines / req:.1f} lines per warp request"
             parts.append(s + ")")

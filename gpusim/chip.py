@@ -109,9 +109,8 @@ def class_totals(classes: list[patterns.CtaClass], name: str, field: str, in_loo
 
 
 def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
-    local = kernel.local_tensors
-    ops = [p.op for p in pats.values() if p.op.space == "global" and (p.op.kind == "ld" or p.op.kind == "st" and
-                                                                       p.op.tensor in local)]
+    local = kernel.local_tensors  # local loads: L1Spec.local_hit_fraction (chip._local_l1)
+    ops = [p.op for p in pats.values() if p.op.space == "global" and p.op.kind == "ld" and p.op.tensor not in local]
     residents = [patterns.cta_coords(kernel, c * sm_count) for c in range(ctas)
                  if c * sm_count < kernel.launch.num_ctas]
 
@@ -125,6 +124,25 @@ def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
     yield from part(PROLOGUE, [0])
     yield from part(LOOP, range(iterations))
     yield from part(EPILOGUE, [0])
+
+
+def _local_l1(kernel, pats, structure, trips, spec, ctas_per_sm: int, capacity: int) -> dict[str, L1Stats]:
+    """The L1 hits of each local-memory load (a stack frame read back by its own thread): the share
+    :meth:`gpusim.memory.l1.L1Spec.local_hit_fraction` gives for the frames of the SM's resident CTAs, for its
+    sectors and, alike, its requests (a warp's frame lines are resident or gone together)."""
+    local = kernel.local_tensors
+    if not local:
+        return {}
+    per_cta = sum(t.size_bytes for t in kernel.tensors if t.name in local) / kernel.launch.num_ctas
+    h = spec.local_hit_fraction(per_cta * min(ctas_per_sm, kernel.launch.num_ctas), capacity)
+    out = {}
+    for name, p in pats.items():
+        if p.op.space == "global" and p.op.kind == "ld" and p.op.tensor in local:
+            in_loop = structure[name][0]
+            sectors = round(float(per_warp_total(p, p.sectors, in_loop, trips).sum()))
+            requests = round(float(per_warp_total(p, p.instructions, in_loop, trips).sum()))
+            out[name] = L1Stats(sectors, round(sectors * h), requests, round(requests * h))
+    return out
 
 
 def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) -> list[L2Footprint]:
@@ -337,7 +355,7 @@ def _data_keys(kernel, pats, geo, names=None):
     return out
 
 
-def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
+def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, MemTiming]:
     """Each memory operation's static costs on the units of its path (:data:`gpusim.request.PATHS`), per pattern
     row, inner iteration and warp: the L1TEX pipe's cycles, the bytes it sends to the L2 and HBM, what they cost the
     L2's read bandwidth or write path, and the latency of the level that answers a hit."""
@@ -364,7 +382,7 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
                                   l2_miss_fraction=l2.latency_miss_fraction(name, sb),
                                   latency_hit_cycles=cfg.tma.l2_latency_cycles, l2_read_cost=cost)
             continue
-        l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb)
+        l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb, local=op.tensor in local)
         if op.kind == "ld":
             st = l1.get(name) or L1Stats()
             h1 = st.sector_hits / st.sectors if st.sectors else 0.0
@@ -523,10 +541,9 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     sb = cfg.l1.sector_bytes
     l1_capacity = cfg.sm.unified_l1_smem_bytes - occ.smem_carveout_bytes
     warm = min(L1_WARM_ITERATIONS, trips // 2)
-    local_stores = frozenset(n for n, p in pats.items() if p.op.space == "global" and p.op.kind == "st"
-                             and p.op.tensor in kernel.local_tensors)
     l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
-                                 min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm, local_stores)
+                                 min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
+    l1.update(_local_l1(kernel, pats, structure, trips, cfg.l1, occ.ctas_per_sm, l1_capacity))
     chunks = min(trips, L2_CHUNKS)
     fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm, cfg.l2)
     per_wave = sms * occ.ctas_per_sm
@@ -560,7 +577,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
                     cfg.l2.sector_bytes)
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
     hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
-    timings = [_timings(cfg, c.pats, l1, l2, hbm_cost) for c in classes]
+    timings = [_timings(cfg, c.pats, l1, l2, hbm_cost, kernel.local_tensors) for c in classes]
 
     def class_of(linear: int) -> int:
         return patterns.class_of(kernel, classes, linear)

@@ -2,10 +2,11 @@
 
 Two parts: a spec of throughputs and latencies used by the discrete-event model, and a pure hit-rate
 model: an LRU over the exact 32-byte sector stream of the SM's resident CTAs during a window of loop
-iterations. Global stores write through to L2 and do not allocate in L1; stores to local memory (a thread's stack
-frame: spills, arrays indexed at run time) write through and allocate, so the loads that read the frame back can hit
-(measured, ncu's local-memory hit rates: fa2's spills at its default tile 99.9% of LDL sectors hit, 98.6% of STL
-sectors find their line; validate/measurements/h100/frontend-binary-knobs-2026-11-28.json).
+iterations. Global stores write through to L2 and do not allocate in L1. Local memory (a thread's stack frame:
+spills, arrays indexed at run time) is stored and read back by its own thread moments later, whatever the other
+warps do in lockstep: its loads hit as long as the frames of the SM's resident threads are not many times the L1
+(:meth:`L1Spec.local_hit_fraction`, measured), and its requests go through the pipe at their own rate
+(:meth:`L1Spec.pipe_cycles`, ``local=True``).
 """
 
 from __future__ import annotations
@@ -30,11 +31,30 @@ class L1Spec:
     lg_queue_requests: int = spec_field(1, 1024, "global requests one SM's LG queue holds waiting for L1TEX")
     mio_queue_requests: int = spec_field(1, 1024, "shared requests a sub-partition's MIO queue holds waiting for L1TEX")
     issue_to_pipe_cycles: int = spec_field(0, 100, "cycles from a memory instruction's issue to the L1TEX pipe")
+    local_lines_per_cycle: float = spec_field(0.5, 8, "lines of local-memory accesses (LDL, STL) the tag stage "
+                                                      "resolves per cycle")
+    local_all_hit_frame_ratio: float = spec_field(0.1, 20, "local frames of an SM's resident threads, over the L1's "
+                                                           "capacity, up to which every local load hits")
+    local_all_miss_frame_ratio: float = spec_field(0.1, 20, "local frames of an SM's resident threads, over the L1's "
+                                                            "capacity, from which no local load hits")
 
-    def pipe_cycles(self, lines, sectors, sector_bytes: int):
+    def pipe_cycles(self, lines, sectors, sector_bytes: int, local: bool = False):
         """Cycles of the L1TEX pipe a global access of ``sectors`` over ``lines`` takes: its tag stage resolves
-        ``lines_per_cycle`` lines, its data stage moves ``data_bytes_per_cycle``; the slower of the two."""
-        return np.maximum(lines / self.lines_per_cycle, sectors * sector_bytes / self.data_bytes_per_cycle)
+        ``lines_per_cycle`` lines (``local_lines_per_cycle`` for local memory), its data stage moves
+        ``data_bytes_per_cycle``; the slower of the two."""
+        per = self.local_lines_per_cycle if local else self.lines_per_cycle
+        return np.maximum(lines / per, sectors * sector_bytes / self.data_bytes_per_cycle)
+
+    def local_hit_fraction(self, frame_bytes_per_sm: float, capacity_bytes: float) -> float:
+        """Share of local-memory load sectors that hit the L1 when the SM's resident threads' frames take
+        ``frame_bytes_per_sm``: all up to ``local_all_hit_frame_ratio`` times the L1's capacity, none from
+        ``local_all_miss_frame_ratio``, a straight line between (measured: validate/micro/run_local_frames.py).
+        Each thread reads back what it stored moments before, so an LRU walked in lockstep (every warp's store, then
+        every warp's load) would miss as soon as the frames passed the capacity; the H100 still hits 92% at twice
+        it."""
+        x = frame_bytes_per_sm / max(capacity_bytes, 1.0)
+        lo, hi = self.local_all_hit_frame_ratio, self.local_all_miss_frame_ratio
+        return 1.0 - min(max((x - lo) / (hi - lo), 0.0), 1.0)
 
 
 @dataclass
@@ -69,22 +89,16 @@ class SectorLRU:
         return hits
 
 
-def l1_hit_model(stream, capacity_bytes: int, sector_bytes: int, warm_iterations: int,
-                 allocate_only: frozenset = frozenset()) -> dict[str, L1Stats]:
+def l1_hit_model(stream, capacity_bytes: int, sector_bytes: int, warm_iterations: int) -> dict[str, L1Stats]:
     """Replay an SM's global-load sector stream through an LRU and count hits per operation.
 
     ``stream`` yields ``(iteration, op_name, per_warp_sector_ids)`` in execution order; iterations below
-    ``warm_iterations`` fill the cache but are not counted (steady state), unless nothing else is. The operations of
-    ``allocate_only`` (local-memory stores) put their sectors in the cache and are not counted.
+    ``warm_iterations`` fill the cache but are not counted (steady state), unless nothing else is.
     """
     lru = SectorLRU(capacity_bytes // sector_bytes)
     warm: dict[str, L1Stats] = {}
     steady: dict[str, L1Stats] = {}
     for it, name, per_warp in stream:
-        if name in allocate_only:
-            for ids in per_warp:
-                lru.access(ids.tolist())
-            continue
         st = (steady if it >= warm_iterations else warm).setdefault(name, L1Stats())
         for ids in per_warp:
             if len(ids) == 0:
