@@ -8,7 +8,8 @@ compiled by NVRTC (CuPy's RawModule, -std=c++17; CuPy adds -ftz=true). Per case:
 each after the L2 was flushed (a 256 MiB buffer written, another read), median; an output that accumulates
 (``:zeros``) is zeroed before each. Then one launch per case in a child process of this script under ncu (--clock-control none): the ladder's
 metrics, every stall reason and the atomics' counters. A case that raises goes to ``failed``. Compare with the
-committed predictions: `python validate/fresh/check.py FILE`.
+committed predictions: `python validate/fresh/check.py FILE`. The file keeps its cases under ``cases`` (schema fresh-1),
+not ``kernels``: they are not rows of `gpusim validate`.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def main() -> int:
     t0 = time.time()
     data = common.cupy_header(cp, "fresh-1")
     data["how"] = __doc__
-    data["kernels"], data["failed"] = [], []
+    data["cases"], data["failed"] = [], []
     todo = [i for i, c in enumerate(CASES) if not a.only or c["name"] in a.only.split(",")]
     kerns = build(cp, [CASES[i]["name"] for i in todo])
     flush = (cp.empty(irr.FLUSH_BYTES // 4, dtype=cp.float32), cp.ones(irr.FLUSH_BYTES // 4, dtype=cp.float32))
@@ -141,7 +142,7 @@ def main() -> int:
         c = CASES[i]
         try:
             e = measure(cp, np, kerns[c["name"]], c, flush)
-            data["kernels"].append(e)
+            data["cases"].append(e)
             measured.append(i)
             common.log(f"{c['name']}: {e['time_ns']['median'] / 1e3:.1f} us, {e['registers_per_thread']} registers")
         except Exception:
@@ -161,7 +162,7 @@ def main() -> int:
         names = [CASES[i]["name"] for i in measured]
         rows, _, _, dropped, nlog = common.run_ncu(ncu, present, "^(" + "|".join(sorted(set(names))) + ")$", child,
                                                    work / "fresh", timeout=400)
-        for e, row in zip(data["kernels"], common.assign_rows(rows, names), strict=True):
+        for e, row in zip(data["cases"], common.assign_rows(rows, names), strict=True):
             e["ncu"] = irr.finite_values(row, present)
         data["ncu"] = {"version": common.ncu_version(ncu), "missing": missing + dropped}
         out.with_name(out.stem + "-ncu-log.txt").write_text(nlog[-100000:])

@@ -58,7 +58,7 @@ def compare(measured: Path, predicted: Path) -> None:
           f"measured: {measured.name} on {meas['gpu']['name']}")
     print(f"{'kernel':<16} {'measured us':>11} {'predicted us':>12} " + " ".join(f"{n:>12}" for n, _ in COMPARED))
     errs = []
-    for e in meas["kernels"]:
+    for e in meas["cases"]:
         p = pred.get(e["name"])
         if p is None:
             continue
