@@ -2,6 +2,7 @@
 
     python validate/fresh/check.py --predict validate/fresh/predicted-2026-11-28.json   # commit it, then measure
     python validate/fresh/check.py validate/measurements/h100/fresh-2026-11-28.json     # per kernel, after
+    python validate/fresh/check.py FILE --now     # and beside it, what the model says today
 
 The comparison reads the committed predictions (the file ``--predicted`` names, the newest by default), so what it
 prints is what the model said before anyone saw the H100's numbers: time (median of CUDA-event launches after an L2
@@ -28,7 +29,8 @@ COMPARED = (("time", "gpu__time_duration.sum"), ("DRAM read", "dram__bytes_read.
             ("DRAM write", "dram__bytes_write.sum"), ("instructions", "smsp__inst_executed.sum"))
 
 
-def predict(out: Path) -> None:
+def predictions(quiet: bool = False) -> list[dict]:
+    """Every case predicted by the model as it is now."""
     from gpusim.api import predict_source
     from gpusim.bottleneck import analyze
     from gpusim.config import load_config
@@ -40,8 +42,17 @@ def predict(out: Path) -> None:
                               args=list(c["args"]), compiler="nvrtc", config=cfg)
         row = {"name": c["name"], **{k: m[k] for k in KEYS if k in m}, "verdict": analyze(m, cfg).verdict}
         rows.append(row)
-        print(f"{c['name']:<16} {m['gpu__time_duration.sum'] / 1e3:9.1f} us  {row['verdict'][:100]}", flush=True)
-    out.write_text(json.dumps({"schema": "fresh-predicted-1", "config": cfg.name, "kernels": rows}, indent=1) + "\n")
+        if not quiet:
+            print(f"{c['name']:<16} {m['gpu__time_duration.sum'] / 1e3:9.1f} us  {row['verdict'][:100]}", flush=True)
+    return rows
+
+
+def predict(out: Path) -> None:
+    from gpusim.config import load_config
+
+    rows = predictions()
+    out.write_text(json.dumps({"schema": "fresh-predicted-1", "config": load_config(None).name, "kernels": rows},
+                              indent=1) + "\n")
     print(f"wrote {out}")
 
 
@@ -51,11 +62,18 @@ def _err(p: float | None, m: float | None) -> float | None:
     return 100.0 * (p - m) / m
 
 
-def compare(measured: Path, predicted: Path) -> None:
+def compare(measured: Path, predicted: Path, now: bool = False) -> None:
     pred = {r["name"]: r for r in json.loads(predicted.read_text())["kernels"]}
     meas = json.loads(measured.read_text())
     print(f"predicted: {predicted.relative_to(HERE.parent.parent)} (committed before the measurement); "
           f"measured: {measured.name} on {meas['gpu']['name']}")
+    _table(meas, pred)
+    if now:
+        print("\nthe model now (its changes since were made after the measurement: not a blind prediction)")
+        _table(meas, {r["name"]: r for r in predictions(quiet=True)})
+
+
+def _table(meas: dict, pred: dict) -> None:
     print(f"{'kernel':<16} {'measured us':>11} {'predicted us':>12} " + " ".join(f"{n:>12}" for n, _ in COMPARED))
     errs = []
     for e in meas["cases"]:
@@ -82,6 +100,7 @@ def main() -> int:
     ap.add_argument("measured", nargs="?", type=Path)
     ap.add_argument("--predict", type=Path, metavar="OUT.json")
     ap.add_argument("--predicted", type=Path)
+    ap.add_argument("--now", action="store_true", help="also predict every case with the model as it is now")
     a = ap.parse_args()
     if a.predict:
         predict(a.predict)
@@ -89,7 +108,7 @@ def main() -> int:
     if not a.measured:
         ap.error("give a measurement file or --predict OUT.json")
     predicted = a.predicted or max(HERE.glob("predicted-*.json"))
-    compare(a.measured, predicted)
+    compare(a.measured, predicted, a.now)
     return 0
 
 
