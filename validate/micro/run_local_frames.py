@@ -6,7 +6,8 @@ validate/micro/local_frames.cu: each thread stores a FRAME-float array (16..256 
 reads it back ROUNDS times, permuted; 256 threads a CTA, a grid of 4 waves of 8 CTAs an SM (or of 2 CTAs an SM with
 96 KiB of dynamic shared memory each, which leaves the L1 about 32 KiB). Per case: the median of 10 CUDA-event
 launches, and one launch under ncu (--clock-control none): local-memory requests, sectors and L1 hit rates, the L2's
-lookups and hit rate, DRAM bytes.
+lookups and hit rate, DRAM bytes. Then, under ncu, the shared-memory carveout the driver configures for launches of
+4 B .. 200 KiB of dynamic shared memory a CTA (launch__shared_mem_config_size).
 """
 
 from __future__ import annotations
@@ -50,9 +51,28 @@ def launch_args(cp, sms: int, smem: int):
     return grid, (x, y, cp.int32(N))
 
 
+CARVEOUT_SMEM = (4, 8 << 10, 24 << 10, 40 << 10, 48 << 10, 64 << 10, 72 << 10, 96 << 10, 110 << 10, 150 << 10,
+                 200 << 10)  # dynamic shared memory per CTA: what carveout does the driver give each?
+
+
+def carveout_child() -> None:
+    import cupy as cp
+
+    f = build(cp, 16, 1)
+    f.max_dynamic_shared_size_bytes = 227 << 10
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    for smem in CARVEOUT_SMEM:
+        grid, args = launch_args(cp, sms, 0)
+        f((grid,), (256,), args, shared_mem=smem)
+        cp.cuda.runtime.deviceSynchronize()
+
+
 def child(case: int) -> None:
     import cupy as cp
 
+    if case == 1:
+        carveout_child()
+        return
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     for frame, rounds, smem in CASES:
         f = build(cp, frame, rounds)
@@ -82,9 +102,9 @@ def main() -> int:
         rows.append(row)
         common.log(f"frame={frame} rounds={rounds} smem={smem}: {row['time_ns']['median'] / 1e3:.1f} us, "
                    f"{row['local_bytes']} B local")
-    if ncu:
-        import tempfile
+    import tempfile
 
+    if ncu:
         rep = Path(tempfile.mkdtemp(prefix="ncu_local_")) / "local"
         got_rows, _u, _t, dropped, logtxt = common.run_ncu(ncu, METRICS, "^local_frames$",
                                                            [*common.python_cmd(), __file__, "--child", "0"], rep, 300)
@@ -93,6 +113,17 @@ def main() -> int:
         res["ncu_dropped"] = dropped
         if not got_rows:
             res["ncu_log_tail"] = logtxt[-3000:]
+    if ncu:  # the shared-memory carveout the driver configures per launch (ncu: launch__shared_mem_config_size)
+        wanted = ["launch__shared_mem_config_size", "launch__occupancy_limit_shared_mem", "launch__shared_mem_per_block",
+                  "launch__occupancy_limit_registers", "launch__occupancy_limit_warps", "launch__waves_per_multiprocessor"]
+        rep = Path(tempfile.mkdtemp(prefix="ncu_carve_")) / "carve"
+        got_rows, _u, _t, dropped, logtxt = common.run_ncu(ncu, wanted, "^local_frames$",
+                                                           [*common.python_cmd(), __file__, "--child", "1"], rep, 300)
+        res["results"]["carveout"] = {"rows": [{"smem_per_cta_bytes": smem, "ncu": common.metric_values(r, wanted)}
+                                               for smem, r in zip(CARVEOUT_SMEM, got_rows, strict=False)],
+                                      "dropped": dropped}
+        for row in res["results"]["carveout"]["rows"]:
+            common.log(f"carveout: {row}")
     common.write_json(Path(a.out), res)
     for r in rows:
         n = r.get("ncu", {})
