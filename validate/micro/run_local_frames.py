@@ -37,6 +37,12 @@ METRICS = [
 ]
 
 
+# --set 2: what else sets the local hit rate, one wave each (grid = SMs x CTAs an SM, placed breadth first): the warps
+# an SM at one L1 size (2 CTAs, smem 4 B), four CTAs with 48 KiB (the L1 of the two-CTA 96 KiB series), and one wave of
+# the 8-CTA series: (frame floats, dynamic smem bytes, CTAs an SM)
+CASES2 = [(f, 4, 2) for f in (128, 256, 512)] + [(f, 48 << 10, 4) for f in (16, 32, 64)] + [(64, 4, 8)]
+
+
 def build(cp, frame: int, rounds: int):
     src = (HERE / "local_frames.cu").read_text()
     return cp.RawModule(code=src, options=("-std=c++17", f"-DFRAME={frame}", f"-DROUNDS={rounds}")) \
@@ -67,11 +73,58 @@ def carveout_child() -> None:
         cp.cuda.runtime.deviceSynchronize()
 
 
+def set2_child() -> None:
+    import cupy as cp
+
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    for frame, smem, ctas in CASES2:
+        f = build(cp, frame, 1)
+        f.max_dynamic_shared_size_bytes = max(smem, 4)
+        _, args = launch_args(cp, sms, 0)
+        y = cp.zeros(sms * ctas * 256, dtype=cp.float32)
+        f((sms * ctas,), (256,), (args[0], y, args[2]), shared_mem=max(smem, 4))
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def set2(a, cp, res, sms, ncu) -> None:
+    import tempfile
+
+    rows = res["results"].setdefault("one_wave", {"rows": []})["rows"]
+    for frame, smem, ctas in CASES2:
+        f = build(cp, frame, 1)
+        f.max_dynamic_shared_size_bytes = max(smem, 4)
+        _, args = launch_args(cp, sms, 0)
+        y = cp.zeros(sms * ctas * 256, dtype=cp.float32)
+        ts = common.event_times_ns(cp, lambda f=f, y=y, args=args, smem=smem, ctas=ctas: f(
+            (sms * ctas,), (256,), (args[0], y, args[2]), shared_mem=max(smem, 4)), n=10)
+        rows.append({"frame_floats": frame, "smem_bytes": smem, "ctas_per_sm": ctas, "grid": sms * ctas,
+                     "block": 256, "registers": int(f.attributes["num_regs"]), "time_ns": common.summarize(ts)})
+    if ncu:
+        wanted = METRICS + ["launch__shared_mem_config_size"]
+        rep = Path(tempfile.mkdtemp(prefix="ncu_set2_")) / "set2"
+        got_rows, _u, _t, dropped, logtxt = common.run_ncu(ncu, wanted, "^local_frames$",
+                                                           [*common.python_cmd(), __file__, "--child", "2"], rep, 300)
+        for row, r in zip(rows, got_rows, strict=False):
+            row["ncu"] = common.metric_values(r, wanted)
+        if not got_rows:
+            res["one_wave_ncu_log"] = logtxt[-3000:]
+    for r in rows:
+        n = r.get("ncu", {})
+        common.log(f"one wave: frame={r['frame_floats']} smem={r['smem_bytes']} ctas/SM={r['ctas_per_sm']}: "
+                   f"{r['time_ns']['median'] / 1e3:.1f} us, LDL hit "
+                   f"{n.get('l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct')}%, carveout "
+                   f"{n.get('launch__shared_mem_config_size')}")
+    common.write_json(Path(a.out), res)
+
+
 def child(case: int) -> None:
     import cupy as cp
 
     if case == 1:
         carveout_child()
+        return
+    if case == 2:
+        set2_child()
         return
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     for frame, rounds, smem in CASES:
@@ -89,6 +142,9 @@ def main() -> int:
         return 0
     a, cp, np, res, sms, ncu = got
     res["how"] = __doc__
+    if Path(a.out).name.startswith("localframes-wave"):  # the one-wave set alone (CASES2)
+        set2(a, cp, res, sms, ncu)
+        return 0
     rows = res["results"]["local_frames"]["rows"]
     for frame, rounds, smem in CASES:
         f = build(cp, frame, rounds)
