@@ -57,6 +57,15 @@ def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: boo
                and bool(p.op.atomic) == atomic and (p.op.tensor in frame) == local)
 
 
+def _local_requests(sim: Simulation, kind: str) -> float:
+    """ncu's local-memory requests: one per 4-byte word of each lane's access (a frame interleaves threads word by word,
+    so an STL.128 is four requests; measured: validate/measurements/h100/fresh-local-2026-11-28.json, localarr's 16
+    STL.128 a thread count 2,097,152 requests for 524,288 warp instructions)."""
+    frame = sim.kernel.local_tensors
+    return sum(_op_total(sim, n, "instructions") * max(p.op.width_bytes // 4, 1) for n, p in sim.pats.items()
+               if p.op.space == "global" and p.op.kind == kind and p.op.tensor in frame)
+
+
 def _local_metrics(sim: Simulation) -> dict:
     """ncu's local-memory counters (spills, arrays indexed at run time), for a kernel that has any."""
     frame = sim.kernel.local_tensors
@@ -66,12 +75,10 @@ def _local_metrics(sim: Simulation) -> dict:
     hits = sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items()
                if s.sectors and sim.pats[n].op.tensor in frame)
     return {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": round(sectors),
-            "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": round(_sum_ops(sim, "global", "ld", "instructions",
-                                                                             local=True)),
+            "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": round(_local_requests(sim, "ld")),
             "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": round(_sum_ops(sim, "global", "st", "sectors",
                                                                             local=True)),
-            "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": round(_sum_ops(sim, "global", "st", "instructions",
-                                                                             local=True)),
+            "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": round(_local_requests(sim, "st")),
             "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct": round(100.0 * hits / sectors, 2) if sectors
             else 0.0}
 

@@ -63,9 +63,11 @@ CATALOG: dict[str, MetricInfo] = {
                                             "a line operation)"),
     bn.LOCAL_LD: MetricInfo(MEMORY, "sector", "32-B sectors local loads touch (the stack frame: spills, arrays "
                                               "indexed at run time)"),
-    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": MetricInfo(MEMORY, "request", "local load warp instructions"),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": MetricInfo(MEMORY, "request", "local load requests (one a 4-B "
+                                                                                   "word of each lane's access)"),
     bn.LOCAL_ST: MetricInfo(MEMORY, "sector", "32-B sectors local stores touch"),
-    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": MetricInfo(MEMORY, "request", "local store warp instructions"),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": MetricInfo(MEMORY, "request", "local store requests (one a 4-B "
+                                                                                   "word of each lane's access)"),
     "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct": MetricInfo(MEMORY, "%", "L1 sector hit rate of local "
                                                                                     "loads"),
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": MetricInfo(MEMORY, "request",

@@ -325,3 +325,5 @@ def test_a_local_array_is_read_back_from_the_l1_and_the_l2(tmp_path):
     assert 85.0 <= m["l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct"] <= 100.0
     assert m["dram__bytes_read.sum"] < 30e6
     assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] < m["l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"]
+    # ncu counts a local STL.128 as four requests (frames interleave threads word by word): 16 a thread, 4 each
+    assert m["l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"] == 2112 * 256 // 32 * 16 * 4
