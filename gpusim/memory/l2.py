@@ -606,19 +606,26 @@ def cap_reads_when_everything_fits(result: L2Result, reads: list[tuple[int, list
                     result.tile_miss[n] *= size / total
 
 
-def cap_at_requests(result: L2Result, loads: set[str], sector_bytes: int) -> None:
-    """A miss fetches no more than was asked for: an operation's HBM reads are at most the sectors it requests from
-    the L2 times its fetch ratio (the neighbours a miss brings along), and its write-backs at most the sectors it
-    stored. The per-CTA tiles charge a tile's whole bytes to the operation that finds it missing, which can exceed
-    what that operation requests where its tile is wider than its sectors (a local array indexed by data) and the
-    tiles thrash; this is the physical bound, and it keeps the L2 hit rate within 0..100. ``loads``: the operations
-    that read."""
-    for name, req in result.request_sectors.items():
-        fetch = (result.fetch_ratio or {}).get(name, 1.0) if name in loads else 1.0
-        d = result.dram_read_bytes if name in loads else result.dram_write_bytes
-        most = req * sector_bytes * fetch
-        if d.get(name, 0.0) > most:
-            if name in loads and result.tile_miss and name in result.tile_miss:  # overcounted alike
-                result.tile_miss[name] *= most / d[name]
-            d[name] = most
-
+def cap_at_requests(result: L2Result, loads: set[str], sector_bytes: int, groups: dict | None = None) -> None:
+    """A miss fetches no more than was asked for: the HBM reads of operations that share data (``groups``: name ->
+    the data its tiles hold; ops of one group share tiles, the first to use a tile is charged its fetch, the others
+    hit it) are at most the sectors they request from the L2 times their fetch ratios (the neighbours a miss brings
+    along), and their write-backs at most the sectors they stored. The per-CTA tiles charge a tile's whole bytes to
+    the operation that finds it missing, which can exceed what the group requests where its tile is wider than its
+    sectors (a local array indexed by data) and the tiles thrash; this is the physical bound, and it keeps the L2 hit
+    rate within 0..100. ``loads``: the operations that read."""
+    groups = groups or {}
+    members: dict = {}
+    for name in result.request_sectors:
+        members.setdefault((name in loads, groups.get(name, name)), []).append(name)
+    fetch = result.fetch_ratio or {}
+    for (is_load, _), names in members.items():
+        d = result.dram_read_bytes if is_load else result.dram_write_bytes
+        most = sum(result.request_sectors[n] * sector_bytes * (fetch.get(n, 1.0) if is_load else 1.0) for n in names)
+        total = sum(d.get(n, 0.0) for n in names)
+        if total > most:
+            for n in names:
+                if n in d:
+                    d[n] *= most / total
+                    if is_load and result.tile_miss and n in result.tile_miss:  # overcounted alike
+                        result.tile_miss[n] *= most / total
