@@ -226,16 +226,7 @@ extern "C" __global__ void scratch_perm(const float* x, float* s, float* y, int 
 }
 """
 
-LOCAL_ARRAY_SRC = r"""
-extern "C" __global__ void localarr(const float* x, float* y, int n) {
-  float a[64];
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  for (int j = 0; j < 64; j++) a[j] = x[(i * 7 + j) % n];
-  float s = 0.f;
-  for (int j = 0; j < 64; j++) s += a[(j * 13 + i) & 63];
-  y[i] = s;
-}
-"""
+LOCAL_ARRAY_SRC = (REPO / "validate" / "fresh" / "localarr.cu").read_text()  # a fresh kernel (validate/fresh)
 
 
 def test_no_operation_reads_more_from_hbm_than_it_requests(tmp_path):

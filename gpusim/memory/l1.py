@@ -19,6 +19,12 @@ import numpy as np
 from gpusim.specfield import spec_field
 
 
+def ramp(x: float, zero_at: float, one_at: float) -> float:
+    """0 on ``zero_at``'s side, 1 on ``one_at``'s side, a straight line between (the measured curves of
+    :class:`L1Spec` and :class:`gpusim.memory.l2.L2Spec`)."""
+    return min(max((x - zero_at) / (one_at - zero_at), 0.0), 1.0)
+
+
 @dataclass(frozen=True)
 class L1Spec:
     """L1TEX parameters (``[l1]`` in the hardware config)."""
@@ -52,9 +58,8 @@ class L1Spec:
         Each thread reads back what it stored moments before, so an LRU walked in lockstep (every warp's store, then
         every warp's load) would miss as soon as the frames passed the capacity; the H100 still hits 92% at twice
         it."""
-        x = frame_bytes_per_sm / max(capacity_bytes, 1.0)
-        lo, hi = self.local_all_hit_frame_ratio, self.local_all_miss_frame_ratio
-        return 1.0 - min(max((x - lo) / (hi - lo), 0.0), 1.0)
+        return 1.0 - ramp(frame_bytes_per_sm / max(capacity_bytes, 1.0), self.local_all_hit_frame_ratio,
+                          self.local_all_miss_frame_ratio)
 
 
 @dataclass

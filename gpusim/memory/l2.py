@@ -33,17 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.lazyjit import LazyJit
+from gpusim.memory.l1 import ramp as _ramp
 from gpusim.resources import LoadedLatency, RateServer
 from gpusim.sm.clock import MEMORY_RATE, Clock, memory_clocked
 from gpusim.specfield import spec_field
 
 _jit = LazyJit(globals())  # numba.njit on first use (`gpusim list` never imports numba)
-
-
-def _ramp(x: float, zero_at: float, one_at: float) -> float:
-    """0 on ``zero_at``'s side, 1 on ``one_at``'s side, a straight line between (the measured curves of
-    :class:`L2Spec`)."""
-    return min(max((x - zero_at) / (one_at - zero_at), 0.0), 1.0)
 
 
 @dataclass(frozen=True)
