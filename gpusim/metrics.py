@@ -48,13 +48,20 @@ def _op_total(sim: Simulation, name: str, field: str) -> float:
 
 
 def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False,
-             atomic: bool = False, local: bool = False) -> float:
+             atomic: bool = False, local: bool | None = False) -> float:
     """An operation field's total over the launch, of the operations of one space and kind; ``local``: of local
-    memory (``Tensor.local``, the stack frame; ncu counts it apart from global), else of global."""
+    memory (``Tensor.local``, the stack frame; ncu counts it apart from global), False: of global, None: of both."""
     frame = sim.kernel.local_tensors
     return sum(_op_total(sim, name, field) for name, p in sim.pats.items()
                if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy
-               and bool(p.op.atomic) == atomic and (p.op.tensor in frame) == local)
+               and bool(p.op.atomic) == atomic and (local is None or (p.op.tensor in frame) == local))
+
+
+def _l1_sector_hits(sim: Simulation, local: bool) -> float:
+    """The L1 sector hits of the global (or ``local``: local-memory) loads over the launch."""
+    frame = sim.kernel.local_tensors
+    return sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items()
+               if s.sectors and (sim.pats[n].op.tensor in frame) == local)
 
 
 def _local_requests(sim: Simulation, kind: str) -> float:
@@ -72,8 +79,7 @@ def _local_metrics(sim: Simulation) -> dict:
     if not frame:
         return {}
     sectors = _sum_ops(sim, "global", "ld", "sectors", local=True)
-    hits = sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items()
-               if s.sectors and sim.pats[n].op.tensor in frame)
+    hits = _l1_sector_hits(sim, local=True)
     return {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": round(sectors),
             "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": round(_local_requests(sim, "ld")),
             "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": round(_sum_ops(sim, "global", "st", "sectors",
@@ -144,8 +150,7 @@ def report(sim: Simulation) -> dict:
     ldsm_conf = ldsm_wf - _sum_ops(sim, "shared", "ldsm", "ideal_wavefronts")
     lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts") + ldsm_wf
     sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
-    l1_hits = sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items()
-                  if s.sectors and sim.pats[n].op.tensor not in k.local_tensors)
+    l1_hits = _l1_sector_hits(sim, local=False)
     l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in ("ld", "tma"))
     l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
     dram_rd = sum(sim.l2.dram_read_bytes.values())
@@ -229,10 +234,8 @@ def report(sim: Simulation) -> dict:
     m["gpusim__steady_state"] = bool(res.loop_steady)
     m["gpusim__utilization_pct"] = utilization(sim)
     # the L1TEX pipe's work: local memory's lines with global's
-    m[bottleneck.LINES_LD] = round(_sum_ops(sim, "global", "ld", "lines") + _sum_ops(sim, "global", "ld", "lines",
-                                                                                     local=True))
-    m[bottleneck.LINES_ST] = round(_sum_ops(sim, "global", "st", "lines") + _sum_ops(sim, "global", "st", "lines",
-                                                                                     local=True))
+    m[bottleneck.LINES_LD] = round(_sum_ops(sim, "global", "ld", "lines", local=None))
+    m[bottleneck.LINES_ST] = round(_sum_ops(sim, "global", "st", "lines", local=None))
     if tensor_activity(sim):
         m[bottleneck.TENSOR_KIND] = "wgmma" if _share(sim, PIPE.format("wgmma")) else "mma.sync"
     m[bottleneck.SOL] = sol(sim, time_ns)
