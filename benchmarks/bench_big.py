@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from user_env import user_env
+
 REPO = Path(__file__).resolve().parent.parent
 GOAL_SECONDS = 2.0
 GOAL_MB = 500.0
@@ -41,7 +43,7 @@ def run_case(args: list[str], timeout: float) -> tuple[float, float, int, str]:
         "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
         "print(dt, rss, p.returncode, (p.stderr.strip().splitlines() or [''])[-1][:200], sep='\\t')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = user_env()
     # a fresh parent per case: RUSAGE_CHILDREN is the peak over all children that parent waited for
     out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "gpusim.cli", "run", *args],
                          capture_output=True, text=True, cwd=REPO, env=env, timeout=timeout, check=True).stdout

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from user_env import user_env
+
 REPO = Path(__file__).resolve().parent.parent
 GOAL_S, GOAL_MB = 2.0, 500.0
 KERNELS = [  # (label, gpusim run arguments)
@@ -36,7 +38,7 @@ def run_once(args: list[str]) -> tuple[float, float]:
     """(wall seconds, peak resident MB) of one `gpusim run ... --json` in a fresh process."""
     cmd = [sys.executable, "-m", "gpusim.cli", "run", *args, "--json"]
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, cwd=REPO, env=user_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(p.pid, 0)  # this child's own peak resident memory
     wall = time.perf_counter() - t
     err = p.stderr.read().decode(errors="replace")

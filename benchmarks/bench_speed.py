@@ -23,6 +23,7 @@ from gpusim.api import predict
 from gpusim.cli import ladder_rows
 from gpusim.config import load_config
 from gpusim.ir import REGISTRY
+from user_env import user_env
 
 
 GOAL_KERNEL_S = 0.3
@@ -68,7 +69,7 @@ def main() -> None:
           f"cores: {verdict(t_ladder < GOAL_LADDER_S)}; sum of best single runs {total:.2f} s)")
     t_cli = best_of(lambda: ladder_rows(a.family, small, None), 1)
     print(f"whole {a.family} ladder at 4096^3 as `gpusim ladder` runs it ({os.cpu_count()} processes): {t_cli:.2f} s")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = user_env()
     t_list = best_of(lambda: subprocess.run([sys.executable, "-m", "gpusim.cli", "list"], env=env, check=True,
                                             capture_output=True), a.repeat)
     print(f"start-up: `gpusim list` as a whole process {t_list:.2f} s (no goal; numba is not imported)")
