@@ -341,3 +341,39 @@ def test_nvrtc_builds_as_cupy_does_with_denormals_flushed(tmp_path):
         return len(pick(compile_cuda(cu, compiler=compiler), "ex", str(cu)).program)
 
     assert count("nvrtc") + 6 <= count("nvrtc-plain")
+
+
+@pytest.mark.parametrize("bins", ["randint(0,256)", "const(7)"])
+def test_emulated_histogram_counts_every_value(bins):
+    """The histogram twin emulated in full (shared ATOMS adds of one, then global REDs of the block's bins) ends with
+    the input's counts: a wrong atomic add (lanes of one bin in a warp counted once, or a block's bins added to the
+    wrong words) changes them. One bin puts every lane of every warp on one word."""
+    n = 3000
+    gmem = _emulate_all(TWINS / "histogram.cu", "histogram", (3, 1, 1), (256, 1, 1),
+                        [f"in=i32[{n}]:{bins}", "hist=u32[256]:zeros", f"n={n}"])
+    values = _tensor(gmem, "in", np.int32, n)
+    assert (_tensor(gmem, "hist", np.uint32, 256) == np.bincount(values, minlength=256)).all()
+
+
+def test_atomic_adds_in_lane_order_return_what_one_lane_at_a_time_returns():
+    """The counter path (every lane's add at once) against the lane-by-lane rule it replaces: each lane reads its
+    word after the adds of the lanes before it to the same word; a probe writes nothing, so every lane reads the word
+    as it was. Words start near 2^32 so the adds wrap."""
+    from gpusim.frontend.machine import _add_in_lane_order, _atomic_apply
+
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 5, 64) * 4
+    src = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32).view(np.uint8).reshape(-1, 4)
+    start = (2**32 - rng.integers(1, 1000, 5)).astype(np.uint32)
+    for probing in (False, True):
+        words = {4 * i: start[i:i + 1].view(np.uint8).copy() for i in range(5)}
+        expect = np.zeros((64, 4), dtype=np.uint8)
+        for k in range(64):
+            expect[k] = words[keys[k]]
+            if not probing:
+                words[keys[k]] = _atomic_apply("ADD", "U32", words[keys[k]], src[k], None, 4)
+        olds, firsts, finals = _add_in_lane_order(keys, src, lambda ks: start[keys[ks] // 4].view(np.uint8)
+                                                  .reshape(-1, 4), probing)
+        assert (olds == expect).all()
+        if not probing:
+            assert all((finals[i] == words[keys[f]]).all() for i, f in enumerate(firsts))

@@ -536,6 +536,12 @@ class Machine:
                 def wr(k, b):
                     if not self.probing:
                         flat[addrs[k]:addrs[k] + width] = b
+
+                def rd_many(ks):
+                    return flat[addrs[ks].reshape(-1, 1) + np.arange(width)]
+
+                def wr_many(ks, b):
+                    flat[addrs[ks].reshape(-1, 1) + np.arange(width)] = b
             else:
                 ti, o = self.gmem.locate(off[idx], width, d.where)
                 tensor = self.gmem.tensors[ti]
@@ -546,6 +552,12 @@ class Machine:
                 def wr(k, b):
                     if not self.probing:
                         self.gmem.write(ti, o[k:k + 1], b.reshape(1, -1))
+
+                def rd_many(ks):
+                    return self.gmem.read(ti, o[ks], width)
+
+                def wr_many(ks, b):
+                    self.gmem.write(ti, o[ks], b)
                 _ = tensor
             if src is None:  # ATOMS.POPC.INC: each active lane adds one
                 srcv = np.tile(np.array([1], dtype=np.uint32).view(np.uint8), (len(idx), 1))[:, :width]
@@ -553,11 +565,17 @@ class Machine:
                 srcv = self._regs_bytes(src, width)[idx]
             cmpv = self._regs_bytes(ops[3], width)[idx] if op == "CAS" else None
             typ = next((k for k in d.mods if k in ("F32", "F64", "S32", "U32", "64", "F16x2", "BF16x2")), "U32")
-            olds = np.zeros((len(idx), width), dtype=np.uint8)
-            for k in range(len(idx)):  # lane order: same-address lanes see each other's updates, as the unit does
-                old = rd(k)
-                olds[k] = old
-                wr(k, _atomic_apply(op, typ, old, srcv[k], None if cmpv is None else cmpv[k], width))
+            if width == 4 and op in ("ADD", "POPC") and typ in ("U32", "S32"):  # a counter: every lane at once
+                olds, firsts, finals = _add_in_lane_order(addrs if space == "shared" else o, srcv, rd_many,
+                                                                self.probing)
+                if not self.probing:
+                    wr_many(firsts, finals)
+            else:
+                olds = np.zeros((len(idx), width), dtype=np.uint8)
+                for k in range(len(idx)):  # lane order: same-address lanes see each other's updates, as the unit does
+                    old = rd(k)
+                    olds[k] = old
+                    wr(k, _atomic_apply(op, typ, old, srcv[k], None if cmpv is None else cmpv[k], width))
             out[idx] = off[idx] if space == "shared" else o
             if dst is not None:
                 data = np.zeros((self.N, width), dtype=np.uint8)
@@ -1100,6 +1118,32 @@ def _max_reg(d: Decoded) -> int:
             if not r.uniform and not r.zero:
                 top = max(top, r.idx + 8)  # vector loads and MMA fragments write up to 8 registers from the first
     return min(top, 255)
+
+
+def _add_in_lane_order(keys: np.ndarray, src: np.ndarray, rd_many, probing: bool
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """32-bit integer atomic adds of the lanes (``src``: (lanes, 4) bytes) to the words at ``keys``, in lane order:
+    what the per-lane loop computes, in one pass (``probing``: nothing is written, so every lane reads the word as it
+    was). Returns (the old word each lane reads, as bytes; the first lane of
+    each distinct word; that word's final value, as bytes). ``rd_many(lanes)``: the words' values before, as bytes."""
+    order = np.argsort(keys, kind="stable")  # by word, lane order kept within a word
+    ks = keys[order]
+    starts = np.ones(len(ks), dtype=bool)
+    starts[1:] = ks[1:] != ks[:-1]
+    group = np.cumsum(starts) - 1
+    firsts = order[starts]
+    base = np.ascontiguousarray(rd_many(firsts)).view(np.uint32).reshape(-1).astype(np.uint64)
+    add = np.ascontiguousarray(src[order]).view(np.uint32).reshape(-1).astype(np.uint64)
+    total = np.cumsum(add)  # exact: fewer than 2^32 lanes of at most 2^32 - 1 each
+    before = total - add
+    at_start = before[starts]
+    seen = base[group] if probing else (base[group] + before - at_start[group]) & 0xFFFFFFFF
+    olds = np.empty((len(keys), 4), dtype=np.uint8)
+    olds[order] = seen.astype(np.uint32).view(np.uint8).reshape(-1, 4)
+    ends = np.ones(len(ks), dtype=bool)
+    ends[:-1] = starts[1:]
+    finals = ((base + total[ends] - at_start) & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).reshape(-1, 4)
+    return olds, firsts, finals
 
 
 def _atomic_apply(op: str, typ: str, old: np.ndarray, src: np.ndarray, cmp, width: int) -> np.ndarray:
