@@ -574,7 +574,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, fitting, resident)
     cap_at_requests(l2, {n for n, p in pats.items() if p.op.space == "global" and p.op.kind in ("ld", "tma")},
-                    cfg.l2.sector_bytes, {fp.name: (fp.tensor, fp.data) for fp in fps})
+                    cfg.l2.sector_bytes)
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
     hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
     timings = [_timings(cfg, c.pats, l1, l2, hbm_cost, kernel.local_tensors) for c in classes]

@@ -423,6 +423,7 @@ class L2Result:
     # op -> share of the bytes its CTAs want that lie in tiles found missing: every CTA that wants a tile in the
     # same chunk of a wave waits for that tile's fill, though only the first request counts as ncu's miss
     tile_miss: dict = None
+    groups: dict = None  # op -> its data group: ops of one group share tiles (the first to use one pays its fetch)
 
     def latency_miss_fraction(self, name: str, sector_bytes: int) -> float:
         """Share of an op's executions that wait for HBM: its tiles' miss share (a request that finds its line's fill
@@ -572,7 +573,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     kept = min(1.0, spec.dirty_max_bytes / total) if total > 0 else 1.0
     for name, d in dirty.items():
         wr[name] = max(wr[name] - d * kept, 0.0)
-    return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss)
+    return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss, groups)
 
 
 def fitting_footprint(spec: L2Spec, tensors: list[tuple[int, bool]]) -> float | None:
@@ -601,15 +602,15 @@ def cap_reads_when_everything_fits(result: L2Result, reads: list[tuple[int, list
                     result.tile_miss[n] *= size / total
 
 
-def cap_at_requests(result: L2Result, loads: set[str], sector_bytes: int, groups: dict | None = None) -> None:
-    """A miss fetches no more than was asked for: the HBM reads of operations that share data (``groups``: name ->
-    the data its tiles hold; ops of one group share tiles, the first to use a tile is charged its fetch, the others
-    hit it) are at most the sectors they request from the L2 times their fetch ratios (the neighbours a miss brings
-    along), and their write-backs at most the sectors they stored. The per-CTA tiles charge a tile's whole bytes to
-    the operation that finds it missing, which can exceed what the group requests where its tile is wider than its
-    sectors (a local array indexed by data) and the tiles thrash; this is the physical bound, and it keeps the L2 hit
-    rate within 0..100. ``loads``: the operations that read."""
-    groups = groups or {}
+def cap_at_requests(result: L2Result, loads: set[str], sector_bytes: int) -> None:
+    """A miss fetches no more than was asked for: the HBM reads of operations that share data (``result.groups``: ops of
+    one group share tiles, the first to use a tile is charged its fetch, the others hit it) are at most the sectors
+    they request from the L2 times their fetch ratios (the neighbours a miss brings along), and their write-backs at
+    most the sectors they stored. The per-CTA tiles charge a tile's whole bytes to the operation that finds it
+    missing, which can exceed what the group requests where its tile is wider than its sectors (a local array
+    indexed by data) and the tiles thrash; this is the physical bound, and it keeps the L2 hit rate within 0..100.
+    ``loads``: the operations that read."""
+    groups = result.groups or {}
     members: dict = {}
     for name in result.request_sectors:
         members.setdefault((name in loads, groups.get(name, name)), []).append(name)
