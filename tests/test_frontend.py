@@ -377,3 +377,29 @@ def test_atomic_adds_in_lane_order_return_what_one_lane_at_a_time_returns():
         assert (olds == expect).all()
         if not probing:
             assert all((finals[i] == words[keys[f]]).all() for i, f in enumerate(firsts))
+
+
+def test_a_loop_whose_ctas_run_different_trips_and_paths_is_refused_not_written_out(tmp_path):
+    """CTAs that run different numbers of iterations of a loop whose iterations take different paths (causal
+    attention: the diagonal blocks are masked, a CTA's row sets its trips): the loop cannot be summarised, and
+    written out every CTA would run the emulated CTA's iterations (a small causal FA2 was predicted that way, its
+    imbalance lost). Refused with a line that says why."""
+    from gpusim.frontend.trace import LoweringError
+
+    cu = tmp_path / "tri.cu"
+    cu.write_text("""
+extern "C" __global__ void tri(const float* x, float* y) {
+  float s = 0.f;
+  const int trips = blockIdx.x + 4;
+  for (int j = 0; j < trips; ++j) {
+    float v = x[j * blockDim.x + threadIdx.x];
+    if (j >= trips - 2) {
+#pragma unroll
+      for (int k = 0; k < 24; ++k) v = __expf(v * 0.5f + (float)k) - v;
+    }
+    s += v;
+  }
+  y[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}""")
+    with pytest.raises(LoweringError, match="runs 4 to 11 iterations .* different instruction paths"):
+        kernel_from_source(cu, "tri", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])

@@ -189,6 +189,12 @@ def _blocks(recs: list[Rec], back: int) -> list[list[Rec]]:
     return out
 
 
+def _warp_trips(recs: list[Rec], back: int) -> set[int]:
+    """The different numbers of times the warps that reach the loop's back-edge branch execute it."""
+    counts = sum(r.warps.astype(np.int64) for r in recs if r.index == back)
+    return set(np.unique(counts[counts > 0]).tolist()) if not np.isscalar(counts) else set()
+
+
 def _seq(block: list[Rec]) -> tuple[int, ...]:
     return tuple(r.index for r in block)
 
@@ -253,6 +259,12 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segmen
     if any(_seq(b) != template for b in middle):
         if lp["jumped"]:
             raise LoweringError("the loop's iterations run different instruction paths", retry_without_jump=True)
+        trips = _warp_trips(recs[first:last + 1], lp["back"])
+        if len(trips) > 1:  # written out, every CTA would run the base CTA's iterations
+            raise LoweringError(f"the loop at instruction {lp['head']} runs {min(trips)} to {max(trips)} iterations "
+                                "in the emulated warps and its iterations take different instruction paths (causal "
+                                "attention's diagonal blocks): it cannot be summarised as one loop, and written out "
+                                "every CTA would run the same iterations; not supported yet")
         return Segments(recs, (), {}, [])  # written out in full
     peel_first = _seq(pre[0]) != template
     peel_last = _seq(tail) != template
