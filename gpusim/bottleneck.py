@@ -34,7 +34,10 @@ LIMITER = "gpusim__limiter"
 LINES_LD = "gpusim__global_lines_op_ld"
 LINES_ST = "gpusim__global_lines_op_st"
 LINES_ATOM = "gpusim__global_lines_op_atom"  # global atomics and reductions (ncu counts them apart from stores)
-SECTORS_ATOM = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"
+SECTORS_ATOM = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"  # atomics that return the old value (ATOMG)
+SECTORS_RED = "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"  # reductions (RED: the value unused)
+L2_LOOKUPS = ("lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "lts__t_sectors_op_atom.sum",
+              "lts__t_sectors_op_red.sum")
 LOCAL_LD, LOCAL_ST = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"
 TENSOR_KIND = "gpusim__tensor_kind"
 
@@ -119,7 +122,7 @@ def limiter_of(sol: dict[str, float]) -> str:
 def _l2_write_costs(m: dict, cfg: HardwareConfig) -> tuple[float, float]:
     """(stores, fills): the L2 write path's cycles (at the config's clock) for the stores and the HBM fills."""
     l1, l2 = cfg.l1, cfg.l2
-    st_sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM) + _num(m, LOCAL_ST)
+    st_sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _atomic_sectors(m) + _num(m, LOCAL_ST)
     st_lines = _num(m, LINES_ST) + _num(m, LINES_ATOM) or st_sectors * l2.sector_bytes / l1.line_bytes
     store = st_lines * l2.write_cycles_per_line + st_sectors * l2.write_cycles_per_sector
     fill_per_byte = (l2.write_cycles_per_sector + l2.write_cycles_per_line * l2.sector_bytes / l1.line_bytes) \
@@ -142,16 +145,21 @@ def _global_lines(m: dict) -> float:
     if lines or _has(m, LINES_LD):
         return lines
     return (_num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
-            + _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM)
+            + _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _atomic_sectors(m)
             + _num(m, LOCAL_LD) + _num(m, LOCAL_ST)) / 4
 
 
 def _stored(m: dict) -> tuple[str, float]:
     """(what writes into the L2, its sectors): stores, and global atomics where the kernel has any."""
     st = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, LOCAL_ST)
-    if _num(m, SECTORS_ATOM):
-        return "stores and atomics", st + _num(m, SECTORS_ATOM)
+    if _atomic_sectors(m):
+        return "stores and atomics", st + _atomic_sectors(m)
     return "stores", st
+
+
+def _atomic_sectors(m: dict) -> float:
+    """Global atomics' sectors: those that return the old value (ncu's op_atom) and the reductions (op_red)."""
+    return _num(m, SECTORS_ATOM) + _num(m, SECTORS_RED)
 
 
 def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]:
@@ -175,7 +183,7 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
                 f"{u.bytes_per_second(pk.l2_write_bytes_per_second)} measured in whole 128-B lines (the model: "
                 f"{u.bytes_per_second(pk.l2_write_model_bytes_per_second)})")
     if unit == "L2 port":
-        b = (_num(m, "lts__t_sectors_op_read.sum") + _num(m, "lts__t_sectors_op_write.sum")) * cfg.l2.sector_bytes
+        b = sum(_num(m, k) for k in L2_LOOKUPS) * cfg.l2.sector_bytes
         return (f"{u.bytes_per_second(b / t_s / pk.sm_count)} per SM (lookups)",
                 f"{u.bytes_per_second(pk.l2_port_bytes_per_second_per_sm)} per SM {ghz}")
     if unit == "L1/shared pipe":

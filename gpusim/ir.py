@@ -100,6 +100,9 @@ class Mem:
     # ``"words"``: lanes on one word combine, as a store's do (ATOMS.POPC.INC, ``atomicAdd(p, 1)``). Measured:
     # validate/micro/atomics.cu (validate/measurements/h100/irregular-2026-11-27.json, "micro"). "": not atomic
     atomic: str = ""
+    # a global atomic whose result no instruction reads (SASS RED, ``atomicAdd`` with its value unused): ncu counts it
+    # under op_red (requests, sectors, the L2's lookups), an ATOMG that returns the old value under op_atom
+    reduction: bool = False
 
 
 @dataclass(frozen=True)

@@ -48,13 +48,15 @@ def _op_total(sim: Simulation, name: str, field: str) -> float:
 
 
 def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False,
-             atomic: bool = False, local: bool | None = False) -> float:
+             atomic: bool = False, local: bool | None = False, reduction: bool | None = None) -> float:
     """An operation field's total over the launch, of the operations of one space and kind; ``local``: of local
-    memory (``Tensor.local``, the stack frame; ncu counts it apart from global), False: of global, None: of both."""
+    memory (``Tensor.local``, the stack frame; ncu counts it apart from global), False: of global, None: of both;
+    ``reduction``: of the global atomics that are reductions (RED: ncu's op_red) or not (op_atom), None: both."""
     frame = sim.kernel.local_tensors
     return sum(_op_total(sim, name, field) for name, p in sim.pats.items()
                if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy
-               and bool(p.op.atomic) == atomic and (local is None or (p.op.tensor in frame) == local))
+               and bool(p.op.atomic) == atomic and (local is None or (p.op.tensor in frame) == local)
+               and (reduction is None or p.op.reduction == reduction))
 
 
 def _l1_sector_hits(sim: Simulation, local: bool) -> float:
@@ -89,17 +91,23 @@ def _local_metrics(sim: Simulation) -> dict:
             else 0.0}
 
 
-def _atomic_metrics(sim: Simulation) -> dict:
-    """ncu's counters of atomics, for a kernel that has any: shared atomics' wavefronts and global atomics'
-    requests and sectors (ncu: op_atom; the reductions without a result, RED, count as op_red there)."""
+def _atomic_metrics(sim: Simulation, l2_sectors: dict[str, float]) -> dict:
+    """ncu's counters of atomics, for a kernel that has any: shared atomics' wavefronts, and global atomics'
+    requests, sectors and L2 lookups under ncu's names: op_atom for those that return the old value (ATOMG),
+    op_red for the reductions (RED). ``l2_sectors``: L2 lookups per operation."""
     if not any(p.op.atomic for p in sim.pats.values()):
         return {}
-    return {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum":
-            round(_sum_ops(sim, "shared", "st", "wavefronts", atomic=True)),
-            "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum":
-            round(_sum_ops(sim, "global", "st", "instructions", atomic=True)),
-            bottleneck.SECTORS_ATOM: round(_sum_ops(sim, "global", "st", "sectors", atomic=True)),
-            bottleneck.LINES_ATOM: round(_sum_ops(sim, "global", "st", "lines", atomic=True))}
+    out = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum":
+           round(_sum_ops(sim, "shared", "st", "wavefronts", atomic=True)),
+           bottleneck.LINES_ATOM: round(_sum_ops(sim, "global", "st", "lines", atomic=True))}
+    for op, red in (("atom", False), ("red", True)):
+        names = [n for n, p in sim.pats.items() if p.op.atomic and p.op.space == "global" and p.op.reduction == red]
+        out[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"] = round(
+            _sum_ops(sim, "global", "st", "instructions", atomic=True, reduction=red))
+        out[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"] = round(
+            _sum_ops(sim, "global", "st", "sectors", atomic=True, reduction=red))
+        out[f"lts__t_sectors_op_{op}.sum"] = round(sum(l2_sectors.get(n, 0.0) for n in names))
+    return out
 
 
 def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
@@ -162,8 +170,12 @@ def report(sim: Simulation) -> dict:
     missed = sum(v / fetch.get(n, 1.0) for n, v in sim.l2.dram_read_bytes.items()) / sb
     extra = missed * (cfg.l2.miss_lookups_per_sector - 1)
     l2_req_ld += extra
-    # a stored sector is looked up ``store_lookups_per_sector`` times too (measured), each a hit: stores allocate
+    # a stored sector is looked up ``store_lookups_per_sector`` times too (measured), each a hit: stores allocate; an
+    # atomic's sectors as a store's (ncu: lts__t_sectors_op_red 1.50 per RED sector, fresh-2026-11-28.json), counted
+    # under its own name (op_atom, op_red), not op_write
     l2_req_st *= cfg.l2.store_lookups_per_sector
+    atomic_lookups = {n: v * cfg.l2.store_lookups_per_sector for n, v in sim.l2.request_sectors.items()
+                  if sim.pats[n].op.atomic}
     l2_total = l2_req_ld + l2_req_st
     l2_hit = 100.0 * (1 - missed * cfg.l2.miss_lookups_per_sector / l2_total) if l2_total else 100.0
     res = sim.result
@@ -178,7 +190,7 @@ def report(sim: Simulation) -> dict:
         "dram__bytes_write.sum": round(dram_wr),
         "lts__t_sector_hit_rate.pct": round(l2_hit, 2),
         "lts__t_sectors_op_read.sum": round(l2_req_ld),
-        "lts__t_sectors_op_write.sum": round(l2_req_st),
+        "lts__t_sectors_op_write.sum": round(l2_req_st - sum(atomic_lookups.values())),
         "l1tex__t_sector_hit_rate.pct": round(100.0 * l1_hits / ld_sectors, 2) if ld_sectors else 0.0,
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": round(ld_sectors),
         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": round(_sum_ops(sim, "global", "ld", "instructions")),
@@ -195,7 +207,7 @@ def report(sim: Simulation) -> dict:
         "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum":
             round(_sum_ops(sim, "shared", "stsm", "wavefronts")),
         "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),
-        **_atomic_metrics(sim),
+        **_atomic_metrics(sim, atomic_lookups),
         **_local_metrics(sim),
         "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
         "smsp__inst_executed.sum": round(issue + _unsimulated_instructions(k)),

@@ -81,6 +81,8 @@ def build_kernel(name: str, shape: tuple[int, ...], overrides: dict | None = Non
         if isinstance(op, Mem) and (op.atomic not in ATOMIC_RULES or op.atomic and (op.kind != "st" or op.async_copy)):
             raise KernelError(f"{name}: atomic '{op.name}' needs kind 'st' (its traffic is a store's) and atomic one "
                               f"of {', '.join(repr(r) for r in ATOMIC_RULES)}")
+        if isinstance(op, Mem) and op.reduction and not (op.atomic and op.space == "global"):
+            raise KernelError(f"{name}: '{op.name}' has reduction=True: only a global atomic can be a reduction (RED)")
         if isinstance(op, Mem) and op.kind in ("ldsm", "stsm") and (
                 op.space != "shared" or op.matrices not in (1, 2, 4) or op.width_bytes != 16):
             raise KernelError(f"{name}: '{op.name}' ({op.kind}) needs space 'shared', width_bytes=16 and "

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpusim.bottleneck import L2_LOOKUPS
 from gpusim.config import HardwareConfig
 from gpusim.peaks import peaks
 from gpusim.ncu import TIME
@@ -58,8 +59,7 @@ def level_bytes(m: dict, cfg: HardwareConfig) -> dict[str, float]:
     wave_bytes = cfg.shared_memory.banks * cfg.shared_memory.bank_width_bytes
     return {
         "HBM": float((m.get("dram__bytes_read.sum", 0) or 0) + (m.get("dram__bytes_write.sum", 0) or 0)),
-        "L2": float(((m.get("lts__t_sectors_op_read.sum", 0) or 0) + (m.get("lts__t_sectors_op_write.sum", 0) or 0))
-                    * sb),
+        "L2": float(sum(m.get(k, 0) or 0 for k in L2_LOOKUPS) * sb),
         "L1/shared": float(((m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) or 0)
                             + (m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0) or 0)) * sb
                            + wf * wave_bytes),

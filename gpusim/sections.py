@@ -52,7 +52,8 @@ CATALOG: dict[str, MetricInfo] = {
     "dram__bytes_write.sum": MetricInfo(MEMORY, "byte", "bytes written to HBM"),
     "lts__t_sector_hit_rate.pct": MetricInfo(MEMORY, "%", "L2 sector lookups that hit"),
     "lts__t_sectors_op_read.sum": MetricInfo(MEMORY, "sector", "L2 read lookups (a miss is looked up 1.5 times)"),
-    "lts__t_sectors_op_write.sum": MetricInfo(MEMORY, "sector", "L2 write lookups"),
+    "lts__t_sectors_op_write.sum": MetricInfo(MEMORY, "sector", "L2 write lookups (stores; atomics count "
+                                                                   "apart)"),
     "l1tex__t_sector_hit_rate.pct": MetricInfo(MEMORY, "%", "L1 sector hit rate of global loads"),
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": MetricInfo(MEMORY, "sector", "32-B sectors global loads touch"),
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": MetricInfo(MEMORY, "request", "global load warp instructions"),
@@ -70,9 +71,14 @@ CATALOG: dict[str, MetricInfo] = {
                                                                                    "word of each lane's access)"),
     "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct": MetricInfo(MEMORY, "%", "L1 sector hit rate of local "
                                                                                     "loads"),
-    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": MetricInfo(MEMORY, "request",
-                                                                     "global atomic warp instructions (ATOMG, RED)"),
-    bn.SECTORS_ATOM: MetricInfo(MEMORY, "sector", "32-B sectors global atomics touch"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": MetricInfo(MEMORY, "request", "global atomic warp "
+                                                                     "instructions that return the old value (ATOMG)"),
+    bn.SECTORS_ATOM: MetricInfo(MEMORY, "sector", "32-B sectors global atomics (ATOMG) touch"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": MetricInfo(MEMORY, "request", "global reduction warp "
+                                                                    "instructions (RED: the value unused)"),
+    bn.SECTORS_RED: MetricInfo(MEMORY, "sector", "32-B sectors global reductions (RED) touch"),
+    "lts__t_sectors_op_atom.sum": MetricInfo(MEMORY, "sector", "L2 lookups of global atomics (ATOMG)"),
+    "lts__t_sectors_op_red.sum": MetricInfo(MEMORY, "sector", "L2 lookups of global reductions (RED)"),
     bn.LINES_ATOM: MetricInfo(MEMORY, "line", "128-B lines global atomics touch (each costs the L2 write path a line "
                                               "operation)"),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": MetricInfo(MEMORY, "conflict",

@@ -300,7 +300,7 @@ def test_a_scatter_into_a_small_output_writes_it_once_and_says_atomics(tmp_path)
                                  f"n={n}"])
     m = report(simulate(k, cfg))
     assert m["dram__bytes_write.sum"] <= 4 * bins * 1.05
-    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"] > 0.9 * n
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"] > 0.9 * n
     use = next(u for u in analyze(m, cfg).units if u.unit == "L2 write path")
     assert "atomics" in use.work
 
@@ -403,3 +403,31 @@ extern "C" __global__ void tri(const float* x, float* y) {
 }""")
     with pytest.raises(LoweringError, match="runs 4 to 11 iterations .* different instruction paths"):
         kernel_from_source(cu, "tri", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])
+
+
+def test_atomics_are_counted_under_ncus_names_red_or_atom(tmp_path):
+    """ncu counts an atomicAdd whose value is unused (SASS RED) under op_red and one whose value is read (ATOMG) under
+    op_atom, requests, sectors and L2 lookups alike, and neither under the stores' op_write (measured: scatter_add in
+    fresh-2026-11-28.json, lts__t_sectors_op_red 6.28 M, op_write 915). Without the split both showed as op_atom
+    and as L2 writes."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+
+    cu = tmp_path / "ticket.cu"
+    cu.write_text("""
+extern "C" __global__ void ticket(unsigned* ctr, unsigned* out, float* y) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = atomicAdd(&ctr[i % 64], 1u);  // ATOMG: its value is stored
+  atomicAdd(&y[i % 256], 1.0f);           // RED: its value is unused
+}""")
+    n = 1 << 16
+    k = kernel_from_source(cu, grid=n // 256, block=256,
+                           args=["ctr=u32[64]:zeros", f"out=u32[{n}]", "y=f32[256]:zeros"])
+    m = report(simulate(k, load_config()))
+    warps = n // 32
+    assert m["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"] == warps
+    assert m["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"] == warps
+    assert m["lts__t_sectors_op_atom.sum"] > 0 and m["lts__t_sectors_op_red.sum"] > 0
+    stored = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]  # out: the only plain store
+    assert m["lts__t_sectors_op_write.sum"] == pytest.approx(1.5 * stored, rel=0.01)

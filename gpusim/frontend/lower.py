@@ -227,6 +227,7 @@ class Builder:
             width = 16
         if atomic:  # ATOMS.POPC.INC (atomicAdd(p, 1)) combines the lanes on one word; the others serialize them
             extra["atomic"] = "words" if d.has("POPC") and d.has("INC") else "lanes"
+            extra["reduction"] = space == "global" and mn in ("RED", "REDG")  # no result: ncu's op_red
         return [ir.Mem(name, space, kind, width, self.book(name, unit, per_cta), tensor, repeat=len(unit),
                        stall_cycles=stall, **extra)]
 
