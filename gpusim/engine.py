@@ -613,7 +613,9 @@ class ChipModel:
                     done = self.mem.hbm.respond(req, done)
             elif op.kind == "st":
                 wp.stores_done = max(wp.stores_done, req.l2_done)
-        load = op.kind in LOADS
+                if op.atomic and not op.reduction:  # ATOMG: its old value comes back from the L2, where it ran
+                    done = self.mem.l2.respond_atomic(req)
+        load = op.kind in LOADS or bool(op.atomic) and not op.reduction  # an atomic's old value is a load's data
         if load:
             wp.ready[op.name] = done
         if op.group:

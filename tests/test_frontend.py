@@ -431,3 +431,27 @@ extern "C" __global__ void ticket(unsigned* ctr, unsigned* out, float* y) {
     assert m["lts__t_sectors_op_atom.sum"] > 0 and m["lts__t_sectors_op_red.sum"] > 0
     stored = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]  # out: the only plain store
     assert m["lts__t_sectors_op_write.sum"] == pytest.approx(1.5 * stored, rel=0.01)
+
+
+def test_an_atomics_old_value_comes_back_from_the_l2(tmp_path):
+    """An atomicAdd whose old value the next one's address needs (a chain of tickets) waits for it: the atomic runs at
+    the L2, so each link takes at least the L2's hit latency. Without it the chain ran as fire-and-forget stores, a
+    few cycles a link."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+
+    cu = tmp_path / "chain.cu"
+    cu.write_text("""
+extern "C" __global__ void chain(unsigned* c, unsigned* out, int n) {
+  unsigned v = threadIdx.x;
+  for (int k = 0; k < n; ++k) v = atomicAdd(&c[v % 64], 1u);
+  out[threadIdx.x] = v;
+}""")
+    cfg = load_config()
+
+    def cycles(n: int) -> float:
+        k = kernel_from_source(cu, grid=1, block=32, args=["c=u32[64]:zeros", "out=u32[32]", f"n={n}"])
+        return simulate(k, cfg).result.cycles
+
+    per_link = (cycles(96) - cycles(32)) / 64
+    assert per_link >= cfg.l2.hit_latency_near_cycles

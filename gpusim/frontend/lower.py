@@ -335,8 +335,8 @@ def _after(units_ops: list[tuple[list[Position], list]]) -> list:
 
 def _producer(ops: list) -> str | None:
     op = ops[0]
-    if isinstance(op, ir.Mem) and op.kind in ("ld", "ldsm") and not op.group:
-        return op.name
+    if isinstance(op, ir.Mem) and (op.kind in ("ld", "ldsm") and not op.group or op.atomic and not op.reduction):
+        return op.name  # a load's data, or the old value an atomic returns
     if isinstance(op, ir.Compute):
         return op.name
     return None

@@ -50,6 +50,9 @@ class L2Spec:
     hit_latency_near_cycles: int = memory_clocked(spec_field(1, 5000, "load latency on a hit in the SM's near "
                                                              "partition"))
     hit_latency_far_cycles: int = memory_clocked(spec_field(1, 5000, "load latency on a hit in the far partition"))
+    atomic_extra_latency_cycles: int = memory_clocked(spec_field(0, 5000, "what a global atomic's old value takes "
+                                                                 "beyond a load's hit latency (its read-modify-write "
+                                                                 "at the L2)"))
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
     miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
     store_lookups_per_sector: float = spec_field(1, 4, "L2 write lookups ncu counts per sector stored (hits)")
@@ -150,18 +153,20 @@ class L2Partitions:
     NAME = "L2"
 
     def __init__(self, bytes_per_cycle: float, partitions: int, hit_latency_cycles: int,
-                 loaded: LoadedLatency | None = None) -> None:
+                 loaded: LoadedLatency | None = None, atomic_extra_cycles: int = 0) -> None:
         self.partitions = partitions
         self.partition = RateServer(bytes_per_cycle / partitions, "L2 partition")
         self.hit_latency_cycles = hit_latency_cycles
         self.loaded = loaded
+        self.atomic_extra_cycles = atomic_extra_cycles
 
     @classmethod
     def from_spec(cls, spec: L2Spec, clock: Clock) -> L2Partitions:
         """The partitions as ``spec`` states them (its memory-side numbers already at ``clock``:
         :func:`gpusim.sm.clock.at_sm_clock`)."""
         return cls(spec.bandwidth_bytes_per_cycle, spec.partitions, spec.hit_latency_cycles,
-                   LoadedLatency(spec.loaded_utilization_pct, spec.loaded_added_cycles))
+                   LoadedLatency(spec.loaded_utilization_pct, spec.loaded_added_cycles),
+                   spec.atomic_extra_latency_cycles)
 
     def queued(self, t: float) -> float:
         """What the measured queues add to a request reaching the L2 at ``t``, at the read bandwidth just used."""
@@ -188,6 +193,11 @@ class L2Partitions:
         """When a load that misses the L1 has its data from the L2: the hit latency (under the load the partitions
         had as the request reached them) after its bytes moved."""
         return request.l2_done + self.hit_latency(request.l2_arrive)
+
+    def respond_atomic(self, request) -> float:
+        """When a global atomic that returns the old value (ATOMG) has it: the atomic runs at the L2, so a hit's
+        latency after its write-path work, and its read-modify-write there (``[l2] atomic_extra_latency_cycles``)."""
+        return request.l2_done + self.hit_latency(request.l2_arrive) + self.atomic_extra_cycles
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [(self.NAME, self.partition, 1.0 / self.partitions)] * self.partitions
