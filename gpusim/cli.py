@@ -667,11 +667,15 @@ def cmd_validate(a) -> int:
     for line in v.misses_lines(v.explain(v.goal_misses(rows, summary, knobs), explanations)):
         print(f"  {line}")
     if frontend:
+        from gpusim.frontend.validate import irregular_lines as fv_irregular_lines
+
         fs = frontend[0]
         print(f"\nCUDA front-end ({fs['taken']} of {fs['rows']} twin rows taken from their .cu): time MAPE "
               f"{fs['time_mape_pct']:.1f}% (goal <= 8%; hand IR on the same rows {fs['hand_time_mape_pct']:.1f}%), "
               f"worst {fs['time_worst_pct']:.1f}% (goal <= 20%), instructions worst {fs['inst_worst_pct']:.1f}% of "
               "ncu's (goal <= 5%); per row: the report's front-end section")
+        for line in fv_irregular_lines(fs):
+            print(f"  {line}")
     if a.report or a.figure:
         print("wrote " + " and ".join(x for x in (a.report, a.figure) if x))
     if a.check:

@@ -15,7 +15,8 @@ METRICS = {  # metric -> short name in the table
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "conf ld",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "conf st",
 }
-GOALS = {"time_mape_pct": 8.0, "time_worst_pct": 20.0, "inst_worst_pct": 5.0}
+GOALS = {"time_mape_pct": 8.0, "time_worst_pct": 20.0, "inst_worst_pct": 5.0, "irregular_pct": 15.0}
+HISTOGRAMS = ("histogram", "histogram_aggregated")  # measured with uniform bins and with one bin (validate/launches)
 TRITON = "triton"  # a row of validate/run_triton.py: its launch is in the row itself
 
 
@@ -175,9 +176,42 @@ def summarize(rows: list[FrontRow]) -> dict:
     t = [abs(r.err("frontend", TIME)) for r in ok if r.err("frontend", TIME) is not None]
     th = [abs(r.err("hand", TIME)) for r in ok if r.err("hand", TIME) is not None]
     ins = [abs(r.err("frontend", INSTRUCTIONS)) for r in ok if r.err("frontend", INSTRUCTIONS) is not None]
+    irregular = set(_launches().IRREGULAR)
+    irr = [r for r in rows if r.kernel in irregular]
+    irr_ok = [r for r in irr if not r.error and r.err("frontend", TIME) is not None
+              and abs(r.err("frontend", TIME)) <= GOALS["irregular_pct"]]
     return {"rows": len(rows), "taken": len(ok), "time_mape_pct": sum(t) / len(t) if t else math.nan,
             "time_worst_pct": max(t, default=math.nan), "hand_time_mape_pct": sum(th) / len(th) if th else math.nan,
-            "inst_mean_pct": sum(ins) / len(ins) if ins else math.nan, "inst_worst_pct": max(ins, default=math.nan)}
+            "inst_mean_pct": sum(ins) / len(ins) if ins else math.nan, "inst_worst_pct": max(ins, default=math.nan),
+            "irregular_rows": len(irr), "irregular_within": len(irr_ok), "histogram_directions": _directions(rows)}
+
+
+def _directions(rows: list[FrontRow]) -> list[tuple[str, float, float]]:
+    """Per histogram twin and input size: (label, measured, predicted) time of one bin over uniform bins (issue 26:
+    the two in the measured direction)."""
+    out = []
+    by = {(r.kernel, r.shape, str(r.params.get("bins"))): r for r in rows if r.kernel in HISTOGRAMS}
+    for (kernel, shape, bins), one in sorted(by.items()):
+        uni = by.get((kernel, shape, "uniform"))
+        if bins != "one" or uni is None or one.error or uni.error:
+            continue
+        m_one, m_uni = one.measured.get(TIME), uni.measured.get(TIME)
+        p_one, p_uni = one.frontend.get(TIME), uni.frontend.get(TIME)
+        if all(isinstance(v, (int, float)) and v > 0 for v in (m_one, m_uni, p_one, p_uni)):
+            out.append((f"{kernel} {','.join(map(str, shape))}", m_one / m_uni, p_one / p_uni))
+    return out
+
+
+def irregular_lines(s: dict) -> list[str]:
+    """Issue 26's goals for the irregular twins (item 6): each within 15%, one bin against uniform bins in the
+    measured direction."""
+    out = [f"Irregular twins ({', '.join(_launches().IRREGULAR)}): {s['irregular_within']} of {s['irregular_rows']} "
+           f"rows within {GOALS['irregular_pct']:.0f}% (goal: all)."]
+    for label, measured, predicted in s["histogram_directions"]:
+        same = (measured - 1) * (predicted - 1) > 0 or measured == predicted == 1
+        out.append(f"- {label}: one bin over uniform bins, measured {measured:.3f}x, predicted {predicted:.3f}x: "
+                   f"{'the measured direction' if same else 'the other direction (goal: the measured one)'}")
+    return out
 
 
 def _fmt(v: float | None, signed: bool = True) -> str:
@@ -201,6 +235,8 @@ def lines(rows: list[FrontRow], summary: dict) -> list[str]:
                f"{_fmt(s['time_worst_pct'], False)} (goal <= {GOALS['time_worst_pct']:.0f}%); instructions: mean "
                f"{_fmt(s['inst_mean_pct'], False)}, worst {_fmt(s['inst_worst_pct'], False)} (goal <= "
                f"{GOALS['inst_worst_pct']:.0f}%).")
+    out.append("")
+    out += irregular_lines(s)
     out += ["", "| row | time: front-end | hand IR | inst: front-end | hand IR | DRAM read: front-end | hand IR "
                 "| conflicts ld: front-end | hand IR |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

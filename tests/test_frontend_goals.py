@@ -1,0 +1,26 @@
+"""The front-end section's goals for the irregular twins (issue 26 item 6): each within 15%, and a histogram's one-bin
+input against its uniform one in the measured direction."""
+
+from __future__ import annotations
+
+from gpusim.frontend.validate import FrontRow, irregular_lines, summarize
+from gpusim.validation import TIME
+
+
+def _row(kernel: str, bins: str | None, measured: float, predicted: float) -> FrontRow:
+    return FrontRow(kernel, (8388608,), {"bins": bins} if bins else {}, {TIME: measured}, frontend={TIME: predicted})
+
+
+def test_irregular_rows_within_the_goal_and_histogram_directions():
+    rows = [_row("histogram", "uniform", 100.0, 90.0), _row("histogram", "one", 110.0, 95.0),  # both slower: same
+            _row("histogram_aggregated", "uniform", 100.0, 100.0),
+            _row("histogram_aggregated", "one", 90.0, 120.0),  # measured faster, predicted slower: other direction
+            _row("block_scan", None, 100.0, 130.0), _row("sgemm_naive", None, 100.0, 50.0)]
+    s = summarize(rows)
+    assert (s["irregular_within"], s["irregular_rows"]) == (3, 5)  # block_scan +30% misses; sgemm_naive not counted
+    lines = irregular_lines(s)
+    assert lines[0].startswith("Irregular twins") and "3 of 5 rows within 15%" in lines[0]
+    hist = next(x for x in lines if x.startswith("- histogram 8388608"))
+    agg = next(x for x in lines if x.startswith("- histogram_aggregated"))
+    assert "1.100x" in hist and "the measured direction" in hist
+    assert "0.900x" in agg and "the other direction" in agg
