@@ -249,6 +249,11 @@ class SmUnit:
         self.resident_weight = 0.0
         self.active_since = 0.0
         self.active_cycles = 0.0  # real-SM cycles with a CTA resident
+        # the loop fast-forward's view of the SM: its resident CTAs (serial -> _Cta), and per CTA the end of its
+        # latest skipped stretch (a co-resident CTA's iterations that overlap it ran against a background
+        # reservation, not against that CTA's iterations: they do not measure the steady state)
+        self.resident: dict[int, _Cta] = {}
+        self.skipped_until: dict[int, float] = {}
 
     def occupy(self, now: float, weight: float, cap: float) -> None:
         """A CTA standing for ``weight`` real CTAs arrives (negative: leaves) at ``now``; ``cap``: the real SMs this
@@ -276,12 +281,14 @@ class _Cta:
         self.steady = True
         self.loop_warps = nwarps  # warps with work in the outer loop (set by the model)
         self.loops: dict[int, _LoopState] = {}  # per tile (a persistent CTA runs several)
+        self.current: _LoopState | None = None  # the outer loop its warps run now
         self.stats = [[0.0] * len(STALLS) for _ in range(nwarps)]  # per warp, cycles per stall reason
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
         self.causes: dict = {}  # (stall reason, what it waited on) -> its warps' cycles
         self.traced = False
+        self.began = 0.0  # when it was handed its slot
 
     def work_vector(self, index: dict) -> np.ndarray:
         """Work its warps booked on each unit, in ``index`` order."""
@@ -300,13 +307,17 @@ class _Cta:
 class _LoopState:
     """One run of the outer loop by a CTA: its fast-forward decision and the warps waiting at the skip."""
 
-    __slots__ = ("skip_after", "started", "skips", "event")
+    __slots__ = ("skip_after", "started", "skips", "event", "began", "window_end")
 
     def __init__(self, event: simpy.Event) -> None:
         self.skip_after: int | None = None  # last simulated iteration, once decided
         self.started = -1  # the furthest iteration any warp has begun
         self.skips: list = []  # (warp, arrival, skipped cycles, work per unit) of each warp at the skip point
         self.event = event
+        self.began: list[float] = []  # when the first warp began each iteration
+        # a loop that skips because another CTA on its SM did: its window ends there (what its warps run after it
+        # runs beside that CTA's background reservation)
+        self.window_end: float | None = None
 
 
 class _Warp:
@@ -829,6 +840,8 @@ class ChipModel:
         if stretch > 1.0 and length * (stretch - 1.0) > 0:
             wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
+        until = wp.cta.sm.skipped_until
+        until[wp.cta.serial] = max(until.get(wp.cta.serial, 0.0), wake)
         # what was in flight at the skip (the last simulated iteration's loads, math, stores, async groups, fetched
         # instructions) is in flight at its end, as the last skipped iteration's would be: the code after the skip
         # waits for it (a tile's epilogue for the last wgmma, the warp's exit for its stores to drain)
@@ -860,39 +873,76 @@ class ChipModel:
             stretch = max(stretch, srv.reserve(now, w, span) / span)
         return stretch
 
+    @staticmethod
+    def _clean(cta: _Cta, since: float) -> bool:
+        """Whether no other CTA on ``cta``'s SM was in a skipped stretch after ``since``: its iterations since then
+        ran beside the others' iterations, as the steady state does, not beside a background reservation of them
+        (an even load that the CTA meets otherwise than their bursts: fa2's CTAs ran 6% short beside one)."""
+        return all(end <= since for serial, end in cta.sm.skipped_until.items() if serial != cta.serial)
+
+    def _join(self, cta: _Cta) -> None:
+        """``cta`` skips the rest of its loop: the other CTAs on its SM whose loops have run a window past the
+        warm-up, all of it beside this one, skip theirs at their next iteration too, each from its own last window
+        (left alone, each would measure its window beside the skipped CTA's background reservation)."""
+        for other in cta.sm.resident.values():
+            ls = other.current
+            if other is cta or ls is None or ls.skip_after is not None:
+                continue
+            it = ls.started + 1
+            if WARM_ITERATIONS + WINDOW_ITERATIONS <= it < other.work.trips \
+                    and self._clean(other, ls.began[it - 1 - WINDOW_ITERATIONS]):
+                ls.skip_after = it
+                ls.window_end = self.env.now
+
+    @staticmethod
+    def _window(wp: _Warp, ls: _LoopState) -> list:
+        """The warp's marks its skip extrapolates from: up to the loop's window end, where it has one and a window
+        of marks before it."""
+        if ls.window_end is None:
+            return wp.marks
+        marks = [m for m in wp.marks if m[0] <= ls.window_end]
+        return marks if len(marks) > WINDOW_ITERATIONS else wp.marks
+
     def _loop(self, wp: _Warp, tile: int):
         k, cta = self.k, wp.cta
         ls = cta.loop(tile, self.env)
         trips = cta.work.trips
+        cta.current = ls
         it = 0
         while it < trips:
             ls.started = max(ls.started, it)
+            if it == len(ls.began):
+                ls.began.append(self.env.now)
             yield from self._run(wp, self.body, it)
             wp.marks.append(self._mark(wp))
             it += 1
             if it >= trips:
                 break
-            # the first warp to get here decides for the whole CTA, at an iteration no warp has started yet
+            # the first warp to get here decides for the whole CTA, at an iteration no warp has started yet; the
+            # windows count only while every CTA on the SM ran its iterations in detail
             if ls.skip_after is None and "loop" in self.may_skip:
-                if self._steady(wp.marks):
+                if self._steady(wp.marks) and self._clean(cta, wp.marks[-1 - 2 * WINDOW_ITERATIONS][0]):
                     ls.skip_after = max(it, ls.started + 1)
+                    self._join(cta)
                 elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
                     ls.skip_after = max(it, ls.started + 1)
                     cta.steady = False
+                    self._join(cta)
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
                 self.max_iterations = max(self.max_iterations, it)
                 if self.ragged_last and trips == k.loop.trips and trips - it > 1:
                     # skip to the last iteration and run it: its pattern differs (a ragged last tile)
                     self._mbar_skipped(cta, it, trips - 2, tile)
-                    yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
+                    yield from self._skip(wp, ls, trips - 1 - it, self._window(wp, ls), WINDOW_ITERATIONS,
+                                          cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, self.body, it)
                     wp.marks.append(self._mark(wp))
                     break
                 # the skipped iterations' phases are settled for what waits on them later (the next tile's ring)
                 self._mbar_skipped(cta, it, trips - 1, tile)
-                yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
+                yield from self._skip(wp, ls, trips - it, self._window(wp, ls), WINDOW_ITERATIONS, cta.loop_warps)
                 break
         self.max_iterations = max(self.max_iterations, min(it, trips))
 
@@ -976,6 +1026,8 @@ class ChipModel:
         if cta.traced:
             self.traced_slots.add(slot)
         cta.loop_warps = self.wpc - sum(self.loop_idle)
+        cta.began = env.now
+        sm.resident[serial] = cta
         if self.cta_launch_cycles:
             yield env.timeout(self.cta_launch_cycles)
         done = env.event()
@@ -998,6 +1050,10 @@ class ChipModel:
         self.done_causes.append(cta.causes)
         self._add_causes(cta.causes, work.weight)
         self.mbarriers.forget(serial)
+        del sm.resident[serial]
+        # a skipped stretch that ended before every resident CTA began overlaps none of their windows
+        floor = min((c.began for c in sm.resident.values()), default=env.now)
+        sm.skipped_until = {s: end for s, end in sm.skipped_until.items() if end > floor}
         for s in sm.servers():
             s.prune(env.now)
 
