@@ -254,6 +254,7 @@ class SmUnit:
         # reservation, not against that CTA's iterations: they do not measure the steady state)
         self.resident: dict[int, _Cta] = {}
         self.skipped_until: dict[int, float] = {}
+        self.partial_works = 0  # CTAs of a partial wave it was dealt
 
     def occupy(self, now: float, weight: float, cap: float) -> None:
         """A CTA standing for ``weight`` real CTAs arrives (negative: leaves) at ``now``; ``cap``: the real SMs this
@@ -433,6 +434,10 @@ class ChipModel:
         self.skip_stats = np.zeros(len(STALLS))
         self.skip_warp_cycles = 0.0
         self.next_launch = 0.0
+        # CTAs of a partial wave stand for fewer real CTAs than a full wave's (chip.representative_works); they are
+        # dealt to the SMs in turn (:meth:`_slot`)
+        self.wave_weight = max((w.weight for w in works), default=0.0)
+        self.partial_turn: simpy.Event | None = None
         # every unit, the name it is reported under and what one instance counts for: a representative's own units
         # stand for as many real SMs as have work (fewer than sm_weight when the grid does not fill the chip)
         chip_sms = round(len(self.sms) * sm_weight)
@@ -806,13 +811,16 @@ class ChipModel:
         stall counts, its work per server and its stall causes so far."""
         return self.env.now, list(wp.stats), dict(wp.work), dict(wp.causes)
 
-    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int, members: int):
+    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int, warm: int, members: int):
         """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the
         last window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work
         over the skipped stretch is booked on every unit at once as a background reservation (stretched for all
         warps alike where a unit has less room), and every warp sleeps its own period times ``extra`` (times the
         stretch) from its arrival."""
         env = self.env
+        # the period over both windows the steadiness test compared (twice the marks, half the noise of one
+        # window's), as far as the marks past the warm-up go
+        n = max(n, min(2 * n, len(m) - 1 - warm))
         (ta, sa, wa, ca), (tb, sb, wb, cb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
@@ -935,14 +943,15 @@ class ChipModel:
                     # skip to the last iteration and run it: its pattern differs (a ragged last tile)
                     self._mbar_skipped(cta, it, trips - 2, tile)
                     yield from self._skip(wp, ls, trips - 1 - it, self._window(wp, ls), WINDOW_ITERATIONS,
-                                          cta.loop_warps)
+                                          WARM_ITERATIONS, cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, self.body, it)
                     wp.marks.append(self._mark(wp))
                     break
                 # the skipped iterations' phases are settled for what waits on them later (the next tile's ring)
                 self._mbar_skipped(cta, it, trips - 1, tile)
-                yield from self._skip(wp, ls, trips - it, self._window(wp, ls), WINDOW_ITERATIONS, cta.loop_warps)
+                yield from self._skip(wp, ls, trips - it, self._window(wp, ls), WINDOW_ITERATIONS, WARM_ITERATIONS,
+                                      cta.loop_warps)
                 break
         self.max_iterations = max(self.max_iterations, min(it, trips))
 
@@ -994,7 +1003,7 @@ class ChipModel:
                 ts.skip_after = max(done_tiles, ts.started + 1)  # a tile no warp has begun
             if ts.skip_after is not None and done_tiles >= ts.skip_after:
                 self.loop_ff = True
-                yield from self._skip(wp, ts, tiles - done_tiles, tile_marks, TILE_WINDOW,
+                yield from self._skip(wp, ts, tiles - done_tiles, tile_marks, TILE_WINDOW, TILE_WARM,
                                       self.wpc - sum(self.tile_idle))
                 break
         if wp.stores_done > env.now:  # the warp retires once its stores have reached L2
@@ -1060,7 +1069,21 @@ class ChipModel:
     def _slot(self, sm: SmUnit, slot: int):
         env = self.env
         while self.queue:
+            if self.queue[0].weight < self.wave_weight and sm.partial_works > min(s.partial_works for s in self.sms):
+                # a partial wave's CTAs (the tail) go to the SMs in turn: each representative stands for as many
+                # real SMs, over which the CTA scheduler spreads them; taken by whichever slot frees first, they
+                # piled onto the SM whose CTAs happened to end first (the same grid 8% slower or faster with a
+                # fast-forward that moved those ends by 1%)
+                if self.partial_turn is None:
+                    self.partial_turn = env.event()
+                yield self.partial_turn
+                continue
             work = self.queue.popleft()
+            if work.weight < self.wave_weight:
+                sm.partial_works += 1
+                if self.partial_turn is not None:
+                    turn, self.partial_turn = self.partial_turn, None
+                    turn.succeed()
             self._grid_fast_forward()
             launch = max(env.now, self.next_launch)
             self.next_launch = launch + self.cta_dispatch_interval_cycles * work.weight
