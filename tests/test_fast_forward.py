@@ -54,3 +54,46 @@ def test_the_switch_names_what_it_allows(monkeypatch):
     monkeypatch.setenv(engine.FAST_FORWARD_ENV, "tiles")
     with pytest.raises(ValueError, match="tiles"):
         engine.fast_forwards()
+
+
+def test_ctas_resident_together_skip_their_loops_together(h100):
+    # eight CTAs on an SM: once one has a steady window, the others skip at their next iteration, each from its own
+    # window measured beside the others' detailed iterations. Each deciding alone, the later ones measured their
+    # windows beside the first's background reservation, an even load they meet otherwise than its bursts (fa2
+    # 8,16,2048,128 3.1% short of its full run, sgemm_2d_blocktiling BM=64 2048^3 12.8%); their skips began up to
+    # four iterations apart
+    kernel = build_kernel("sgemm_2d_blocktiling", (2048, 2048, 512), {"BM": "64", "BN": "64"}, h100)
+    with fast_forward("loop"):
+        res = simulate(kernel, h100, trace=True).result
+    wpc = -(-kernel.launch.threads_per_block // h100.sm.warp_size_threads)
+    first: dict[int, float] = {}  # SM 0's first CTA in each slot: when its warps' skipped stretch began
+    for row, _, cat, t0, _ in res.trace:
+        if cat == engine.EXTRAPOLATED:
+            first[row // wpc] = min(first.get(row // wpc, t0), t0)
+    assert len(first) == 8
+    assert max(first.values()) - min(first.values()) <= res.period
+
+
+@pytest.mark.parametrize("kinds,overrides", [(True, {"BN": "64", "regs_per_thread": 130}),
+                                             (False, {"BM": "64", "regs_per_thread": 162})])
+def test_a_partial_wave_is_dealt_to_the_sms_in_turn(h100, monkeypatch, kinds, overrides):
+    # 512 CTAs on 396 slots (the registers measured): a full wave and a tail of 116 CTAs, two representative CTAs
+    # of 58. Each representative SM stands for 66 real SMs, over which the CTA scheduler spreads the tail: one
+    # each. Taken by whichever slot freed first, both went to the SM whose first-wave CTAs happened to end first,
+    # and the kernel ran 8-16% longer or shorter as a fast-forward moved those ends by 1%
+    # (sgemm_2d_blocktiling BM=64,BN=64 2048^3)
+    placed = []
+    run_cta = engine.ChipModel._run_cta
+
+    def record(self, work, sm, slot):
+        placed.append((self, sm.index, work.weight))
+        yield from run_cta(self, work, sm, slot)
+
+    monkeypatch.setattr(engine.ChipModel, "_run_cta", record)
+    kernel = build_kernel("sgemm_2d_blocktiling", (2048, 2048, 512), overrides, h100)
+    with fast_forward(kinds):
+        simulate(kernel, h100)
+    last = [(i, w) for model, i, w in placed if model is placed[-1][0]]
+    wave = max(w for _, w in last)
+    tail = sorted(i for i, w in last if w < wave)
+    assert tail == [0, 1]
