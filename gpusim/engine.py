@@ -451,6 +451,10 @@ class ChipModel:
         self._servers = list(dict.fromkeys(s for _, s, _ in self._reported))
         self._index = {srv: i for i, srv in enumerate(self._servers)}
         self._rates = np.array([srv.rate for srv in self._servers])
+        # per SM unit (the L1TEX pipe, the issue slots, ...), its server on each representative SM: alike SMs, over
+        # which the grid fast-forward's skipped CTAs spread evenly
+        peers = zip(*([self._index[s] for _, s, _ in sm.reported()] for sm in self.sms), strict=True)
+        self._sm_peers = [list(dict.fromkeys(p)) for p in peers]
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.done_causes: list[dict] = []  # per completed CTA: its warps' stall cycles per cause
         self.skip_busy = np.zeros(len(self._servers))
@@ -1121,6 +1125,11 @@ class ChipModel:
         # each skipped CTA books on the units what a CTA of the window booked (its requests and its skipped
         # loop); the stretch lasts as long as the CTA rate says, and never less than its busiest unit needs
         busy = sum(self.done_work[-window:]) * (skip / window) / self._rates
+        # the skipped CTAs go to every slot alike: an SM unit's share is its peers' mean, whichever SMs the window's
+        # CTAs ran on (the last ``window`` CTAs to complete, three of four on one SM at times: sgemm_smem_blocking
+        # 4096^3 ran 22% long, its busiest L1TEX pipe reckoned with 1.5 times its CTAs)
+        for peers in self._sm_peers:
+            busy[peers] = busy[peers].mean()
         length = max(skip * d2 / slots, float(busy.max()))
         self.skip_busy += busy
         self.skip_time += length
