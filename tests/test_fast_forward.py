@@ -5,10 +5,14 @@ iteration, tile and CTA), every numeric metric compared (:mod:`gpusim.fast_forwa
 
 from __future__ import annotations
 
+from collections import deque
+
+import numpy as np
 import pytest
 
 from gpusim import engine
 from gpusim.chip import simulate
+from gpusim.engine import CtaWork
 from gpusim.fast_forward_check import GOAL_PCT, both_ways, differences, fast_forward, flat, is_stall
 from gpusim.registry import build_kernel
 
@@ -97,3 +101,47 @@ def test_a_partial_wave_is_dealt_to_the_sms_in_turn(h100, monkeypatch, kinds, ov
     wave = max(w for _, w in last)
     tail = sorted(i for i, w in last if w < wave)
     assert tail == [0, 1]
+
+
+def test_the_grid_skip_spreads_its_ctas_over_the_sms_whichever_ran_its_window(h100, monkeypatch):
+    # the grid fast-forward extrapolates from the last CTAs to complete, one round of slots; they may have run three
+    # on one SM and one on the other, but the skipped CTAs go to every slot alike: an SM unit's share of their work
+    # is the same on every SM. Reckoned with the window's mix, sgemm_smem_blocking 4096^3's busiest L1TEX pipe got
+    # 1.5 times its CTAs and the kernel ran 22% long
+    models = []
+    run = engine.ChipModel.run
+
+    def keep(self):
+        models.append(self)
+        return run(self)
+
+    monkeypatch.setattr(engine.ChipModel, "run", keep)
+    simulate(build_kernel("sgemm_smem_blocking", (256, 256, 64), None, h100), h100)
+    m = models[-1]
+    assert len(m.sms) == 2 and "grid" in m.may_skip
+    slots = len(m.sms) * m.ctas_per_sm
+    window = engine.GRID_WINDOW_ROUNDS * slots
+    unit = [m._index[sm.l1tex.reported()[0][1]] for sm in m.sms]  # each SM's L1TEX pipe
+
+    def skipped_time(on: list[int]) -> float:
+        """The skipped stretch after a window whose CTAs ran on SMs ``on``, each keeping its L1TEX pipe busy for
+        ten times the slots' period."""
+        m.queue = deque(CtaWork(i, 1.0, m.trips) for i in range(4 * slots))
+        m.done_periods = [1000.0] * 4 * window
+        m.done_shape = [(m.trips, 0)] * 4 * window
+        m.done_weight = [1.0] * 4 * window
+        m.done_stats = [(np.zeros(len(engine.STALLS)), 0.0)] * 4 * window
+        m.done_causes = [{}] * 4 * window
+        m.done_work = []
+        for sm in on * 4:
+            v = np.zeros(len(m._servers))
+            v[unit[sm]] = 10_000.0 * m._rates[unit[sm]]
+            m.done_work.append(v)
+        m.skip_time = 0.0
+        m._grid_fast_forward()
+        return m.skip_time
+
+    even = [0, 1] * (window // 2)
+    uneven = [0] * (window - 1) + [1]
+    assert skipped_time(even) > 0
+    assert skipped_time(uneven) == pytest.approx(skipped_time(even))
