@@ -33,6 +33,9 @@ SOL = "gpusim__sol_pct"
 LIMITER = "gpusim__limiter"
 LINES_LD = "gpusim__global_lines_op_ld"
 LINES_ST = "gpusim__global_lines_op_st"
+LINES_ATOM = "gpusim__global_lines_op_atom"  # global atomics and reductions (ncu counts them apart from stores)
+SECTORS_ATOM = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"
+LOCAL_LD, LOCAL_ST = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"
 TENSOR_KIND = "gpusim__tensor_kind"
 
 # Reporting rules, not hardware: a kernel is called bound by its busiest unit from this share of its peak, and a unit
@@ -116,8 +119,8 @@ def limiter_of(sol: dict[str, float]) -> str:
 def _l2_write_costs(m: dict, cfg: HardwareConfig) -> tuple[float, float]:
     """(stores, fills): the L2 write path's cycles (at the config's clock) for the stores and the HBM fills."""
     l1, l2 = cfg.l1, cfg.l2
-    st_sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
-    st_lines = _num(m, LINES_ST) or st_sectors * l2.sector_bytes / l1.line_bytes
+    st_sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM) + _num(m, LOCAL_ST)
+    st_lines = _num(m, LINES_ST) + _num(m, LINES_ATOM) or st_sectors * l2.sector_bytes / l1.line_bytes
     store = st_lines * l2.write_cycles_per_line + st_sectors * l2.write_cycles_per_sector
     fill_per_byte = (l2.write_cycles_per_sector + l2.write_cycles_per_line * l2.sector_bytes / l1.line_bytes) \
         / l2.sector_bytes
@@ -135,11 +138,20 @@ def _shared_wavefronts(m: dict) -> float:
 
 
 def _global_lines(m: dict) -> float:
-    lines = _num(m, LINES_LD) + _num(m, LINES_ST)
+    lines = _num(m, LINES_LD) + _num(m, LINES_ST) + _num(m, LINES_ATOM)
     if lines or _has(m, LINES_LD):
         return lines
     return (_num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
-            + _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")) / 4
+            + _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, SECTORS_ATOM)
+            + _num(m, LOCAL_LD) + _num(m, LOCAL_ST)) / 4
+
+
+def _stored(m: dict) -> tuple[str, float]:
+    """(what writes into the L2, its sectors): stores, and global atomics where the kernel has any."""
+    st = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") + _num(m, LOCAL_ST)
+    if _num(m, SECTORS_ATOM):
+        return "stores and atomics", st + _num(m, SECTORS_ATOM)
+    return "stores", st
 
 
 def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]:
@@ -157,9 +169,9 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
                 f"({u.bytes_per_second(rd / t_s)}), hit rate {_num(m, 'lts__t_sector_hit_rate.pct'):.1f}%",
                 u.bytes_per_second(pk.l2_bytes_per_second))
     if unit == "L2 write path":
-        store, fill = _l2_write_costs(m, cfg)
-        st = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum") * cfg.l2.sector_bytes
-        return (f"stores {u.bytes_(st)}, fills from HBM {u.bytes_(_num(m, 'dram__bytes_read.sum'))}",
+        what, sectors = _stored(m)
+        return (f"{what} {u.bytes_(sectors * cfg.l2.sector_bytes)}, "
+                f"fills from HBM {u.bytes_(_num(m, 'dram__bytes_read.sum'))}",
                 f"{u.bytes_per_second(pk.l2_write_bytes_per_second)} measured in whole 128-B lines (the model: "
                 f"{u.bytes_per_second(pk.l2_write_model_bytes_per_second)})")
     if unit == "L2 port":
@@ -207,7 +219,7 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
                   f"alone in their DRAM row cost {cfg.hbm.isolated_block_cost_ratio:g}x their bytes")
         return s
     if unit == "L2":
-        sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+        sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") + _num(m, LOCAL_LD)
         lines = _num(m, LINES_LD)
         s = (f"{u.count(_num(m, 'lts__t_sectors_op_read.sum'), 'read sector lookups')} "
              f"(L2 hit rate {_num(m, 'lts__t_sector_hit_rate.pct'):.1f}%)")
@@ -217,9 +229,9 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
     if unit == "L2 write path":
         store, fill = _l2_write_costs(m, cfg)
         total = store + fill or 1.0
-        sectors = _num(m, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
-        lines = _num(m, LINES_ST)
-        s = (f"stores take {100 * store / total:.0f}% of it ({u.bytes_(sectors * cfg.l2.sector_bytes)}"
+        what, sectors = _stored(m)
+        lines = _num(m, LINES_ST) + _num(m, LINES_ATOM)
+        s = (f"{what} take {100 * store / total:.0f}% of it ({u.bytes_(sectors * cfg.l2.sector_bytes)}"
              + (f", {sectors / lines:.1f} of 4 sectors per line written: each line costs the same whatever its "
                 f"sectors" if lines else "")
              + f"), lines filled from HBM on misses {100 * fill / total:.0f}% "
@@ -242,9 +254,13 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
                       f"{u.count(conf, 'bank conflicts')}")
             parts.append(s + ")")
         if lines:
-            s = f"global loads and stores {100 * lines / total:.0f}% ({u.count(lines, 'lines of 128 B')}"
+            what = "global and local loads and stores" if _num(m, LOCAL_LD) + _num(m, LOCAL_ST) else \
+                "global loads and stores"
+            s = f"{what} {100 * lines / total:.0f}% ({u.count(lines, 'lines of 128 B')}"
             req = (_num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
+                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum")
+                   + _num(m, "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"))
             if req:
                 s += f", {lines / req:.1f} lines per warp request"
             parts.append(s + ")")
@@ -562,7 +578,7 @@ MOVES = (
 def _parts(unit: str, m: dict, cfg: HardwareConfig) -> dict[str, float]:
     """A unit's work split by what does it (in the unit's cycles), for the units that do several kinds of work."""
     if unit == "L1/shared pipe":
-        return {"shared": _shared_wavefronts(m), "ld": _num(m, LINES_LD), "st": _num(m, LINES_ST)}
+        return {"shared": _shared_wavefronts(m), "ld": _num(m, LINES_LD), "st": _num(m, LINES_ST) + _num(m, LINES_ATOM)}
     if unit == "L2 write path":
         store, fill = _l2_write_costs(m, cfg)
         return {"store": store, "fill": fill}

@@ -27,7 +27,8 @@ from gpusim.config import HardwareConfig
 from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming
 from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
 from gpusim.memory.l1 import L1Stats, l1_hit_model
-from gpusim.memory.l2 import L2Footprint, L2Result, cap_reads_when_everything_fits, fitting_footprint, l2_model
+from gpusim.memory.l2 import (L2Footprint, L2Result, cap_at_requests, cap_reads_when_everything_fits, fitting_footprint,
+                              l2_model)
 from gpusim.sm.clock import at_sm_clock, sm_clock_hz_for, tensor_activity
 from gpusim.sm.occupancy import LaunchError, Occupancy, occupancy
 
@@ -108,7 +109,8 @@ def class_totals(classes: list[patterns.CtaClass], name: str, field: str, in_loo
 
 
 def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
-    ops = [p.op for p in pats.values() if p.op.space == "global" and p.op.kind == "ld"]
+    local = kernel.local_tensors  # local loads: L1Spec.local_hit_fraction (chip._local_l1)
+    ops = [p.op for p in pats.values() if p.op.space == "global" and p.op.kind == "ld" and p.op.tensor not in local]
     residents = [patterns.cta_coords(kernel, c * sm_count) for c in range(ctas)
                  if c * sm_count < kernel.launch.num_ctas]
 
@@ -122,6 +124,25 @@ def _l1_stream(kernel, pats, structure, ctas, sm_count, geo, iterations):
     yield from part(PROLOGUE, [0])
     yield from part(LOOP, range(iterations))
     yield from part(EPILOGUE, [0])
+
+
+def _local_l1(kernel, pats, structure, trips, spec, ctas_per_sm: int, capacity: int) -> dict[str, L1Stats]:
+    """The L1 hits of each local-memory load (a stack frame read back by its own thread): the share
+    :meth:`gpusim.memory.l1.L1Spec.local_hit_fraction` gives for the frames of the SM's resident CTAs, for its
+    sectors and, alike, its requests (a warp's frame lines are resident or gone together)."""
+    local = kernel.local_tensors
+    if not local:
+        return {}
+    per_cta = sum(t.size_bytes for t in kernel.tensors if t.name in local) / kernel.launch.num_ctas
+    h = spec.local_hit_fraction(per_cta * min(ctas_per_sm, kernel.launch.num_ctas), capacity)
+    out = {}
+    for name, p in pats.items():
+        if p.op.space == "global" and p.op.kind == "ld" and p.op.tensor in local:
+            in_loop = structure[name][0]
+            sectors = round(float(per_warp_total(p, p.sectors, in_loop, trips).sum()))
+            requests = round(float(per_warp_total(p, p.instructions, in_loop, trips).sum()))
+            out[name] = L1Stats(sectors, round(sectors * h), requests, round(requests * h))
+    return out
 
 
 def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) -> list[L2Footprint]:
@@ -195,11 +216,12 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
 
 
 def _share_gathered_tensors(kernel, fps: list[L2Footprint], spec, chunks: int) -> list[L2Footprint]:
-    """Loads whose addresses come from data (``Kernel.varying``: a gather's ``x[col[j]]``) get a tile per CTA, as if
-    no two CTAs read the same bytes; every CTA's tile would be new data. Where their tensor fits in the L2 (its
-    copies counted), the bytes all CTAs fetch together are at most the tensor: each CTA's tiles are scaled so that
-    the grid's sum is no more than the tensor's size (what every CTA brings is, on the whole, what no earlier CTA
-    brought), and the data other operations keep in the L2 is not pushed out by copies that do not exist."""
+    """Loads and stores whose addresses come from data (``Kernel.varying``: a gather's ``x[col[j]]``, a scatter's
+    ``atomicAdd(&out[idx[i]], v)``) get a tile per CTA, as if no two CTAs touched the same bytes; every CTA's tile
+    would be new data. Where their tensor fits in the L2 (its copies counted), the bytes all CTAs fetch (or dirty)
+    together are at most the tensor: each CTA's tiles are scaled so that the grid's sum is no more than the tensor's
+    size (what every CTA brings is, on the whole, what no earlier CTA brought), and the data other operations keep in
+    the L2 is not pushed out by copies that do not exist."""
     varying = kernel.varying
     if not varying:
         return fps
@@ -207,20 +229,21 @@ def _share_gathered_tensors(kernel, fps: list[L2Footprint], spec, chunks: int) -
     ctas = gx * gy * gz
     sizes = {t.name: t.size_bytes for t in kernel.tensors}
     per_data: dict[tuple, float] = {}  # ops with the same data share their tiles (chip._shared_data): once each
-    for fp in fps:
-        if fp.kind == "ld" and fp.name in varying:
-            # a CTA moves its tile in each of the chunks (what is outside the loop, a share in each)
-            key = (fp.tensor, fp.data)
-            per_data[key] = max(per_data.get(key, 0.0), fp.tile_bytes_per_chunk * fp.fetch_ratio * chunks)
-    fetched: dict[str, float] = {}
-    for (tensor, _), b in per_data.items():
-        fetched[tensor] = fetched.get(tensor, 0.0) + b
+    gathered = [fp for fp in fps if fp.kind in ("ld", "st") and fp.name in varying]
+    names = {fp.name for fp in gathered}
+    for fp in gathered:
+        # a CTA moves its tile in each of the chunks (what is outside the loop, a share in each)
+        key = (fp.tensor, fp.kind, fp.data)
+        per_data[key] = max(per_data.get(key, 0.0), fp.tile_bytes_per_chunk * fp.fetch_ratio * chunks)
+    fetched: dict[tuple, float] = {}  # (tensor, direction) -> bytes per CTA
+    for (tensor, kind, _), b in per_data.items():
+        fetched[tensor, kind] = fetched.get((tensor, kind), 0.0) + b
     out = []
     for fp in fps:
         size = sizes.get(fp.tensor, 0)
-        total = fetched.get(fp.tensor, 0.0) * ctas
-        if fp.kind == "ld" and fp.name in varying and size and size * spec.read_copies <= spec.size_bytes \
-                and total > size:
+        total = fetched.get((fp.tensor, fp.kind), 0.0) * ctas
+        copies = spec.read_copies if fp.kind == "ld" else 1
+        if fp.name in names and size and size * copies <= spec.size_bytes and total > size:
             fp = dataclasses.replace(fp, tile_bytes_per_chunk=fp.tile_bytes_per_chunk * size / total)
         out.append(fp)
     return out
@@ -332,7 +355,7 @@ def _data_keys(kernel, pats, geo, names=None):
     return out
 
 
-def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
+def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, MemTiming]:
     """Each memory operation's static costs on the units of its path (:data:`gpusim.request.PATHS`), per pattern
     row, inner iteration and warp: the L1TEX pipe's cycles, the bytes it sends to the L2 and HBM, what they cost the
     L2's read bandwidth or write path, and the latency of the level that answers a hit."""
@@ -359,7 +382,7 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None) -> dict[str, MemTiming]:
                                   l2_miss_fraction=l2.latency_miss_fraction(name, sb),
                                   latency_hit_cycles=cfg.tma.l2_latency_cycles, l2_read_cost=cost)
             continue
-        l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb)
+        l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb, local=op.tensor in local)
         if op.kind == "ld":
             st = l1.get(name) or L1Stats()
             h1 = st.sector_hits / st.sectors if st.sectors else 0.0
@@ -520,6 +543,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     warm = min(L1_WARM_ITERATIONS, trips // 2)
     l1 = l1_hit_model(_l1_stream(kernel, pats, structure, occ.ctas_per_sm, sms, geo,
                                  min(trips, L1_SAMPLE_ITERATIONS)), l1_capacity, sb, warm)
+    l1.update(_local_l1(kernel, pats, structure, trips, cfg.l1, occ.ctas_per_sm, l1_capacity))
     chunks = min(trips, L2_CHUNKS)
     fps = _footprints(kernel, pats, structure, l1, trips, chunks, geo, cfg.hbm, cfg.l2)
     per_wave = sms * occ.ctas_per_sm
@@ -549,9 +573,11 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     if len(classes) > 1:  # the L2 model follows interior CTAs: edge CTAs (partial tiles) move what their sectors say
         _scale_for_classes(classes, structure, trips, l2)
     _cap_reads_when_everything_fits(kernel, pats, l2, fitting, resident)
+    cap_at_requests(l2, {n for n, p in pats.items() if p.op.space == "global" and p.op.kind in ("ld", "tma")},
+                    cfg.l2.sector_bytes, {fp.name: (fp.tensor, fp.data) for fp in fps})
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
     hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
-    timings = [_timings(cfg, c.pats, l1, l2, hbm_cost) for c in classes]
+    timings = [_timings(cfg, c.pats, l1, l2, hbm_cost, kernel.local_tensors) for c in classes]
 
     def class_of(linear: int) -> int:
         return patterns.class_of(kernel, classes, linear)

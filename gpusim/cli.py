@@ -882,7 +882,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--smem", type=int, default=0, metavar="BYTES", help="CUDA file: dynamic shared memory per block")
     r.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="CUDA file: a preprocessor definition")
     r.add_argument("--compiler", default="nvcc", choices=("nvcc", "nvrtc"),
-                   help="CUDA file: nvcc (default) or NVRTC (as CuPy and PyTorch compile)")
+                   help="CUDA file: nvcc (default) or NVRTC (as CuPy's RawModule compiles: -ftz=true)")
     r.add_argument("--const", action="append", metavar="NAME=VALUE",
                    help="Triton file: a tl.constexpr value, e.g. BLOCK_SIZE=1024 (repeatable)")
     r.add_argument("--num-warps", type=int, default=None, metavar="W",

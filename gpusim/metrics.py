@@ -48,10 +48,45 @@ def _op_total(sim: Simulation, name: str, field: str) -> float:
 
 
 def _sum_ops(sim: Simulation, space: str, kind: str, field: str, async_copy: bool = False,
-             atomic: bool = False) -> float:
+             atomic: bool = False, local: bool | None = False) -> float:
+    """An operation field's total over the launch, of the operations of one space and kind; ``local``: of local
+    memory (``Tensor.local``, the stack frame; ncu counts it apart from global), False: of global, None: of both."""
+    frame = sim.kernel.local_tensors
     return sum(_op_total(sim, name, field) for name, p in sim.pats.items()
                if p.op.space == space and p.op.kind == kind and p.op.async_copy == async_copy
-               and bool(p.op.atomic) == atomic)
+               and bool(p.op.atomic) == atomic and (local is None or (p.op.tensor in frame) == local))
+
+
+def _l1_sector_hits(sim: Simulation, local: bool) -> float:
+    """The L1 sector hits of the global (or ``local``: local-memory) loads over the launch."""
+    frame = sim.kernel.local_tensors
+    return sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items()
+               if s.sectors and (sim.pats[n].op.tensor in frame) == local)
+
+
+def _local_requests(sim: Simulation, kind: str) -> float:
+    """ncu's local-memory requests: one per 4-byte word of each lane's access (a frame interleaves threads word by word,
+    so an STL.128 is four requests; measured: validate/measurements/h100/fresh-local-2026-11-28.json, localarr's 16
+    STL.128 a thread count 2,097,152 requests for 524,288 warp instructions)."""
+    frame = sim.kernel.local_tensors
+    return sum(_op_total(sim, n, "instructions") * max(p.op.width_bytes // 4, 1) for n, p in sim.pats.items()
+               if p.op.space == "global" and p.op.kind == kind and p.op.tensor in frame)
+
+
+def _local_metrics(sim: Simulation) -> dict:
+    """ncu's local-memory counters (spills, arrays indexed at run time), for a kernel that has any."""
+    frame = sim.kernel.local_tensors
+    if not frame:
+        return {}
+    sectors = _sum_ops(sim, "global", "ld", "sectors", local=True)
+    hits = _l1_sector_hits(sim, local=True)
+    return {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": round(sectors),
+            "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": round(_local_requests(sim, "ld")),
+            "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": round(_sum_ops(sim, "global", "st", "sectors",
+                                                                            local=True)),
+            "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": round(_local_requests(sim, "st")),
+            "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct": round(100.0 * hits / sectors, 2) if sectors
+            else 0.0}
 
 
 def _atomic_metrics(sim: Simulation) -> dict:
@@ -63,8 +98,8 @@ def _atomic_metrics(sim: Simulation) -> dict:
             round(_sum_ops(sim, "shared", "st", "wavefronts", atomic=True)),
             "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum":
             round(_sum_ops(sim, "global", "st", "instructions", atomic=True)),
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum":
-            round(_sum_ops(sim, "global", "st", "sectors", atomic=True))}
+            bottleneck.SECTORS_ATOM: round(_sum_ops(sim, "global", "st", "sectors", atomic=True)),
+            bottleneck.LINES_ATOM: round(_sum_ops(sim, "global", "st", "lines", atomic=True))}
 
 
 def compute_totals(sim: Simulation) -> dict[str, tuple[float, float]]:
@@ -115,7 +150,7 @@ def report(sim: Simulation) -> dict:
     ldsm_conf = ldsm_wf - _sum_ops(sim, "shared", "ldsm", "ideal_wavefronts")
     lds_wf = _sum_ops(sim, "shared", "ld", "wavefronts") + ldsm_wf
     sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
-    l1_hits = sum(s.sector_hits / s.sectors * _op_total(sim, n, "sectors") for n, s in sim.l1.items() if s.sectors)
+    l1_hits = _l1_sector_hits(sim, local=False)
     l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in ("ld", "tma"))
     l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
     dram_rd = sum(sim.l2.dram_read_bytes.values())
@@ -161,6 +196,7 @@ def report(sim: Simulation) -> dict:
             round(_sum_ops(sim, "shared", "stsm", "wavefronts")),
         "gpusim__ldgsts_shared_wavefronts": round(_sum_ops(sim, "shared", "st", "wavefronts", async_copy=True)),
         **_atomic_metrics(sim),
+        **_local_metrics(sim),
         "sm__warps_active.avg.pct_of_peak_sustained_active": round(occ_pct, 2),
         "smsp__inst_executed.sum": round(issue + _unsimulated_instructions(k)),
         "launch__registers_per_thread": k.launch.regs_per_thread,
@@ -197,8 +233,9 @@ def report(sim: Simulation) -> dict:
     m["gpusim__fast_forward"] = bool(res.fast_forward) or sim.l2.waves_simulated < sim.l2.waves_total
     m["gpusim__steady_state"] = bool(res.loop_steady)
     m["gpusim__utilization_pct"] = utilization(sim)
-    m[bottleneck.LINES_LD] = round(_sum_ops(sim, "global", "ld", "lines"))
-    m[bottleneck.LINES_ST] = round(_sum_ops(sim, "global", "st", "lines"))
+    # the L1TEX pipe's work: local memory's lines with global's
+    m[bottleneck.LINES_LD] = round(_sum_ops(sim, "global", "ld", "lines", local=None))
+    m[bottleneck.LINES_ST] = round(_sum_ops(sim, "global", "st", "lines", local=None))
     if tensor_activity(sim):
         m[bottleneck.TENSOR_KIND] = "wgmma" if _share(sim, PIPE.format("wgmma")) else "mma.sync"
     m[bottleneck.SOL] = sol(sim, time_ns)

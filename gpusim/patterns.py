@@ -3,7 +3,8 @@
 For every :class:`~gpusim.ir.Mem` operation the address expression is evaluated for whole CTAs and fed to
 the pure functions of :mod:`gpusim.memory.shared` (wavefronts) and :mod:`gpusim.memory.coalescing`
 (sectors, lines). The counts are computed for a few outer-loop iterations and two CTAs: the simulator
-requires them to repeat with period 1 or 2 in the loop (double buffering) and to be equal across CTAs,
+requires them to repeat with a period in the loop (1 or 2 for most kernels: double buffering; up to 16, or every
+iteration of a short loop, where a stride walks across sectors) and to be equal across CTAs,
 which holds for the divisible shapes the kernels accept, and says so when it does not. The hardware
 numbers the counts depend on (warp size, banks, bank width, sector and line size) come from the config
 (:class:`AccessGeometry`).
@@ -20,6 +21,7 @@ import numpy as np
 from gpusim.ir import AddrCtx, Kernel, KernelError, Loop, Mem
 from gpusim.memory import coalescing, shared
 
+MAX_PERIOD = 16  # algorithmic: the longest period of a loop operation's counts looked for (each seen twice)
 VARYING_SAMPLES = 8  # loop iterations sampled of an operation whose addresses come from data (Kernel.varying)
 PREDICATED_OFF = -2  # an address expression's value for a lane whose warp issues the instruction with the lane off
 
@@ -153,8 +155,9 @@ def pattern_row(period: int, last: bool, it: int, trips: int) -> int:
 
 def analyze(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int] = (0, 0, 0)) -> dict[str, MemPattern]:
     """Exact per-warp counts of every memory operation of one CTA of ``kernel`` (the first by default) on hardware
-    of geometry ``geo``. In the outer loop the counts must repeat with period 1 or 2, except that the last
-    iteration may differ (a ragged last tile: a K or KV remainder), which gets a row of its own."""
+    of geometry ``geo``. In the outer loop the counts must repeat with a period (1 or 2 for most kernels; up to
+    :data:`MAX_PERIOD`, as a stride that walks across sectors, or every iteration of a short loop), except that the
+    last iteration may differ (a ragged last tile: a K or KV remainder), which gets a row of its own."""
     out: dict[str, MemPattern] = {}
     trips = loop_trips(kernel)
     # the steady iterations sampled for the period, and the last one apart from them
@@ -174,7 +177,11 @@ def analyze(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int] = (0,
                     c = np.stack(per_it)
                     out[op.name] = MemPattern(op, len(per_it), *(c[:, :, k, :] for k in range(5)))
                     continue
-                period = _period(kernel, op, per_it)
+                period = _period(kernel, op, per_it, strict=False)
+                if period is None:  # a longer period (a stride that walks across sectors: 7 floats, period 8)
+                    more = range(min(trips, 2 * MAX_PERIOD))  # every iteration of a short loop: its own rows
+                    per_it = [np.stack([_counts(kernel, op, cta, it, j, geo) for j in range(inner)]) for it in more]
+                    period = _period(kernel, op, per_it, whole=len(per_it) == trips)
                 rows = per_it[:period]
                 last = False
                 if in_loop and trips > 1:
@@ -267,13 +274,19 @@ def class_of(kernel: Kernel, classes: list[CtaClass], linear: int) -> int:
     return next((i for i, c in enumerate(classes) if c.edges == edges), 0)
 
 
-def _period(kernel: Kernel, op: Mem, per_it: list[np.ndarray]) -> int:
-    if all(np.array_equal(per_it[0], c) for c in per_it):
-        return 1
-    if all(np.array_equal(per_it[i], per_it[i % 2]) for i in range(len(per_it))):
-        return 2
+def _period(kernel: Kernel, op: Mem, per_it: list[np.ndarray], strict: bool = True, whole: bool = False) -> int | None:
+    """The smallest period the sampled iterations' counts repeat with (each period seen twice; ``whole``: the sample
+    is every iteration of the loop, which is its own period at worst); None, or (``strict``) an error, when they have
+    none."""
+    for p in range(1, len(per_it) // 2 + 1):
+        if all(np.array_equal(per_it[i], per_it[i % p]) for i in range(len(per_it))):
+            return p
+    if len(per_it) == 1 or whole:
+        return len(per_it)
+    if not strict:
+        return None
     raise KernelError(f"{kernel.name}: the access pattern of '{op.name}' changes from one loop iteration to "
-                      "the next without a period of 1 or 2 (only the last iteration may differ)")
+                      f"the next without a period of at most {len(per_it) // 2} (only the last iteration may differ)")
 
 
 def warp_sector_ids(kernel: Kernel, op: Mem, cta, it: int, j: int, geo: AccessGeometry) -> list[np.ndarray]:

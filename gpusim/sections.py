@@ -58,9 +58,23 @@ CATALOG: dict[str, MetricInfo] = {
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": MetricInfo(MEMORY, "request", "global load warp instructions"),
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": MetricInfo(MEMORY, "sector", "32-B sectors global stores touch"),
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": MetricInfo(MEMORY, "request", "global store warp instructions"),
-    bn.LINES_LD: MetricInfo(MEMORY, "line", "128-B lines global loads touch (the L1TEX pipe's cycles)"),
-    bn.LINES_ST: MetricInfo(MEMORY, "line", "128-B lines global stores touch (each costs the L2 write path a line "
-                                            "operation)"),
+    bn.LINES_LD: MetricInfo(MEMORY, "line", "128-B lines global and local loads touch (the L1TEX pipe's cycles)"),
+    bn.LINES_ST: MetricInfo(MEMORY, "line", "128-B lines global and local stores touch (each costs the L2 write path "
+                                            "a line operation)"),
+    bn.LOCAL_LD: MetricInfo(MEMORY, "sector", "32-B sectors local loads touch (the stack frame: spills, arrays "
+                                              "indexed at run time)"),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": MetricInfo(MEMORY, "request", "local load requests (one a 4-B "
+                                                                                   "word of each lane's access)"),
+    bn.LOCAL_ST: MetricInfo(MEMORY, "sector", "32-B sectors local stores touch"),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": MetricInfo(MEMORY, "request", "local store requests (one a 4-B "
+                                                                                   "word of each lane's access)"),
+    "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct": MetricInfo(MEMORY, "%", "L1 sector hit rate of local "
+                                                                                    "loads"),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": MetricInfo(MEMORY, "request",
+                                                                     "global atomic warp instructions (ATOMG, RED)"),
+    bn.SECTORS_ATOM: MetricInfo(MEMORY, "sector", "32-B sectors global atomics touch"),
+    bn.LINES_ATOM: MetricInfo(MEMORY, "line", "128-B lines global atomics touch (each costs the L2 write path a line "
+                                              "operation)"),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": MetricInfo(MEMORY, "conflict",
                                                                            "extra wavefronts of shared loads"),
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": MetricInfo(MEMORY, "conflict",

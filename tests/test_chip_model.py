@@ -337,7 +337,8 @@ def _spilling_kernel(local: bool):
 def test_register_spills_stay_in_the_l2_frames_the_resident_ctas_reuse():
     """Local memory is a frame per resident thread slot, reused by the CTAs that follow on the slot: a spill is
     reloaded from the L2 where it was stored, and stores into a dirty frame rewrite it. DRAM moves the stream, not
-    the spills (without the mechanism: every reload from DRAM, every store written back, ~2x the stream's bytes)."""
+    the spills (without the mechanism: every store written back, the stream's bytes again; the reloads hit the L1,
+    so no operation reads more from HBM than it requests either way, memory.l2.cap_at_requests)."""
     stream = 132 * 8 * 4 * 64 * 256 * 4
     cfg = load_config()
     spills = report(simulate(_spilling_kernel(True), cfg))
@@ -345,7 +346,7 @@ def test_register_spills_stay_in_the_l2_frames_the_resident_ctas_reuse():
     live_frames = 132 * 8 * 256 * 4 * 4  # resident CTAs' frames
     assert spills["dram__bytes_write.sum"] <= live_frames
     plain = report(simulate(_spilling_kernel(False), cfg))  # the same tensor as ordinary global memory
-    assert plain["dram__bytes_read.sum"] > 1.3 * stream
+    assert plain["dram__bytes_write.sum"] > 0.5 * stream
 
 
 def test_stores_into_a_dirty_resident_tile_rewrite_it_and_are_written_back_once():

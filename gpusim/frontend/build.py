@@ -109,13 +109,18 @@ def _tool_env() -> dict:
     return env
 
 
-COMPILERS = ("nvcc", "nvrtc")
+COMPILERS = ("nvcc", "nvrtc", "nvrtc-plain")
+# NVRTC's options as CuPy's RawModule compiles (its compile cache adds -ftz=true: denormals flushed, so expf, rsqrtf and
+# division lose their denormal scaling; measured: validate/fresh's sfu_mix runs 24 fewer instructions an iteration on
+# the H100 than the build without it, validate/measurements/h100/fresh-2026-11-28.json); "nvrtc-plain": NVRTC alone,
+# as validate/run_tc_sm80.py's GPUSIM_NVRTC_CUBIN builds the binaries of frontend-binary-*.json
+NVRTC_OPTIONS = {"nvrtc": ("-std=c++17", "-ftz=true"), "nvrtc-plain": ("-std=c++17",)}
 
 
 def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
                  options: tuple[str, ...] = (), compiler: str = "nvcc") -> list[CompiledKernel]:
-    """Every kernel of ``cu`` compiled for ``arch`` (cached by content) by nvcc, or by NVRTC as CuPy's RawModule and
-    PyTorch's JIT compile (``-std=c++17``)."""
+    """Every kernel of ``cu`` compiled for ``arch`` (cached by content) by nvcc, or by NVRTC as CuPy's RawModule
+    compiles (:data:`NVRTC_OPTIONS`; ``nvrtc-plain``: without CuPy's ``-ftz=true``)."""
     cu = Path(cu)
     if not cu.is_file():
         raise BuildError(f"{cu}: no such file")
@@ -135,11 +140,13 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
     for inc in _local_includes(cu.resolve()):
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
-    h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]).encode())
+    nvrtc_options = NVRTC_OPTIONS.get(compiler, ())
+    h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
+                        + ([list(nvrtc_options)] if nvrtc_options else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
     if not (entry / "kernels.json").is_file():
         try:
-            _build_entry(cu, nvcc, arch, defines, options, entry)
+            _build_entry(cu, nvcc, arch, defines, (*nvrtc_options, *options), entry)
         except BuildError as e:  # wgmma, setmaxnreg: sm_90a's arch-specific instructions (Hopper's own)
             if arch != "sm_90" or SM_90A_ONLY not in str(e):
                 raise
@@ -229,7 +236,7 @@ def _build_entry(cu: Path, nvcc: str, arch: str, defines, options, entry: Path) 
 
             from gpusim.frontend import nvrtc
 
-            cmd = [sys.executable, "-m", "gpusim.frontend.nvrtc", str(cu), str(cubin), f"-arch={arch}", "-std=c++17",
+            cmd = [sys.executable, "-m", "gpusim.frontend.nvrtc", str(cu), str(cubin), f"-arch={arch}",
                    f"-I{cu.resolve().parent}", *[f"-D{d}" for d in defines], *options]
             env = dict(os.environ)  # libnvrtc loads its builtins library from beside it
             env["LD_LIBRARY_PATH"] = os.path.dirname(nvrtc.find_library()) + os.pathsep + env.get("LD_LIBRARY_PATH", "")

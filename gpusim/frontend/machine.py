@@ -142,6 +142,10 @@ class Machine:
         self.jump: LoopJump | None = None
         self.probing = False
         self.loop_data = False  # the tracked loop's addresses or trip count depend on loaded data
+        # instructions a forward branch on loaded data jumps over (a compare-exchange's swap, a bin's leader), or that
+        # follow an exit on data: which of a warp's lanes reach them depends on the data, so their accesses differ
+        # between CTAs (Kernel.varying)
+        self.data_controlled: set[int] = set()
         self.watch = None  # (instruction index, operands) whose values a trip-count probe records
         self.watched = None
         self.hopper = hopper.State(self) if any(d.mnemonic in hopper.MNEMONICS for d in self.program) else None
@@ -639,6 +643,8 @@ class Machine:
             mem = self.memory(d, em)
             if self.tracked is not None and self.tracked[0] <= d.index <= self.tracked[1] and mem.taint & DATA:
                 self.loop_data = True
+            if cond_taint & DATA or d.index in self.data_controlled:  # which lanes access depends on data
+                mem.taint |= DATA
         elif mn in BARRIER:
             if d.has("RED", "SCAN"):
                 raise S.unsupported(d, "barrier reductions (__syncthreads_count/and/or)")
@@ -676,6 +682,8 @@ class Machine:
             if note not in self.notes:
                 self.notes.append(note)
         if mn == "EXIT":
+            if cond_taint & DATA:  # the lanes that go on depend on data
+                self.data_controlled.update(range(d.index + 1, len(self.program)))
             self._goto(d.index + 1, rest)
             self.exited |= em
             if not self.probing:
@@ -688,6 +696,8 @@ class Machine:
             target = self.index_of.get(_target(d))
             if target is None:
                 raise EmulationError(f"{d.where}: branches to 0x{_target(d):x}, not an instruction of the kernel")
+            if cond_taint & DATA and target > d.index + 1:
+                self.data_controlled.update(range(d.index + 1, target))
             self._goto(d.index + 1, mask & ~taken)
             if self.tracked is not None and self.tracked[1] == d.index and not self.probing:
                 self.iters[mask & ~taken] = -1  # lanes leaving the loop

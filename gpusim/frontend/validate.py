@@ -75,7 +75,7 @@ def _point(task):
     from gpusim.frontend import kernel_from_source
     from gpusim.metrics import report
 
-    entry, launch, cfg = task
+    entry, launch, cfg, compiler = task
     out = {"frontend": {}, "hand": {}, "error": "", "notes": ""}
     try:
         if launch == TRITON:  # examples/triton_kernels.py, as validate/run_triton.py measured it (mma.sync build)
@@ -90,7 +90,7 @@ def _point(task):
         else:
             k = kernel_from_source(REPO / launch.source, launch.kernel, grid=launch.grid, block=launch.block,
                                    args=list(launch.args), smem_dynamic=launch.smem_dynamic, defines=launch.defines,
-                                   compiler="nvrtc", config=cfg)
+                                   compiler=compiler, config=cfg)
         out["frontend"] = report(simulate(k, cfg))
         out["notes"] = k.notes
     except Exception as e:  # a row the front-end cannot take: reported with its reason
@@ -147,7 +147,9 @@ def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[
             continue
         rows.append(FrontRow(e["kernel"], tuple(e["shape"]), dict(e.get("params") or {}), _measured(e),
                              measured_same_binary=same.get(_key(e))))
-        tasks.append((e, launch, cfg))
+        # built as the measured binary was: CuPy's RawModule (NVRTC, -ftz=true), or NVRTC alone where the row is
+        # compared with frontend-binary-*.json (validate/run_tc_sm80.py's GPUSIM_NVRTC_CUBIN cubins)
+        tasks.append((e, launch, cfg, "nvrtc-plain" if _key(e) in same else "nvrtc"))
     results: list = [None] * len(tasks)
 
     def finish(i, r):

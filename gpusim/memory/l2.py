@@ -15,7 +15,8 @@ side (``L2Result.latency_miss_fraction``) counts every CTA that wants a missing 
 
 Static costs (:class:`L2Spec`): what a read costs the read bandwidth (:meth:`L2Spec.read_cost_bytes`), a store the
 write path (:meth:`L2Spec.write_cycles`), and the rule for tensors that fit in the L2 together
-(:func:`fitting_footprint`, :func:`cap_reads_when_everything_fits`).
+(:func:`fitting_footprint`, :func:`cap_reads_when_everything_fits`), and the bound no operation's HBM traffic passes:
+what it requested (:func:`cap_at_requests`).
 
 At run time (the engine's chip-wide memory side) the L2 is two units: :class:`L2Partitions`, its partitions, each
 with an even share of the read bandwidth (addresses hash evenly over them: stage ``L2`` of a load's path), and
@@ -32,17 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpusim.lazyjit import LazyJit
+from gpusim.memory.l1 import ramp as _ramp
 from gpusim.resources import LoadedLatency, RateServer
 from gpusim.sm.clock import MEMORY_RATE, Clock, memory_clocked
 from gpusim.specfield import spec_field
 
 _jit = LazyJit(globals())  # numba.njit on first use (`gpusim list` never imports numba)
-
-
-def _ramp(x: float, zero_at: float, one_at: float) -> float:
-    """0 on ``zero_at``'s side, 1 on ``one_at``'s side, a straight line between (the measured curves of
-    :class:`L2Spec`)."""
-    return min(max((x - zero_at) / (one_at - zero_at), 0.0), 1.0)
 
 
 @dataclass(frozen=True)
@@ -284,11 +280,14 @@ class TileReuse:
         return float(self._state[1])
 
     def access_many(self, codes: np.ndarray, moved: np.ndarray, wanted: np.ndarray, fetched_bytes: float,
-                    tile_bytes: float, copies: int, store: bool, sums: np.ndarray, store_bit: int = 0) -> None:
+                    tile_bytes: float, copies: int, store: bool, sums: np.ndarray, store_bit: int = 0,
+                    resident: bool = False) -> None:
         """Use the tiles ``codes`` (distinct non-negative integers) one after another, ``moved`` of each (its share
         of the chunk; 0: not used) by ``wanted`` CTAs, each moving ``fetched_bytes`` from HBM on a miss for
         ``tile_bytes`` of data. Adds to ``sums`` (bytes read from HBM, wanted, wanted in missing tiles, stored).
-        ``store_bit`` (0..63) names a store operation among those of the tile's data: its own bytes of the tile."""
+        ``store_bit`` (0..63) names a store operation among those of the tile's data: its own bytes of the tile.
+        ``resident``: each tile already used was used moments ago by its own CTA (a stack frame's later operations
+        in a chunk), so it is found whatever the other CTAs touched since."""
         while 2 * (self._count + len(codes)) > len(self._keys):
             self._keys, self._last, self._dirty = _rehash(self._keys, self._last, self._dirty, 2 * len(self._keys))
         spec = self.spec
@@ -296,7 +295,7 @@ class TileReuse:
                                      float(fetched_bytes), float(tile_bytes), int(copies), bool(store),
                                      float(spec.size_bytes), float(spec.reuse_all_hit_footprint_ratio),
                                      float(spec.reuse_all_miss_footprint_ratio), sums,
-                                     np.uint64(1) << np.uint64(store_bit))
+                                     np.uint64(1) << np.uint64(store_bit), bool(resident))
 
 
 _TABLE_START = 1024  # algorithmic: slots of a tile table before it first grows (it doubles, half full at most)
@@ -339,7 +338,7 @@ def _rehash(keys, last, dirty, size):
 
 @_jit(cache=True)
 def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at,
-                  miss_at, sums, bit):
+                  miss_at, sums, bit, resident):
     """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new. A store operation
     (``bit``) to a tile it left dirty, still resident, rewrites its dirty lines: only its share found gone (written
     back since) is new dirty data, to be written back once (a register spill stored again and again into one stack
@@ -354,6 +353,8 @@ def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile,
         if keys[i] == -1:
             keys[i] = codes[k]
             new += 1
+        elif resident:
+            found = 1.0
         else:  # 1 - L2Spec.reuse_miss_fraction of the bytes touched since its last use
             found = 1.0 - min(max(((state[0] - last[i]) / size_bytes - hit_at) / (miss_at - hit_at), 0.0), 1.0)
         added = np.int64(fetched * m) * copies
@@ -508,6 +509,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             before = reuse.allocated_bytes
             c_st = {o.name: 0.0 for o in ops}
+            framed = set()  # stack-frame groups used in this chunk
             for o in by_data:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
@@ -520,8 +522,15 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 store = o.kind == "st"
                 sums = np.array([w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name]])
                 code = tiles * chunks + (0 if o.invariant else q)
+                # a stack frame (local memory: spills, arrays indexed at run time) is its CTA's own, stored and read
+                # back within moments: after the chunk's first operation on it, the others find it, however much the
+                # wave's other CTAs touched in between (measured: fa2's spills add no HBM reads, 203 -> 205 MB, and
+                # validate/fresh's localarr reads 29 MB from HBM for 268 MB of frames stored and read back)
+                resident = o.invariant and groups[o.name] in framed
+                if o.invariant:
+                    framed.add(groups[o.name])
                 reuse.access_many(code, moved, wanted, fetched, tile, 1 if store else spec.read_copies, store, sums,
-                                  store_bits[o.name])
+                                  store_bits[o.name], resident)
                 w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name] = sums.tolist()
             for name, b in c_st.items():
                 if b > 0:
@@ -590,3 +599,28 @@ def cap_reads_when_everything_fits(result: L2Result, reads: list[tuple[int, list
                 result.dram_read_bytes[n] *= size / total
                 if result.tile_miss and n in result.tile_miss:  # the tiles' misses were overcounted alike
                     result.tile_miss[n] *= size / total
+
+
+def cap_at_requests(result: L2Result, loads: set[str], sector_bytes: int, groups: dict | None = None) -> None:
+    """A miss fetches no more than was asked for: the HBM reads of operations that share data (``groups``: name ->
+    the data its tiles hold; ops of one group share tiles, the first to use a tile is charged its fetch, the others
+    hit it) are at most the sectors they request from the L2 times their fetch ratios (the neighbours a miss brings
+    along), and their write-backs at most the sectors they stored. The per-CTA tiles charge a tile's whole bytes to
+    the operation that finds it missing, which can exceed what the group requests where its tile is wider than its
+    sectors (a local array indexed by data) and the tiles thrash; this is the physical bound, and it keeps the L2 hit
+    rate within 0..100. ``loads``: the operations that read."""
+    groups = groups or {}
+    members: dict = {}
+    for name in result.request_sectors:
+        members.setdefault((name in loads, groups.get(name, name)), []).append(name)
+    fetch = result.fetch_ratio or {}
+    for (is_load, _), names in members.items():
+        d = result.dram_read_bytes if is_load else result.dram_write_bytes
+        most = sum(result.request_sectors[n] * sector_bytes * (fetch.get(n, 1.0) if is_load else 1.0) for n in names)
+        total = sum(d.get(n, 0.0) for n in names)
+        if total > most:
+            for n in names:
+                if n in d:
+                    d[n] *= most / total
+                    if is_load and result.tile_miss and n in result.tile_miss:  # overcounted alike
+                        result.tile_miss[n] *= most / total
