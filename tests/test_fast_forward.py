@@ -69,25 +69,23 @@ def _resident(serial: int, sm, began: list[float], trips: int = 256) -> SimpleNa
     return cta
 
 
-def test_ctas_resident_together_skip_their_loops_together_when_their_own_windows_are_steady():
-    # once one CTA skips, each other CTA on its SM whose last two windows ran steady and beside the others' detailed
-    # iterations skips at its next iteration, from its own window (left alone, it would measure its next windows
-    # beside the first one's background reservation: fa2 8,16,2048,128 3.1% short of its run without
-    # fast-forward). One still slowing down does not (a second-wave CTA slowing from 2.9k to 7.3k cycles an
-    # iteration made sgemm_2d_blocktiling BM=64 4096^3 4.8% longer than its run without fast-forward), nor one
-    # whose window ran beside a skipped stretch
+def test_ctas_resident_together_skip_their_loops_together():
+    # once one CTA skips, each other CTA on its SM that has run the warm-up and two windows, both beside the others'
+    # detailed iterations, skips at its next iteration, from its own windows (left alone, it would measure its next
+    # windows beside the first one's background reservation: fa2 8,16,2048,128 3.1% short of its run without
+    # fast-forward). A younger one does not (a second-wave CTA still slowing down made sgemm_2d_blocktiling BM=64
+    # 4096^3 4.8% longer than its run without fast-forward), nor one whose windows ran beside a skipped stretch
     sm = SimpleNamespace(resident={}, skipped_until={4: 9000.0})  # a fifth CTA's skipped stretch ended at 9000
-    now = 80_000.0
+    now = 30_000.0
     decider = _resident(0, sm, [1000.0 * i for i in range(20)])
-    steady = _resident(1, sm, [3000.0 + 1000.0 * i for i in range(20)])  # its two windows from 10000 on
-    slowing = _resident(2, sm, [2900.0 * i + 60.0 * i * i for i in range(20)])
+    ready = _resident(1, sm, [3000.0 + 1000.0 * i for i in range(20)])  # its two windows from 10000 on
+    young = _resident(2, sm, [18_000.0 + 1000.0 * i for i in range(11)])
     beside = _resident(3, sm, [1000.0 * i for i in range(20)])  # its windows from 7000 on
-    model = SimpleNamespace(env=SimpleNamespace(now=now), _steady=engine.ChipModel._steady,
-                            _clean=engine.ChipModel._clean)
+    model = SimpleNamespace(env=SimpleNamespace(now=now), _clean=engine.ChipModel._clean)
     engine.ChipModel._join(model, decider)
-    assert steady.current.skip_after == 20 and steady.current.window_end == now
+    assert ready.current.skip_after == 20 and ready.current.window_end == now
     assert decider.current.skip_after is None  # the decider sets its own
-    assert slowing.current.skip_after is None
+    assert young.current.skip_after is None
     assert beside.current.skip_after is None
 
 
