@@ -249,6 +249,12 @@ class SmUnit:
         self.resident_weight = 0.0
         self.active_since = 0.0
         self.active_cycles = 0.0  # real-SM cycles with a CTA resident
+        # the loop fast-forward's view of the SM: its resident CTAs (serial -> _Cta), and per CTA the end of its
+        # latest skipped stretch (a co-resident CTA's iterations that overlap it ran against a background
+        # reservation, not against that CTA's iterations: they do not measure the steady state)
+        self.resident: dict[int, _Cta] = {}
+        self.skipped_until: dict[int, float] = {}
+        self.partial_works = 0  # CTAs of a partial wave it was dealt
 
     def occupy(self, now: float, weight: float, cap: float) -> None:
         """A CTA standing for ``weight`` real CTAs arrives (negative: leaves) at ``now``; ``cap``: the real SMs this
@@ -276,12 +282,14 @@ class _Cta:
         self.steady = True
         self.loop_warps = nwarps  # warps with work in the outer loop (set by the model)
         self.loops: dict[int, _LoopState] = {}  # per tile (a persistent CTA runs several)
+        self.current: _LoopState | None = None  # the outer loop its warps run now
         self.stats = [[0.0] * len(STALLS) for _ in range(nwarps)]  # per warp, cycles per stall reason
         self.start = np.zeros(nwarps)
         self.end = np.zeros(nwarps)
         self.booked: dict = {}  # unit -> work its warps booked (requests and skipped stretches)
         self.causes: dict = {}  # (stall reason, what it waited on) -> its warps' cycles
         self.traced = False
+        self.began = 0.0  # when it was handed its slot
 
     def work_vector(self, index: dict) -> np.ndarray:
         """Work its warps booked on each unit, in ``index`` order."""
@@ -300,13 +308,17 @@ class _Cta:
 class _LoopState:
     """One run of the outer loop by a CTA: its fast-forward decision and the warps waiting at the skip."""
 
-    __slots__ = ("skip_after", "started", "skips", "event")
+    __slots__ = ("skip_after", "started", "skips", "event", "began", "window_end")
 
     def __init__(self, event: simpy.Event) -> None:
         self.skip_after: int | None = None  # last simulated iteration, once decided
         self.started = -1  # the furthest iteration any warp has begun
         self.skips: list = []  # (warp, arrival, skipped cycles, work per unit) of each warp at the skip point
         self.event = event
+        self.began: list[float] = []  # when the first warp began each iteration
+        # a loop that skips because another CTA on its SM did: its window ends there (what its warps run after it
+        # runs beside that CTA's background reservation)
+        self.window_end: float | None = None
 
 
 class _Warp:
@@ -422,6 +434,10 @@ class ChipModel:
         self.skip_stats = np.zeros(len(STALLS))
         self.skip_warp_cycles = 0.0
         self.next_launch = 0.0
+        # CTAs of a partial wave stand for fewer real CTAs than a full wave's (chip.representative_works); they are
+        # dealt to the SMs in turn (:meth:`_slot`)
+        self.wave_weight = max((w.weight for w in works), default=0.0)
+        self.partial_turn: simpy.Event | None = None
         # every unit, the name it is reported under and what one instance counts for: a representative's own units
         # stand for as many real SMs as have work (fewer than sm_weight when the grid does not fill the chip)
         chip_sms = round(len(self.sms) * sm_weight)
@@ -435,6 +451,10 @@ class ChipModel:
         self._servers = list(dict.fromkeys(s for _, s, _ in self._reported))
         self._index = {srv: i for i, srv in enumerate(self._servers)}
         self._rates = np.array([srv.rate for srv in self._servers])
+        # per SM unit (the L1TEX pipe, the issue slots, ...), its server on each representative SM: alike SMs, over
+        # which the grid fast-forward's skipped CTAs spread evenly
+        peers = zip(*([self._index[s] for _, s, _ in sm.reported()] for sm in self.sms), strict=True)
+        self._sm_peers = [list(dict.fromkeys(p)) for p in peers]
         self.done_work: list[np.ndarray] = []  # per completed CTA: work it booked on each unit, times its weight
         self.done_causes: list[dict] = []  # per completed CTA: its warps' stall cycles per cause
         self.skip_busy = np.zeros(len(self._servers))
@@ -797,13 +817,16 @@ class ChipModel:
         stall counts, its work per server and its stall causes so far."""
         return self.env.now, list(wp.stats), dict(wp.work), dict(wp.causes)
 
-    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int, members: int):
+    def _skip(self, wp: _Warp, ls: _LoopState, extra: int, m: list, n: int, warm: int, members: int):
         """Skip ``extra`` iterations (or tiles). Each warp measured its period and its work per unit over the
         last window of marks ``m``; when the last of the ``members`` warps of the CTA gets here, the CTA's work
         over the skipped stretch is booked on every unit at once as a background reservation (stretched for all
         warps alike where a unit has less room), and every warp sleeps its own period times ``extra`` (times the
         stretch) from its arrival."""
         env = self.env
+        # the period over both windows the steadiness test compared (twice the marks, half the noise of one
+        # window's), as far as the marks past the warm-up go
+        n = max(n, min(2 * n, len(m) - 1 - warm))
         (ta, sa, wa, ca), (tb, sb, wb, cb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
@@ -831,6 +854,8 @@ class ChipModel:
         if stretch > 1.0 and length * (stretch - 1.0) > 0:
             wp.stats[LONG_SCOREBOARD] += length * (stretch - 1.0)
         wake = math.ceil(arrived + length * stretch)
+        until = wp.cta.sm.skipped_until
+        until[wp.cta.serial] = max(until.get(wp.cta.serial, 0.0), wake)
         # what was in flight at the skip (the last simulated iteration's loads, math, stores, async groups, fetched
         # instructions) is in flight at its end, as the last skipped iteration's would be: the code after the skip
         # waits for it (a tile's epilogue for the last wgmma, the warp's exit for its stores to drain)
@@ -862,39 +887,103 @@ class ChipModel:
             stretch = max(stretch, srv.reserve(now, w, span) / span)
         return stretch
 
+    @staticmethod
+    def _clean(cta: _Cta, since: float) -> bool:
+        """Whether no other CTA on ``cta``'s SM was in a skipped stretch after ``since``: its iterations since then
+        ran beside the others' iterations, as the steady state does, not beside a background reservation of them
+        (an even load that the CTA meets otherwise than their bursts: fa2's CTAs ran 6% short beside one)."""
+        return all(end <= since for serial, end in cta.sm.skipped_until.items() if serial != cta.serial)
+
+    def _cleanable(self, cta: _Cta, m: list, it: int, trips: int) -> bool:
+        """Whether a window clean of the other CTAs' skipped stretches now on ``cta``'s SM can still be had before
+        the loop is extrapolated anyway (MAX_LOOP_ITERATIONS) or ends, at its period over the marks ``m``. When it
+        cannot, the window at that forced skip would run beside the same background reservations as the steady
+        window now: waiting would only cost time (sgemm_1d_blocktiling BM=32,BN=32,TM=4 4096^3: eight CTAs an SM,
+        one of them nearly always in a skipped stretch; 79 of its 81 simulated CTAs ran to the forced skip at 64
+        iterations once joining asked for a steady window, 3088 iterations in detail without this test and 1498
+        with it, 1527 before the loop windows had to be clean)."""
+        others = [end for serial, end in cta.sm.skipped_until.items() if serial != cta.serial]
+        if not others:
+            return True
+        n = 2 * WINDOW_ITERATIONS
+        period = (m[-1][0] - m[-1 - n][0]) / n
+        if period <= 0:
+            return True
+        clean_from = it + math.ceil((max(others) - self.env.now) / period) + n
+        return clean_from <= min(MAX_LOOP_ITERATIONS, trips - 1)
+
+    def _join(self, cta: _Cta) -> None:
+        """``cta`` skips the rest of its loop: the other CTAs on its SM that have run as many iterations as its
+        steadiness test needs (the warm-up and two windows), both windows beside this one's iterations (clean),
+        skip theirs at their next iteration too, each from its own last windows (left alone, each would measure its
+        window beside the skipped CTA's background reservation). A younger CTA does not: joining after the warm-up
+        and one window (a second-wave CTA still slowing from 2.9k to 7.3k cycles an iteration),
+        sgemm_2d_blocktiling BM=64 4096^3 ran 4.8% longer than without fast-forward (2.3% shorter with two).
+        Their own windows are not tested for steadiness: six-iteration windows of CTAs that started together differ
+        by up to 8% by chance, and a CTA left out measures beside the reservation (sgemm_2d_blocktiling
+        BM=64,BN=64 2048^3 8% short)."""
+        n = 2 * WINDOW_ITERATIONS
+        for other in cta.sm.resident.values():
+            ls = other.current
+            if other is cta or ls is None or ls.skip_after is not None or ls.started + 1 >= other.work.trips:
+                continue
+            ends = ls.began[1:]  # when each iteration it completed ended (the next one began)
+            if len(ends) >= WARM_ITERATIONS + n and self._clean(other, ends[-1 - n]):
+                ls.skip_after = ls.started + 1
+                ls.window_end = self.env.now
+
+    @staticmethod
+    def _window(wp: _Warp, ls: _LoopState) -> list:
+        """The warp's marks its skip extrapolates from: up to the loop's window end, where it has one and a window
+        of marks before it."""
+        if ls.window_end is None:
+            return wp.marks
+        marks = [m for m in wp.marks if m[0] <= ls.window_end]
+        return marks if len(marks) > WINDOW_ITERATIONS else wp.marks
+
     def _loop(self, wp: _Warp, tile: int):
         k, cta = self.k, wp.cta
         ls = cta.loop(tile, self.env)
         trips = cta.work.trips
+        cta.current = ls
         it = 0
         while it < trips:
             ls.started = max(ls.started, it)
+            if it == len(ls.began):
+                ls.began.append(self.env.now)
             yield from self._run(wp, self.body, it)
             wp.marks.append(self._mark(wp))
             it += 1
             if it >= trips:
                 break
-            # the first warp to get here decides for the whole CTA, at an iteration no warp has started yet
+            # the first warp to get here decides for the whole CTA, at an iteration no warp has started yet; the
+            # windows count only while every CTA on the SM ran its iterations in detail
             if ls.skip_after is None and "loop" in self.may_skip:
-                if self._steady(wp.marks):
+                # beside another CTA's skipped stretch only where no clean window can come before the forced skip
+                if self._steady(wp.marks) and (self._clean(cta, wp.marks[-1 - 2 * WINDOW_ITERATIONS][0])
+                                               or not self._cleanable(cta, wp.marks, it, trips)):
                     ls.skip_after = max(it, ls.started + 1)
+                    self._join(cta)
                 elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
                     ls.skip_after = max(it, ls.started + 1)
                     cta.steady = False
+                    self._join(cta)
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
                 self.max_iterations = max(self.max_iterations, it)
                 if self.ragged_last and trips == k.loop.trips and trips - it > 1:
                     # skip to the last iteration and run it: its pattern differs (a ragged last tile)
                     self._mbar_skipped(cta, it, trips - 2, tile)
-                    yield from self._skip(wp, ls, trips - 1 - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
+                    yield from self._skip(wp, ls, trips - 1 - it, self._window(wp, ls), WINDOW_ITERATIONS,
+                                          WARM_ITERATIONS, cta.loop_warps)
                     it = trips - 1
                     yield from self._run(wp, self.body, it)
                     wp.marks.append(self._mark(wp))
                     break
                 # the skipped iterations' phases are settled for what waits on them later (the next tile's ring)
                 self._mbar_skipped(cta, it, trips - 1, tile)
-                yield from self._skip(wp, ls, trips - it, wp.marks, WINDOW_ITERATIONS, cta.loop_warps)
+                yield from self._skip(wp, ls, trips - it, self._window(wp, ls), WINDOW_ITERATIONS, WARM_ITERATIONS,
+                                      cta.loop_warps)
                 break
         self.max_iterations = max(self.max_iterations, min(it, trips))
 
@@ -946,7 +1035,7 @@ class ChipModel:
                 ts.skip_after = max(done_tiles, ts.started + 1)  # a tile no warp has begun
             if ts.skip_after is not None and done_tiles >= ts.skip_after:
                 self.loop_ff = True
-                yield from self._skip(wp, ts, tiles - done_tiles, tile_marks, TILE_WINDOW,
+                yield from self._skip(wp, ts, tiles - done_tiles, tile_marks, TILE_WINDOW, TILE_WARM,
                                       self.wpc - sum(self.tile_idle))
                 break
         if wp.stores_done > env.now:  # the warp retires once its stores have reached L2
@@ -978,6 +1067,8 @@ class ChipModel:
         if cta.traced:
             self.traced_slots.add(slot)
         cta.loop_warps = self.wpc - sum(self.loop_idle)
+        cta.began = env.now
+        sm.resident[serial] = cta
         if self.cta_launch_cycles:
             yield env.timeout(self.cta_launch_cycles)
         done = env.event()
@@ -1000,13 +1091,31 @@ class ChipModel:
         self.done_causes.append(cta.causes)
         self._add_causes(cta.causes, work.weight)
         self.mbarriers.forget(serial)
+        del sm.resident[serial]
+        # a skipped stretch that ended before every resident CTA began overlaps none of their windows
+        floor = min((c.began for c in sm.resident.values()), default=env.now)
+        sm.skipped_until = {s: end for s, end in sm.skipped_until.items() if end > floor}
         for s in sm.servers():
             s.prune(env.now)
 
     def _slot(self, sm: SmUnit, slot: int):
         env = self.env
         while self.queue:
+            if self.queue[0].weight < self.wave_weight and sm.partial_works > min(s.partial_works for s in self.sms):
+                # a partial wave's CTAs (the tail) go to the SMs in turn: each representative stands for as many
+                # real SMs, over which the CTA scheduler spreads them; taken by whichever slot frees first, they
+                # piled onto the SM whose CTAs happened to end first (the same grid 8% slower or faster with a
+                # fast-forward that moved those ends by 1%)
+                if self.partial_turn is None:
+                    self.partial_turn = env.event()
+                yield self.partial_turn
+                continue
             work = self.queue.popleft()
+            if work.weight < self.wave_weight:
+                sm.partial_works += 1
+                if self.partial_turn is not None:
+                    turn, self.partial_turn = self.partial_turn, None
+                    turn.succeed()
             self._grid_fast_forward()
             launch = max(env.now, self.next_launch)
             self.next_launch = launch + self.cta_dispatch_interval_cycles * work.weight
@@ -1044,6 +1153,11 @@ class ChipModel:
         # each skipped CTA books on the units what a CTA of the window booked (its requests and its skipped
         # loop); the stretch lasts as long as the CTA rate says, and never less than its busiest unit needs
         busy = sum(self.done_work[-window:]) * (skip / window) / self._rates
+        # the skipped CTAs go to every slot alike: an SM unit's share is its peers' mean, whichever SMs the window's
+        # CTAs ran on (the last ``window`` CTAs to complete, three of four on one SM at times: sgemm_smem_blocking
+        # 4096^3 ran 22% long, its busiest L1TEX pipe reckoned with 1.5 times its CTAs)
+        for peers in self._sm_peers:
+            busy[peers] = busy[peers].mean()
         length = max(skip * d2 / slots, float(busy.max()))
         self.skip_busy += busy
         self.skip_time += length

@@ -5,10 +5,15 @@ iteration, tile and CTA), every numeric metric compared (:mod:`gpusim.fast_forwa
 
 from __future__ import annotations
 
+from collections import deque
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
 
 from gpusim import engine
 from gpusim.chip import simulate
+from gpusim.engine import CtaWork
 from gpusim.fast_forward_check import GOAL_PCT, both_ways, differences, fast_forward, flat, is_stall
 from gpusim.registry import build_kernel
 
@@ -54,3 +59,111 @@ def test_the_switch_names_what_it_allows(monkeypatch):
     monkeypatch.setenv(engine.FAST_FORWARD_ENV, "tiles")
     with pytest.raises(ValueError, match="tiles"):
         engine.fast_forwards()
+
+
+def _resident(serial: int, sm, began: list[float], trips: int = 256) -> SimpleNamespace:
+    """A CTA resident on ``sm`` whose loop began its iterations at ``began``."""
+    ls = SimpleNamespace(skip_after=None, started=len(began) - 1, began=began, window_end=None)
+    cta = SimpleNamespace(serial=serial, sm=sm, current=ls, work=SimpleNamespace(trips=trips))
+    sm.resident[serial] = cta
+    return cta
+
+
+def test_ctas_resident_together_skip_their_loops_together():
+    # once one CTA skips, each other CTA on its SM that has run the warm-up and two windows, both beside the others'
+    # detailed iterations, skips at its next iteration, from its own windows (left alone, it would measure its next
+    # windows beside the first one's background reservation: fa2 8,16,2048,128 3.1% short of its run without
+    # fast-forward). A younger one does not (a second-wave CTA still slowing down made sgemm_2d_blocktiling BM=64
+    # 4096^3 4.8% longer than its run without fast-forward), nor one whose windows ran beside a skipped stretch
+    sm = SimpleNamespace(resident={}, skipped_until={4: 9000.0})  # a fifth CTA's skipped stretch ended at 9000
+    now = 30_000.0
+    decider = _resident(0, sm, [1000.0 * i for i in range(20)])
+    ready = _resident(1, sm, [3000.0 + 1000.0 * i for i in range(20)])  # its two windows from 10000 on
+    young = _resident(2, sm, [18_000.0 + 1000.0 * i for i in range(11)])
+    beside = _resident(3, sm, [1000.0 * i for i in range(20)])  # its windows from 7000 on
+    model = SimpleNamespace(env=SimpleNamespace(now=now), _clean=engine.ChipModel._clean)
+    engine.ChipModel._join(model, decider)
+    assert ready.current.skip_after == 20 and ready.current.window_end == now
+    assert decider.current.skip_after is None  # the decider sets its own
+    assert young.current.skip_after is None
+    assert beside.current.skip_after is None
+
+
+def test_a_loop_skips_beside_skipped_ctas_when_no_clean_window_can_come(h100):
+    # eight CTAs an SM: one of them is nearly always in a skipped stretch, so a window of the others' detailed
+    # iterations alone may never come. Waiting for one ran to the forced skip at 64 iterations, its window beside
+    # the same reservations (sgemm_1d_blocktiling BM=32,BN=32,TM=4 4096^3: 79 of 81 CTAs, 3.1 -> 5.3-6.5 s)
+    kernel = build_kernel("sgemm_1d_blocktiling", (1024, 1024, 2048),
+                          {"BM": "32", "BN": "32", "TM": "4", "regs_per_thread": 34}, h100)
+    res = simulate(kernel, h100).result
+    assert res.loop_steady
+    assert res.simulated_iterations < engine.MAX_LOOP_ITERATIONS
+
+
+@pytest.mark.parametrize("kinds,overrides", [(True, {"BN": "64", "regs_per_thread": 130}),
+                                             (False, {"BM": "64", "regs_per_thread": 162})])
+def test_a_partial_wave_is_dealt_to_the_sms_in_turn(h100, monkeypatch, kinds, overrides):
+    # 512 CTAs on 396 slots (the registers measured): a full wave and a tail of 116 CTAs, two representative CTAs
+    # of 58. Each representative SM stands for 66 real SMs, over which the CTA scheduler spreads the tail: one
+    # each. Taken by whichever slot freed first, both went to the SM whose first-wave CTAs happened to end first,
+    # and the kernel ran 8-16% longer or shorter as a fast-forward moved those ends by 1%
+    # (sgemm_2d_blocktiling BM=64,BN=64 2048^3)
+    placed = []
+    run_cta = engine.ChipModel._run_cta
+
+    def record(self, work, sm, slot):
+        placed.append((self, sm.index, work.weight))
+        yield from run_cta(self, work, sm, slot)
+
+    monkeypatch.setattr(engine.ChipModel, "_run_cta", record)
+    kernel = build_kernel("sgemm_2d_blocktiling", (2048, 2048, 512), overrides, h100)
+    with fast_forward(kinds):
+        simulate(kernel, h100)
+    last = [(i, w) for model, i, w in placed if model is placed[-1][0]]
+    wave = max(w for _, w in last)
+    tail = sorted(i for i, w in last if w < wave)
+    assert tail == [0, 1]
+
+
+def test_the_grid_skip_spreads_its_ctas_over_the_sms_whichever_ran_its_window(h100, monkeypatch):
+    # the grid fast-forward extrapolates from the last CTAs to complete, one round of slots; they may have run three
+    # on one SM and one on the other, but the skipped CTAs go to every slot alike: an SM unit's share of their work
+    # is the same on every SM. Reckoned with the window's mix, sgemm_smem_blocking 4096^3's busiest L1TEX pipe got
+    # 1.5 times its CTAs and the kernel ran 22% long
+    models = []
+    run = engine.ChipModel.run
+
+    def keep(self):
+        models.append(self)
+        return run(self)
+
+    monkeypatch.setattr(engine.ChipModel, "run", keep)
+    simulate(build_kernel("sgemm_smem_blocking", (256, 256, 64), None, h100), h100)
+    m = models[-1]
+    assert len(m.sms) == 2 and "grid" in m.may_skip
+    slots = len(m.sms) * m.ctas_per_sm
+    window = engine.GRID_WINDOW_ROUNDS * slots
+    unit = [m._index[sm.l1tex.reported()[0][1]] for sm in m.sms]  # each SM's L1TEX pipe
+
+    def skipped_time(on: list[int]) -> float:
+        """The skipped stretch after a window whose CTAs ran on SMs ``on``, each keeping its L1TEX pipe busy for
+        ten times the slots' period."""
+        m.queue = deque(CtaWork(i, 1.0, m.trips) for i in range(4 * slots))
+        m.done_periods = [1000.0] * 4 * window
+        m.done_shape = [(m.trips, 0)] * 4 * window
+        m.done_weight = [1.0] * 4 * window
+        m.done_stats = [(np.zeros(len(engine.STALLS)), 0.0)] * 4 * window
+        m.done_causes = [{}] * 4 * window
+        m.done_work = []
+        for sm in on * 4:
+            v = np.zeros(len(m._servers))
+            v[unit[sm]] = 10_000.0 * m._rates[unit[sm]]
+            m.done_work.append(v)
+        m.skip_time = 0.0
+        m._grid_fast_forward()
+        return m.skip_time
+
+    even = [0, 1] * (window // 2)
+    uneven = [0] * (window - 1) + [1]
+    assert skipped_time(even) > 0
+    assert skipped_time(uneven) == pytest.approx(skipped_time(even))
