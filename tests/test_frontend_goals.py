@@ -15,11 +15,15 @@ def test_irregular_rows_within_the_goal_and_histogram_directions():
     rows = [_row("histogram", "uniform", 100.0, 90.0), _row("histogram", "one", 110.0, 95.0),  # both slower: same
             _row("histogram_aggregated", "uniform", 100.0, 100.0),
             _row("histogram_aggregated", "one", 90.0, 120.0),  # measured faster, predicted slower: other direction
-            _row("block_scan", None, 100.0, 130.0), _row("sgemm_naive", None, 100.0, 50.0)]
+            _row("block_scan", None, 100.0, 130.0), _row("sgemm_naive", None, 100.0, 50.0),
+            FrontRow("histogram", (67108864,), {"bins": "uniform"}, {TIME: 100.0}, frontend={TIME: 100.0}),
+            FrontRow("histogram", (67108864,), {"bins": "one"}, {TIME: 100.05}, frontend={TIME: 98.0})]
     s = summarize(rows)
-    assert (s["irregular_within"], s["irregular_rows"]) == (3, 5)  # block_scan +30% misses; sgemm_naive not counted
+    assert (s["irregular_within"], s["irregular_rows"]) == (5, 7)  # block_scan +30% misses; sgemm_naive not counted
     lines = irregular_lines(s)
-    assert lines[0].startswith("Irregular twins") and "3 of 5 rows within 15%" in lines[0]
+    assert lines[0].startswith("Irregular twins") and "5 of 7 rows within 15%" in lines[0]
+    noise = next(x for x in lines if x.startswith("- histogram 67108864"))
+    assert "no direction" in noise  # 0.05% apart: inside the launches' spread
     hist = next(x for x in lines if x.startswith("- histogram 8388608"))
     agg = next(x for x in lines if x.startswith("- histogram_aggregated"))
     assert "1.100x" in hist and "the measured direction" in hist
