@@ -9,7 +9,6 @@ links).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -52,8 +51,7 @@ def main() -> int:
                       "cycles_per_link": (per[1024] - per[256]) / 768}
         common.log(f"{name}: {rows[name]}")
     data["chains"] = rows
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
+    common.write_json(Path(a.out), data)
     return 0
 
 

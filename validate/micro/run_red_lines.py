@@ -15,7 +15,6 @@ red_words) that these repeat, to compare the GPU this runs on with the H100 thos
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -144,8 +143,7 @@ def main() -> int:
             prof.append(row)
             common.log(f"ncu case {case}: {row['ncu']}")
     data["ncu_cases"] = prof
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
+    common.write_json(Path(a.out), data)
     return 0
 
 
