@@ -528,37 +528,21 @@ class Machine:
             if space == "shared":
                 self._check_shared(d, off, width, em)
                 flat = self.smem.reshape(-1)
-                addrs = self.cta_of[idx] * self.smem.shape[1] + off[idx]
-
-                def rd(k):
-                    return flat[addrs[k]:addrs[k] + width].copy()
-
-                def wr(k, b):
-                    if not self.probing:
-                        flat[addrs[k]:addrs[k] + width] = b
+                keys = self.cta_of[idx] * self.smem.shape[1] + off[idx]  # each lane's byte in the CTAs' smem
 
                 def rd_many(ks):
-                    return flat[addrs[ks].reshape(-1, 1) + np.arange(width)]
+                    return flat[keys[ks].reshape(-1, 1) + np.arange(width)]
 
                 def wr_many(ks, b):
-                    flat[addrs[ks].reshape(-1, 1) + np.arange(width)] = b
+                    flat[keys[ks].reshape(-1, 1) + np.arange(width)] = b
             else:
-                ti, o = self.gmem.locate(off[idx], width, d.where)
-                tensor = self.gmem.tensors[ti]
-
-                def rd(k):
-                    return self.gmem.read(ti, o[k:k + 1], width)[0]
-
-                def wr(k, b):
-                    if not self.probing:
-                        self.gmem.write(ti, o[k:k + 1], b.reshape(1, -1))
+                ti, keys = self.gmem.locate(off[idx], width, d.where)  # each lane's byte offset in tensor ti
 
                 def rd_many(ks):
-                    return self.gmem.read(ti, o[ks], width)
+                    return self.gmem.read(ti, keys[ks], width)
 
                 def wr_many(ks, b):
-                    self.gmem.write(ti, o[ks], b)
-                _ = tensor
+                    self.gmem.write(ti, keys[ks], b)
             if src is None:  # ATOMS.POPC.INC: each active lane adds one
                 srcv = np.tile(np.array([1], dtype=np.uint32).view(np.uint8), (len(idx), 1))[:, :width]
             else:
@@ -566,17 +550,18 @@ class Machine:
             cmpv = self._regs_bytes(ops[3], width)[idx] if op == "CAS" else None
             typ = next((k for k in d.mods if k in ("F32", "F64", "S32", "U32", "64", "F16x2", "BF16x2")), "U32")
             if width == 4 and op in ("ADD", "POPC") and typ in ("U32", "S32"):  # a counter: every lane at once
-                olds, firsts, finals = _add_in_lane_order(addrs if space == "shared" else o, srcv, rd_many,
-                                                                self.probing)
+                olds, firsts, finals = _add_in_lane_order(keys, srcv, rd_many, self.probing)
                 if not self.probing:
                     wr_many(firsts, finals)
             else:
                 olds = np.zeros((len(idx), width), dtype=np.uint8)
                 for k in range(len(idx)):  # lane order: same-address lanes see each other's updates, as the unit does
-                    old = rd(k)
+                    old = rd_many([k])[0]
                     olds[k] = old
-                    wr(k, _atomic_apply(op, typ, old, srcv[k], None if cmpv is None else cmpv[k], width))
-            out[idx] = off[idx] if space == "shared" else o
+                    new = _atomic_apply(op, typ, old, srcv[k], None if cmpv is None else cmpv[k], width)
+                    if not self.probing:
+                        wr_many([k], new.reshape(1, -1))
+            out[idx] = off[idx] if space == "shared" else keys
             if dst is not None:
                 data = np.zeros((self.N, width), dtype=np.uint8)
                 data[idx] = olds

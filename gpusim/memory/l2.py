@@ -197,7 +197,7 @@ class L2Partitions:
     def respond_atomic(self, request) -> float:
         """When a global atomic that returns the old value (ATOMG) has it: the atomic runs at the L2, so a hit's
         latency after its write-path work, and its read-modify-write there (``[l2] atomic_extra_latency_cycles``)."""
-        return request.l2_done + self.hit_latency(request.l2_arrive) + self.atomic_extra_cycles
+        return self.respond(request, request.l2_done) + self.atomic_extra_cycles
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [(self.NAME, self.partition, 1.0 / self.partitions)] * self.partitions
