@@ -48,11 +48,12 @@ BOUND_THRESHOLD_PCT = 60.0
 CO_LIMIT_PTS = 3.0
 
 # The SOL units in display order: the memory side from HBM inwards, then the SM side.
-UNITS = ("HBM", "L2", "L2 write path", "L2 port", "L1/shared pipe", "issue slots", "FP32 pipe", "tensor pipe",
-         "SFU pipe", "TMA unit")
-MEMORY_UNITS = ("HBM", "L2", "L2 write path")  # chip-wide, rates per second (the rest: per SM cycle)
+UNITS = ("HBM", "L2", "L2 write path", "L2 atomics", "L2 port", "L1/shared pipe", "issue slots", "FP32 pipe",
+         "tensor pipe", "SFU pipe", "TMA unit")
+MEMORY_UNITS = ("HBM", "L2", "L2 write path", "L2 atomics")  # chip-wide, rates per second (the rest: per SM cycle)
 ALWAYS = ("HBM", "L2", "L2 write path", "L2 port", "L1/shared pipe", "issue slots", "FP32 pipe")
-BOUND_NAMES = {"HBM": "HBM-bound", "L2": "L2-bound", "L2 write path": "L2-write-bound", "L2 port": "L2-port-bound",
+BOUND_NAMES = {"HBM": "HBM-bound", "L2": "L2-bound", "L2 write path": "L2-write-bound",
+               "L2 atomics": "L2-atomics-bound", "L2 port": "L2-port-bound",
                "L1/shared pipe": "L1/shared-bound", "issue slots": "issue-bound", "FP32 pipe": "FP32-bound",
                "tensor pipe": "tensor-bound", "SFU pipe": "SFU-bound", "TMA unit": "TMA-bound"}
 MEANING = {
@@ -60,6 +61,8 @@ MEANING = {
     "L2": "the L2's read side: sector lookups and line operations of loads and TMA copies",
     "L2 write path": "the path into the L2's data array: stores, and the lines HBM brings in on misses, against the "
                      "most it was measured to carry",
+    "L2 atomics": "the L2's atomic units: a line's atomics applied one request at a time, adjacent lines in one "
+                  "serializer (the busiest serializers' share)",
     "L2 port": "each SM's path to the L2 (reads and writes)",
     "L1/shared pipe": "the L1TEX data pipe: one shared-memory wavefront or one 128-B global line per cycle",
     "issue slots": "one warp instruction per cycle per scheduler",
@@ -157,6 +160,12 @@ def _stored(m: dict) -> tuple[str, float]:
     return "stores", st
 
 
+def _atomic_instructions(m: dict) -> float:
+    """Global atomic warp instructions: those that return the old value (op_atom) and the reductions (op_red)."""
+    return (_num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum")
+            + _num(m, "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"))
+
+
 def _atomic_sectors(m: dict) -> float:
     """Global atomics' sectors: those that return the old value (ncu's op_atom) and the reductions (op_red)."""
     return _num(m, SECTORS_ATOM) + _num(m, SECTORS_RED)
@@ -182,6 +191,12 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
                 f"fills from HBM {u.bytes_(_num(m, 'dram__bytes_read.sum'))}",
                 f"{u.bytes_per_second(pk.l2_write_bytes_per_second)} measured in whole 128-B lines (the model: "
                 f"{u.bytes_per_second(pk.l2_write_model_bytes_per_second)})")
+    if unit == "L2 atomics":
+        return (f"{u.count(_atomic_instructions(m), 'global atomic warp instructions')}",
+                f"a line: one request per {cfg.l2.atomic_request_min_ns:g} ns (float "
+                f"{cfg.l2.atomic_float_request_min_ns:g}) to {cfg.l2.atomic_word_ns * 32:.2f} (32 words); a slice "
+                f"({cfg.l2.atomic_slice_bytes} B of lines): "
+                f"{cfg.l2.atomic_slice_request_ns:g} ns + {cfg.l2.atomic_slice_sector_ns:g} a sector a request")
     if unit == "L2 port":
         b = sum(_num(m, k) for k in L2_LOOKUPS) * cfg.l2.sector_bytes
         return (f"{u.bytes_per_second(b / t_s / pk.sm_count)} per SM (lookups)",
@@ -245,6 +260,11 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
              + f"), lines filled from HBM on misses {100 * fill / total:.0f}% "
                f"({u.bytes_(_num(m, 'dram__bytes_read.sum'))})")
         return s
+    if unit == "L2 atomics":
+        return (f"{u.count(_atomic_instructions(m), 'global atomic warp instructions')} land on few lines: the L2 "
+                f"applies a line's atomics one request at a time ({cfg.l2.atomic_request_min_ns:g} ns at least; lanes "
+                f"on one word are separate requests), and adjacent lines ({cfg.l2.atomic_slice_bytes} B) share one "
+                "slice's throughput, so the busiest lines' requests queue whatever the rest of the chip does")
     if unit == "L2 port":
         return "each SM's traffic to and from the L2 fills its port"
     if unit == "L1/shared pipe":

@@ -26,6 +26,7 @@ from gpusim import patterns
 from gpusim.config import HardwareConfig
 from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming
 from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
+from gpusim.memory import l2_atomics
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import (L2Footprint, L2Result, cap_at_requests, cap_reads_when_everything_fits, fitting_footprint,
                               l2_model)
@@ -43,6 +44,7 @@ L2_MAX_WAVES = 12
 L2_SAMPLE_ITERATIONS = 8
 REPRESENTATIVE_SMS = 2  # SMs simulated in detail (tests/test_chip_model.py shows the answer converges)
 TRIP_SAMPLES = 4096  # CTAs whose loop trips are averaged when a grid is larger
+ATOMIC_SHARING_SAMPLES = 32  # CTAs sampled evenly over the grid to tell how many share a global atomic's lines
 
 
 @dataclass
@@ -407,6 +409,55 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, M
     return {n: dataclasses.replace(t, last=pats[n].last) if pats[n].last else t for n, t in out.items()}
 
 
+def _atomics(kernel: Kernel, classes: list[patterns.CtaClass], timings: list[dict[str, MemTiming]], cfg,
+             geo: patterns.AccessGeometry) -> None:
+    """Each global atomic's load on the L2's atomic units (:mod:`gpusim.memory.l2_atomics`) joins its timing: per
+    pattern row, inner iteration and warp of its class's CTA, the line and the slice it loads most and the nanoseconds
+    of its requests on each, and the chance that another CTA's warp loads the same line or slice."""
+    trips = patterns.loop_trips(kernel)
+    shares: dict[str, tuple[float, float]] = {}
+    for c, ts in zip(classes, timings, strict=True):
+        for name, p in c.pats.items():
+            op = p.op
+            if op.space != "global" or not op.atomic:
+                continue
+            costs = l2_atomics.AtomicCosts.of(cfg.l2, geo.line_bytes, op.float_atomic)
+            if name not in shares:
+                shares[name] = _atomic_sharing(kernel, op, geo, costs.slice_bytes)
+            base = kernel.tensor_base(op.tensor)
+            shape = p.instructions.shape
+            out = (np.full(shape, -1, dtype=np.int64), np.zeros(shape), np.full(shape, -1, dtype=np.int64),
+                   np.zeros(shape))
+            for r in range(shape[0]):
+                it = trips - 1 if p.last and r == p.period else r  # the rows are iterations 0.., the last apart
+                for j in range(shape[1]):
+                    a = patterns.eval_addresses(kernel, op, c.cta, it, j, geo.lanes)
+                    got = l2_atomics.hottest(np.where(a >= 0, a + base, -1), op.width_bytes, costs)
+                    for arr, v in zip(out, got, strict=True):
+                        arr[r, j] = v
+            ts[name] = dataclasses.replace(ts[name], atomic_line=out[0], atomic_line_ns=out[1], atomic_slice=out[2],
+                                           atomic_slice_ns=out[3], atomic_sharing=shares[name])
+
+
+def _atomic_sharing(kernel: Kernel, op: Mem, geo: patterns.AccessGeometry, slice_bytes: int) -> tuple[float, float]:
+    """The chance that another CTA's warp puts ``op``'s atomics on a line, and on a slice, one CTA's same warp loads
+    (:func:`gpusim.memory.l2_atomics.sharing`), from :data:`ATOMIC_SHARING_SAMPLES` CTAs spread evenly over the grid
+    at the loop's first iteration."""
+    n = kernel.launch.num_ctas
+    s = min(ATOMIC_SHARING_SAMPLES, n)
+    lins = sorted({round(i * (n - 1) / (s - 1)) for i in range(s)}) if s > 1 else [0]
+    base = kernel.tensor_base(op.tensor)
+    arrays = [patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, lin), 0, 0, geo.lanes) for lin in lins]
+    identical = None
+    if op.name in kernel.varying:  # addresses from data: CTAs outside those emulated copy one that was
+        identical = [[np.array_equal(x, y) for y in arrays] for x in arrays]
+
+    def keys(unit: int) -> list[list[frozenset]]:
+        return [[frozenset(((w[w >= 0] + base) // unit).tolist()) for w in np.moveaxis(a, 1, 0)] for a in arrays]
+
+    return (l2_atomics.sharing(keys(geo.line_bytes), identical), l2_atomics.sharing(keys(slice_bytes), identical))
+
+
 def loop_code_instructions(kernel: Kernel, warp_size: int) -> int:
     """SASS instructions of the outer loop: the kernel's own figure (``loop_sass_instructions``, from
     ``gpusim sass``) or, without one, the most instructions one warp issues per iteration, inner loops taken as
@@ -578,6 +629,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
     # HBM time per fetched byte: a block fetched alone in its row costs what ``isolated_block_cost_ratio`` says
     hbm_cost = {fp.name: cfg.hbm.block_cost(fp.isolated_share) for fp in fps}
     timings = [_timings(cfg, c.pats, l1, l2, hbm_cost, kernel.local_tensors) for c in classes]
+    _atomics(kernel, classes, timings, cfg, geo)
 
     def class_of(linear: int) -> int:
         return patterns.class_of(kernel, classes, linear)

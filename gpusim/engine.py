@@ -55,11 +55,12 @@ import simpy
 from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
 from gpusim.memory.hbm import Hbm
 from gpusim.memory.l2 import L2Fill, L2Partitions, L2WritePath
+from gpusim.memory.l2_atomics import L2Atomics
 from gpusim.memory.l2_port import L2Port
 from gpusim.memory.lsu import L1TexPipe, Lsu
 from gpusim.memory.tma import TmaEngine
 from gpusim.patterns import pattern_row
-from gpusim.request import FILL, HBM, L2, L2_PORT, L2_WRITE, PATHS, Request, misses, walk
+from gpusim.request import FILL, HBM, L2, L2_ATOMICS, L2_PORT, L2_WRITE, PATHS, Request, misses, walk
 from gpusim.resources import RateServer
 from gpusim.sm.barriers import AsyncGroups, CtaBarriers, Mbarriers, mbarrier_setup_cycles
 from gpusim.sm.clock import Clock
@@ -142,6 +143,14 @@ class MemTiming:
     l2_read_cost: np.ndarray | None = None  # loads: bytes of the L2's read bandwidth per execution (lines cost more)
     last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
     hbm_cost: float = 1.0  # HBM time per fetched byte over a stream's (blocks fetched alone in their DRAM rows)
+    # a global atomic: per (period, inner, warps) the line and the slice of the L2 it loads most (-1: none) and its
+    # requests' nanoseconds on each (:func:`gpusim.memory.l2_atomics.hottest`), and the chance that another CTA's warp
+    # loads the same line, and slice (:func:`gpusim.memory.l2_atomics.sharing`)
+    atomic_line: np.ndarray | None = None
+    atomic_line_ns: np.ndarray | None = None
+    atomic_slice: np.ndarray | None = None
+    atomic_slice_ns: np.ndarray | None = None
+    atomic_sharing: tuple[float, float] = (0.0, 0.0)
 
 
 class OpRow(NamedTuple):
@@ -160,7 +169,8 @@ class _OpTiming:
     """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, an :class:`OpRow`, and
     its scalars."""
 
-    __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost")
+    __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost",
+                 "atomic", "sharing")
 
     def __init__(self, tm: MemTiming) -> None:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
@@ -177,6 +187,21 @@ class _OpTiming:
         self.l1_miss_fraction = tm.l1_miss_fraction
         self.l2_miss_fraction = tm.l2_miss_fraction
         self.hbm_cost = tm.hbm_cost
+        self.sharing = dict(zip(("line", "slice"), tm.atomic_sharing, strict=True))
+        # per row, inner iteration and warp: its (("line", id), ns) and (("slice", id), ns) at the L2's atomic units
+        self.atomic = None
+        if tm.atomic_line is not None:
+            ln, lns, sl, sns = (a.tolist() for a in (tm.atomic_line, tm.atomic_line_ns, tm.atomic_slice,
+                                                     tm.atomic_slice_ns))
+            self.atomic = [[[tuple((k, n) for k, n in ((("line", ln[r][j][w]), lns[r][j][w]),
+                                                         (("slice", sl[r][j][w]), sns[r][j][w])) if k[1] >= 0 and n > 0)
+                             for w in range(len(ln[r][j]))] for j in range(len(ln[r]))] for r in range(len(ln))]
+
+    def atomic_keys(self) -> set:
+        """The lines and slices its executions load: (kind, id)."""
+        if self.atomic is None:
+            return set()
+        return {k for row in self.atomic for inner in row for warp in inner for k, _ in warp}
 
 
 @dataclass
@@ -214,18 +239,20 @@ class ChipMemory:
     """The chip-wide memory side: the L2's partitions, write path and fill, and HBM, built from the config's
     ``[l2]`` and ``[hbm]``."""
 
-    def __init__(self, cfg, clock: Clock) -> None:
+    def __init__(self, cfg, clock: Clock, atomic_keys=()) -> None:
+        """``atomic_keys``: the L2 atomic units' serializers the run's global atomics use (:class:`L2Atomics`)."""
         self.l2 = L2Partitions.from_spec(cfg.l2, clock)
         self.l2_write = L2WritePath.from_spec(cfg.l2, clock, cfg.l1.line_bytes)
         self.fill = L2Fill(self.l2_write)
         self.hbm = Hbm.from_spec(cfg.hbm, clock)
+        self.atomics = L2Atomics.from_spec(clock, atomic_keys)
 
     def stages(self) -> dict:
         """The chip-wide stages of a request's path, by the names :data:`gpusim.request.PATHS` uses."""
-        return {L2: self.l2, L2_WRITE: self.l2_write, HBM: self.hbm, FILL: self.fill}
+        return {L2: self.l2, L2_WRITE: self.l2_write, L2_ATOMICS: self.atomics, HBM: self.hbm, FILL: self.fill}
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
-        return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported()]
+        return [*self.l2.reported(), *self.hbm.reported(), *self.l2_write.reported(), *self.atomics.reported()]
 
 
 class SmUnit:
@@ -368,7 +395,7 @@ class ChipModel:
         self.env = simpy.Environment()
         self.subpartitions = cfg.sm.subpartitions
         self.wpc = -(-kernel.launch.threads_per_block // cfg.sm.warp_size_threads)
-        self.mem = ChipMemory(cfg, clock)
+        self.mem = ChipMemory(cfg, clock, self._atomic_keys(works))
         self.sms = [SmUnit(i, cfg, clock, self.mem) for i in range(sms)]
         pipes, slots = self.sms[0].pipes, self.sms[0].issue  # every SM's are alike
         # the program's parts as the warps walk them, inner loops unrolled, compute bundles cut in quanta
@@ -391,6 +418,10 @@ class ChipModel:
         # the stall a warp waiting for an operation's result is charged to (the default: wait)
         self.kind_of = {op.name: (LONG_SCOREBOARD if op.space == "global" else SHORT_SCOREBOARD)
                         for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
+        # a global atomic's old value (ATOMG) comes back from the L2 through the L1TEX path, as a global load's data
+        atomg = [op for op in kernel.all_ops() if isinstance(op, Mem) and op.space == "global" and op.atomic
+                 and not op.reduction]
+        self.kind_of |= {op.name: LONG_SCOREBOARD for op in atomg}
         # a shuffle's result comes back through the MIO path, like a shared load (ncu: short_scoreboard)
         self.kind_of |= {op.name: SHORT_SCOREBOARD for op in kernel.all_ops()
                          if isinstance(op, Compute) and op.pipe == "shfl"}
@@ -398,6 +429,7 @@ class ChipModel:
         self.cause_of = {op.name: f"{op.space} {'ldmatrix' if op.kind == 'ldsm' else 'load'} '{op.name}'"
                          for op in kernel.all_ops() if isinstance(op, Mem) and op.kind in LOADS}
         self.cause_of |= {op.name: f"{op.pipe} '{op.name}'" for op in kernel.all_ops() if isinstance(op, Compute)}
+        self.cause_of |= {op.name: f"global atomic '{op.name}' (its old value, from the L2)" for op in atomg}
         # ... and a warp waiting on an mbarrier: what completes its phases (TMA copies landing, warps arriving)
         tma = {op.arrive for op in kernel.all_ops() if isinstance(op, Mem) and op.arrive}
         warps = {op.bar for op in kernel.all_ops() if isinstance(op, Arrive)}
@@ -522,11 +554,31 @@ class ChipModel:
                 self._span(wp, f"stall:{STALLS[reason]}", "stall", now, t)
         return t
 
+    def _atomic_keys(self, works: list[CtaWork]) -> set:
+        """The L2 atomic units' servers the representatives' global atomics load: (kind, id, sharing block)."""
+        keys = set()
+        for ts in self.t:
+            for tm in ts.values():
+                for kind, i in tm.atomic_keys():
+                    keys |= {(kind, i, self._atomic_block(w.index, tm.sharing[kind])) for w in works}
+        return keys
+
+    def _atomic_block(self, index: int, share: float) -> int:
+        """Which block of CTAs that load the same lines (the ``1 + share x (CTAs - 1)`` around it, in launch order)
+        the CTA of linear ``index`` is in: the representatives of other blocks load other lines."""
+        return int(index // (1.0 + share * (self.k.launch.num_ctas - 1)))
+
     def _memory_side(self, wp: _Warp, op: Mem, tm: _OpTiming, arrive: float, l2_bytes: float, hbm_bytes: float,
-                     write_cycles: float, read_cost: float) -> Request:
+                     write_cycles: float, read_cost: float, par: int = 0, j: int = 0) -> Request:
         """The request past the SM: ``l2_bytes`` bytes through the memory-side stages of the op's path (the chip's L2
         and HBM see them ``weight`` times), from ``arrive``. Returns the request, each stage's times filled in."""
-        req = Request(wp.work, wp.cta.work.weight, l2_bytes, hbm_bytes, write_cycles, read_cost, tm.hbm_cost)
+        work = wp.cta.work
+        req = Request(wp.work, work.weight, l2_bytes, hbm_bytes, write_cycles, read_cost, tm.hbm_cost)
+        if tm.atomic is not None:  # a global atomic: its line and slice, loaded by the real CTAs sharing them
+            load = tm.atomic[par][j][wp.lw]
+            if load:  # the real CTAs it stands for that load its line (slice): itself and the others' share
+                req.atomic = tuple(((kind, i, self._atomic_block(work.index, tm.sharing[kind])),
+                                    ns * _sharers(work.weight, tm.sharing[kind])) for (kind, i), ns in load)
         walk(wp.cta.sm.memory_side[op.space, op.kind], req, arrive)
         return req
 
@@ -625,7 +677,7 @@ class ChipModel:
         queue.enter(l1_start)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2_bytes > 0:
-            req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost)
+            req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost, par, j)
             # a load that misses the L1 waits for the L2's answer, one that misses the L2 too for HBM's
             if op.kind == "ld" and misses(wp.exec_count, op.name, tm.l1_miss_fraction):
                 done = self.mem.l2.respond(req, done)
@@ -1231,6 +1283,12 @@ class ChipModel:
             seen.setdefault(what, key)
         waits = "; ".join(f"warp {lw} of CTA {serial} on {what}" for what, (serial, lw) in list(seen.items())[:3])
         raise DeadlockError(f"{self.k.name}: deadlock, {len(self.unfinished)} warps wait forever: {waits}")
+
+
+def _sharers(weight: float, share: float) -> float:
+    """Of the ``weight`` real CTAs a representative stands for, those whose request loads its line (slice): itself
+    and, of the others, the ``share`` that load the same line (a part of one CTA for a tail's)."""
+    return weight if weight < 1.0 else 1.0 + (weight - 1.0) * share
 
 
 def _unrolled(ops, pipes: ExecutionPipes, slots: IssueSlots, j: int = 0) -> tuple:

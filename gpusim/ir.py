@@ -103,6 +103,9 @@ class Mem:
     # a global atomic whose result no instruction reads (SASS RED, ``atomicAdd`` with its value unused): ncu counts it
     # under op_red (requests, sectors, the L2's lookups), an ATOMG that returns the old value under op_atom
     reduction: bool = False
+    # a global atomic on floating-point data (``atomicAdd(float*, float)``: RED/ATOMG .F32, .F64): the L2 takes longer
+    # to apply one to a word than an integer one ([l2] atomic_float_request_min_ns)
+    float_atomic: bool = False
 
 
 @dataclass(frozen=True)

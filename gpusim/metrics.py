@@ -8,6 +8,7 @@ from gpusim.chip import Simulation, class_totals, tensor_activity_of
 from gpusim.engine import STALLS
 from gpusim.memory.hbm import Hbm
 from gpusim.memory.l2 import L2Partitions, L2WritePath
+from gpusim.memory.l2_atomics import L2Atomics
 from gpusim.memory.l2_port import L2Port
 from gpusim.memory.lsu import L1TexPipe
 from gpusim.memory.tma import TmaEngine
@@ -291,6 +292,9 @@ def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
     for name, unit in (("SFU pipe", PIPE.format("sfu")), ("TMA unit", TmaEngine.NAME)):
         if _share(sim, unit) > 0:
             out[name] = _share(sim, unit) * elapsed
+    atomics = max(_share(sim, L2Atomics.LINES), _share(sim, L2Atomics.SLICES))  # the busier of lines and slices
+    if atomics > 0:
+        out["L2 atomics"] = atomics * elapsed
     return {name: round(100 * float(v), 1) for name, v in out.items()}
 
 

@@ -206,6 +206,7 @@ class CtaClass:
     edges: tuple[int, int, int]  # per grid dimension: INTERIOR, LAST or FIRST
     count: int  # real CTAs of the class
     pats: dict[str, MemPattern]
+    cta: tuple[int, int, int] = (0, 0, 0)  # the CTA whose patterns were analysed
 
 
 INTERIOR, LAST, FIRST = 0, 1, 2
@@ -259,9 +260,9 @@ def cta_classes(kernel: Kernel, geo: AccessGeometry) -> list[CtaClass]:
             continue
         inner = [grid[d] - (1 if grid[d] > 1 else 0) - (1 if firsts and grid[d] > 2 else 0) for d in range(3)]
         count = math.prod(1 if edges[d] != INTERIOR else inner[d] for d in range(3))
-        classes.append(CtaClass(edges, count, analyze(kernel, geo, cta)))
+        classes.append(CtaClass(edges, count, analyze(kernel, geo, cta), cta))
         rest -= count
-    return [CtaClass((INTERIOR, INTERIOR, INTERIOR), rest, interior), *classes]
+    return [CtaClass((INTERIOR, INTERIOR, INTERIOR), rest, interior, ref), *classes]
 
 
 def class_of(kernel: Kernel, classes: list[CtaClass], linear: int) -> int:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 # the stages a path may name
-LSU, L1TEX, TMA, L2_PORT, L2, L2_WRITE, HBM, FILL = ("LSU", "L1TEX", "TMA", "L2 port", "L2", "L2 write", "HBM",
-                                                      "fill")
+LSU, L1TEX, TMA, L2_PORT, L2, L2_WRITE, L2_ATOMICS, HBM, FILL = ("LSU", "L1TEX", "TMA", "L2 port", "L2", "L2 write",
+                                                                  "L2 atomics", "HBM", "fill")
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,9 @@ PATHS: dict[tuple[str, str], Path] = {
     # a global load: through the LG queue and the L1TEX pipe; a miss crosses the SM's port to the L2, the L2's read
     # bandwidth, HBM on an L2 miss, and the L2's write path takes what HBM brings (the fill)
     ("global", "ld"): Path((LSU, L1TEX, L2_PORT, L2, HBM, FILL), (L1TEX, L2, HBM)),
-    # a store writes through the L1 to the L2's write path; HBM sees the write-backs of evicted dirty lines
-    ("global", "st"): Path((LSU, L1TEX, L2_PORT, L2_WRITE, HBM)),
+    # a store writes through the L1 to the L2's write path; HBM sees the write-backs of evicted dirty lines; a global
+    # atomic (kind ``st``) also waits for its lines' turn at the L2's atomic units
+    ("global", "st"): Path((LSU, L1TEX, L2_PORT, L2_WRITE, L2_ATOMICS, HBM)),
     # a TMA copy: the SM's copy engine, then the L2 (bypassing L1) and HBM as a load's miss
     ("global", "tma"): Path((TMA, L2_PORT, L2, HBM, FILL), (L2, HBM)),
     # shared memory: the MIO queue and the L1TEX pipe (its wavefronts)
@@ -68,7 +69,7 @@ class Request:
     the SM's own port once). ``ledger``: the requesting warp's work per rate server (the fast-forward's)."""
 
     __slots__ = ("ledger", "weight", "l2_bytes", "hbm_bytes", "write_cycles", "read_cost", "hbm_cost",
-                 "port_done", "l2_arrive", "l2_done", "hbm_arrive", "hbm_done")
+                 "port_done", "l2_arrive", "l2_done", "hbm_arrive", "hbm_done", "atomic")
 
     def __init__(self, ledger: dict, weight: float, l2_bytes: float, hbm_bytes: float, write_cycles: float = 0.0,
                  read_cost: float | None = None, hbm_cost: float = 1.0) -> None:
@@ -80,6 +81,9 @@ class Request:
         self.read_cost = read_cost  # a load's bytes of the L2 read bandwidth per real CTA (None: its bytes)
         self.hbm_cost = hbm_cost  # HBM time per byte over a stream's
         self.port_done = self.l2_arrive = self.l2_done = self.hbm_arrive = self.hbm_done = 0.0
+        # a global atomic: the servers of the L2's atomic units it loads (its line, its slice) and the nanoseconds of
+        # requests it puts on each for every real CTA sharing them (:mod:`gpusim.memory.l2_atomics`); None: none
+        self.atomic = None
 
 
 def walk(stages: tuple, request: Request, t: float) -> float:

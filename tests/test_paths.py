@@ -12,7 +12,7 @@ from gpusim.config import load_config
 from gpusim.engine import ChipMemory, SmUnit
 from gpusim.memory.hbm import Hbm
 from gpusim.memory.l2 import L2Partitions
-from gpusim.request import FILL, HBM, L1TEX, L2, L2_PORT, L2_WRITE, LSU, PATHS, TMA, Request, misses, walk
+from gpusim.request import FILL, HBM, L1TEX, L2, L2_ATOMICS, L2_PORT, L2_WRITE, LSU, PATHS, TMA, Request, misses, walk
 from gpusim.resources import BIN_CYCLES, LOAD_WINDOW_BINS
 from gpusim.sm.clock import MEMORY_CYCLES, MEMORY_RATE, Clock, at_sm_clock, clock_domain
 from gpusim.sm.icache import InstructionFetch
@@ -36,7 +36,7 @@ def load(l2_bytes=128.0, hbm_bytes=128.0, weight=1.0):
 # --- the paths -------------------------------------------------------------------------------------------------
 def test_each_path_names_its_stages_in_order():
     assert PATHS["global", "ld"].stages == (LSU, L1TEX, L2_PORT, L2, HBM, FILL)
-    assert PATHS["global", "st"].stages == (LSU, L1TEX, L2_PORT, L2_WRITE, HBM)
+    assert PATHS["global", "st"].stages == (LSU, L1TEX, L2_PORT, L2_WRITE, L2_ATOMICS, HBM)
     assert PATHS["global", "tma"].stages == (TMA, L2_PORT, L2, HBM, FILL)
     assert PATHS["global", "ld"].levels == (L1TEX, L2, HBM)
     for kind in ("ld", "st", "ldsm", "stsm"):

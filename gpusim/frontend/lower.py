@@ -228,6 +228,8 @@ class Builder:
         if atomic:  # ATOMS.POPC.INC (atomicAdd(p, 1)) combines the lanes on one word; the others serialize them
             extra["atomic"] = "words" if d.has("POPC") and d.has("INC") else "lanes"
             extra["reduction"] = space == "global" and mn in ("RED", "REDG")  # no result: ncu's op_red
+            # a floating-point add (RED.E.ADD.F32.FTZ.RN): the L2 takes longer to apply it to one word
+            extra["float_atomic"] = space == "global" and any(d.has(t) for t in ("F16x2", "BF16x2", "F32", "F64"))
         return [ir.Mem(name, space, kind, width, self.book(name, unit, per_cta), tensor, repeat=len(unit),
                        stall_cycles=stall, **extra)]
 

@@ -53,6 +53,15 @@ class L2Spec:
     atomic_extra_latency_cycles: int = memory_clocked(spec_field(0, 5000, "what a global atomic's old value takes "
                                                                  "beyond a load's hit latency (its read-modify-write "
                                                                  "at the L2)"))
+    atomic_request_min_ns: float = spec_field(0, 100, "the least time the L2 spends applying one integer atomic "
+                                              "request to a line (a line's requests one at a time)")
+    atomic_float_request_min_ns: float = spec_field(0, 100, "the least time it spends applying one floating-point "
+                                                    "atomic request to a line")
+    atomic_word_ns: float = spec_field(0, 10, "the time per distinct word an atomic request carries, past the least")
+    atomic_slice_bytes: int = spec_field(128, 1 << 20, "bytes of adjacent lines whose atomics one slice applies "
+                                         "(their requests share its throughput)")
+    atomic_slice_request_ns: float = spec_field(0, 100, "the slice's time per atomic request, on any of its lines")
+    atomic_slice_sector_ns: float = spec_field(0, 100, "the slice's time per 32-B sector an atomic request touches")
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
     miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
     store_lookups_per_sector: float = spec_field(1, 4, "L2 write lookups ncu counts per sector stored (hits)")
