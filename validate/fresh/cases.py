@@ -2,6 +2,12 @@
 launch `gpusim run` takes. Their predictions are committed (``predicted-*.json``, `python validate/fresh/check.py
 --predict`) before they are measured on the H100 (`python3 validate/run_fresh.py`), so the error is a new user's.
 
+Two batches (``BATCHES``): the first (``CASES``, predicted-2026-11-28.json, measured on the H100) and ``atomics``
+(``ATOMIC_CASES``: kernels a learner writes with global atomics, predicted-atomics-2026-11-28.json, measured on an
+H200). A case's ``kernel`` is the function in ``validate/fresh/KERNEL.cu`` (the case's ``name`` where not given).
+
+A case the front-end refuses keeps its refusal line under ``refused``: it is measured, not predicted.
+
 Each case: name (the kernel function, and ``NAME.cu`` here), grid, block, and the ``--arg`` texts (tensors with
 their contents as gpusim's front-end generates them, scalars); ``scalars`` types the scalars that are not ``int``.
 """
@@ -31,3 +37,38 @@ CASES = [
      "args": ("x=f32[8192*4096]", "w=f32[4096]", "y=f32[8192*4096]", "cols4=1024", "eps=1e-6"),
      "scalars": {"eps": "f32"}},
 ]
+
+# Global atomics as a learner writes them: a counter or a few words hammered by every CTA (the L2 applies one line's
+# atomics one request at a time), a histogram over few bins and over many. Sizes: each runs about 0.1-3 ms on an
+# H100 where the atomics serialize; measured on an H200 (whose HBM is 1.4x the H100's: the rows whose atomics do not
+# dominate say so in the measurement's ``how``).
+HIST_GRID = (132 * 8,)  # a grid-stride loop: 8 blocks of 256 per SM
+ATOMIC_CASES = [
+    *[{"name": f"compact_{n.bit_length() - 1}", "kernel": "compact", "grid": (n // 256,), "block": (256,),
+       "args": (f"x=f32[{n}]:uniform(0,1)", f"out=f32[{n}]", "count=u32[1]:zeros", "t=0.5", f"n={n}"),
+       "scalars": {"t": "f32"}} for n in (1 << 22, 1 << 24)],
+    {"name": "hist_global_uniform", "kernel": "hist_global", "grid": HIST_GRID, "block": (256,),
+     "args": (f"in=u32[{N}]:randint(0,256)", "hist=u32[256]:zeros", f"n={N}")},
+    {"name": "hist_global_one", "kernel": "hist_global", "grid": HIST_GRID, "block": (256,),
+     "args": ("in=u32[1048576]:const(7)", "hist=u32[256]:zeros", "n=1048576")},
+    {"name": "dot_atomic", "grid": (4096,), "block": (256,),
+     "args": ("x=f32[1048576]", "y=f32[1048576]", "out=f32[1]:zeros", "n=1048576")},
+    {"name": "hist_wide", "grid": HIST_GRID, "block": (256,),
+     "args": (f"in=u32[{N}]:randint(0,65536)", "hist=u32[65536]:zeros", f"n={N}")},
+    {"name": "block_sum_mod", "grid": (N // 256,), "block": (256,),
+     "args": (f"x=f32[{N}]", "out=f32[64]:zeros", f"n={N}")},
+    {"name": "last_block", "grid": (N // 256,), "block": (256,),
+     "args": (f"x=f32[{N}]", f"partial=f32[{N // 256}]", "retired=u32[1]:zeros", "out=f32[1]:zeros", f"n={N}"),
+     # __threadfence() on sm_90 is MEMBAR + CGAERRBAR; measured, not predicted (gpusim run, 2026-11-28, rc 2):
+     "refused": "gpusim: error: 0x02d0 'CGAERRBAR': unsupported instruction CGAERRBAR: thread-block clusters "
+                "(barrier.cluster, distributed shared memory) need the cluster's CTAs emulated together: not "
+                "supported yet (see docs/your-kernel.md for what the front-end emulates)"},
+]
+
+BATCHES = {"2026-11-28": CASES, "atomics": ATOMIC_CASES}
+FIRST = "2026-11-28"  # the batch the scripts take when none is named
+
+
+def kernel_of(case: dict) -> str:
+    """The kernel function (and ``validate/fresh/KERNEL.cu``) a case launches."""
+    return case.get("kernel", case["name"])
