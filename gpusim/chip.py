@@ -448,9 +448,9 @@ def _atomic_sharing(kernel: Kernel, op: Mem, geo: patterns.AccessGeometry, slice
     lins = sorted({round(i * (n - 1) / (s - 1)) for i in range(s)}) if s > 1 else [0]
     base = kernel.tensor_base(op.tensor)
     arrays = [patterns.eval_addresses(kernel, op, patterns.cta_coords(kernel, lin), 0, 0, geo.lanes) for lin in lins]
-    identical = None
-    if op.name in kernel.varying:  # addresses from data: CTAs outside those emulated copy one that was
-        identical = [[np.array_equal(x, y) for y in arrays] for x in arrays]
+    # CTAs outside those the front-end emulated copy one that was where their addresses follow no stride (data,
+    # blockIdx % 64): pairs of identical addresses tell nothing unless every pair is one (a counter)
+    identical = [[np.array_equal(x, y) for y in arrays] for x in arrays]
 
     def keys(unit: int) -> list[list[frozenset]]:
         return [[frozenset(((w[w >= 0] + base) // unit).tolist()) for w in np.moveaxis(a, 1, 0)] for a in arrays]

@@ -69,7 +69,7 @@ class Request:
     the SM's own port once). ``ledger``: the requesting warp's work per rate server (the fast-forward's)."""
 
     __slots__ = ("ledger", "weight", "l2_bytes", "hbm_bytes", "write_cycles", "read_cost", "hbm_cost",
-                 "port_done", "l2_arrive", "l2_done", "hbm_arrive", "hbm_done", "atomic")
+                 "port_done", "l2_arrive", "l2_done", "hbm_arrive", "hbm_done", "atomic", "atomic_done")
 
     def __init__(self, ledger: dict, weight: float, l2_bytes: float, hbm_bytes: float, write_cycles: float = 0.0,
                  read_cost: float | None = None, hbm_cost: float = 1.0) -> None:
@@ -84,6 +84,7 @@ class Request:
         # a global atomic: the servers of the L2's atomic units it loads (its line, its slice) and the nanoseconds of
         # requests it puts on each for every real CTA sharing them (:mod:`gpusim.memory.l2_atomics`); None: none
         self.atomic = None
+        self.atomic_done = 0.0  # when the L2's atomic units have applied it
 
 
 def walk(stages: tuple, request: Request, t: float) -> float:

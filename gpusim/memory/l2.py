@@ -205,8 +205,11 @@ class L2Partitions:
 
     def respond_atomic(self, request) -> float:
         """When a global atomic that returns the old value (ATOMG) has it: the atomic runs at the L2, so a hit's
-        latency after its write-path work, and its read-modify-write there (``[l2] atomic_extra_latency_cycles``)."""
-        return self.respond(request, request.l2_done) + self.atomic_extra_cycles
+        latency after its write-path work, and its read-modify-write there (``[l2] atomic_extra_latency_cycles``),
+        later by what it queued at the atomic units behind other requests to its lines
+        (:class:`gpusim.memory.l2_atomics.L2Atomics`)."""
+        queued = max(request.atomic_done - request.l2_done, 0.0)
+        return self.respond(request, request.l2_done) + self.atomic_extra_cycles + queued
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
         return [(self.NAME, self.partition, 1.0 / self.partitions)] * self.partitions

@@ -111,7 +111,8 @@ def sharing(keys_of: list[list[frozenset]], identical: list[list[bool]] | None) 
 class L2Atomics:
     """Stage ``L2 atomics``: a server per line and per slice the simulated CTAs' atomics load (known before the run:
     the builder's, per block of CTAs that share them), each request's nanoseconds times the real CTAs its CTA stands
-    for that share them. A request is done when its line and its slice have applied it."""
+    for that share them. A request is applied when its line and its slice have (``atomic_done``): an ATOMG's old value
+    waits for that, a RED's warp does not (the kernel ends when the units are done)."""
 
     NAME = "L2 atomics"
     LINES, SLICES = "L2 atomics (lines)", "L2 atomics (slices)"  # what their servers' busy time is reported under
@@ -130,7 +131,7 @@ class L2Atomics:
             return t
         for key, ns in request.atomic:
             end = self.servers[key].book(request.ledger, t, ns * self.cycles_per_ns)[1]
-            request.l2_done = max(request.l2_done, end)
+            request.atomic_done = max(request.atomic_done, end)
         return t
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
