@@ -179,6 +179,9 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
     own_sectors: dict[int, int] = {}
     for i, merged in union.items():
         own_sectors[id(merged)] = own_sectors.get(id(merged), 0) + len(seen[i][5])
+    members: dict[int, list] = {}  # a union's ops (by the union's identity)
+    for i, merged in union.items():
+        members.setdefault(id(merged), []).append(seen[i][0].op)
     for i, (p, in_loop, _, base0, depends, base, half) in enumerate(seen):
         op = p.op
         sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
@@ -196,6 +199,9 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
             tile = distinct * sector_bytes * trips / (per_chunk * chunks)
         else:
             tile = len(base) * sector_bytes
+            if op.kind == "ld" and any(depends) and op.tensor not in local:
+                group = members.get(id(union[i]), [op]) if i in union else [op]
+                tile *= _new_share(kernel, group, depends, inner_of(structure, group), geo, l2spec, tile)
         # the data this op's tiles are: ops that read (or write) the same bytes share L2 tiles; local memory's are the
         # CTA's stack frame, the same in every chunk of the loop (a spill is reloaded from where it was stored)
         data = (int(base0[0]) if len(base0) else -1, len(base0), depends)
@@ -215,6 +221,39 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated, invariant=invariant))
     return _share_gathered_tensors(kernel, out, l2spec, chunks)
+
+
+def inner_of(structure, ops) -> int:
+    """The inner-loop trips of the first of ``ops`` (a union's ops sit in one loop part)."""
+    return structure[ops[0].name][1]
+
+
+def _new_share(kernel, ops, depends, inner: int, geo, l2spec, tile_bytes: float) -> float:
+    """The share of a CTA's tile of loaded data (``ops``' sectors, outside the loop) that no CTA launched just before it
+    loaded: a stencil's halo is its neighbours' data. For each grid dimension the tile depends on, the sectors it shares
+    with the CTA one step back in that dimension, which the L2 still holds when that CTA's reuse distance (the CTAs
+    launched between, a tile each, a copy in each partition) is short (:meth:`L2Spec.reuse_miss_fraction`). 1 where
+    neighbours share nothing."""
+    grid = kernel.launch.grid
+    cta = tuple(min(1, g - 1) for g in grid)
+
+    def sectors(c):
+        return np.unique(np.concatenate([patterns.cta_sector_ids(kernel, op, c, [0], inner, geo) for op in ops]))
+
+    mine = sectors(cta)
+    if not len(mine):
+        return 1.0
+    shared = 0.0
+    step = 1
+    for d in range(3):
+        if depends[d] and cta[d] >= 1:
+            back = tuple(c - (k == d) for k, c in enumerate(cta))
+            overlap = len(np.intersect1d(mine, sectors(back), assume_unique=True)) / len(mine)
+            if overlap:
+                distance = step * tile_bytes * l2spec.read_copies
+                shared += overlap * (1.0 - l2spec.reuse_miss_fraction(distance))
+        step *= grid[d]
+    return max(1.0 - shared, 0.0)
 
 
 def _share_gathered_tensors(kernel, fps: list[L2Footprint], spec, chunks: int) -> list[L2Footprint]:

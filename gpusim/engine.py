@@ -52,7 +52,8 @@ from typing import NamedTuple
 import numpy as np
 import simpy
 
-from gpusim.ir import LOADS, Arrive, Barrier, Commit, Compute, Kernel, KernelError, Loop, MbarWait, Mem, WaitGroup
+from gpusim.ir import (LOADS, Arrive, Barrier, Commit, Compute, Fence, Kernel, KernelError, Loop, MbarWait, Mem,
+                       WaitGroup)
 from gpusim.memory.hbm import Hbm
 from gpusim.memory.l2 import L2Fill, L2Partitions, L2WritePath
 from gpusim.memory.l2_atomics import L2Atomics
@@ -70,7 +71,8 @@ from gpusim.sm.scheduler import IssueSlots
 
 EXTRAPOLATED = "extrapolated"  # the trace category of a warp's fast-forwarded stretch (not simulated)
 STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", "barrier",
-          "math_pipe_throttle", "wait", "drain", "no_instruction", "dispatch_stall", "not_selected", "selected")
+          "math_pipe_throttle", "wait", "drain", "no_instruction", "dispatch_stall", "not_selected", "membar",
+          "selected")
 # The constants below are algorithmic, not hardware: they decide how much of the kernel is simulated in detail
 # before the model extrapolates a steady state (the hardware numbers the engine uses come from configs/, through
 # the units built from their specs). Numerical guards (1e-12 against an empty window) are not model parameters.
@@ -117,7 +119,7 @@ def fast_forwards() -> frozenset[str]:
 
 # each stall reason's column in a warp's stall counts
 (LONG_SCOREBOARD, SHORT_SCOREBOARD, LG_THROTTLE, MIO_THROTTLE, BARRIER, MATH_PIPE_THROTTLE, WAIT, DRAIN, NO_INSTRUCTION,
- DISPATCH_STALL, NOT_SELECTED, SELECTED) = range(len(STALLS))
+ DISPATCH_STALL, NOT_SELECTED, MEMBAR, SELECTED) = range(len(STALLS))
 STALL_INDEX = {name: i for i, name in enumerate(STALLS)}
 # the kinds of step a warp walks (:func:`_unrolled`)
 _MEM, _COMPUTE, _SYNC = range(3)
@@ -410,6 +412,8 @@ class ChipModel:
         self.throttle_stall = {pipe: STALL_INDEX[name] for pipe, name in pipes.throttle.items()}
         self.cta_launch_cycles = cfg.chip.cta_launch_cycles + mbarrier_setup_cycles(cfg.chip, len(kernel.mbarriers))
         self.cta_dispatch_interval_cycles = clock.cycles_of_ns(cfg.chip.cta_dispatch_interval_ns)
+        self.fence_cycles = cfg.l2.fence_cycles
+        self.fence_after_store_cycles = cfg.l2.fence_after_store_cycles
         self.ctas_per_sm = ctas_per_sm
         self.sm_weight = sm_weight  # real SMs one representative stands for
         self.works = works
@@ -825,6 +829,22 @@ class ChipModel:
             self.mbarriers.arrive(wp.cta.serial, op.bar, self._seq(wp, op, it, j), env.now)
         elif isinstance(op, MbarWait):
             yield from self._mbar_wait(wp, op, it, j)
+        elif isinstance(op, Fence):
+            yield from self._fence(wp)
+
+    def _fence(self, wp: _Warp):
+        """``MEMBAR``: the warp waits for its stores' acknowledgement from the L2 and the fence's own round trip
+        (ncu: membar)."""
+        env = self.env
+        now = env.now
+        done = max(now + self.fence_cycles, wp.stores_done + self.fence_after_store_cycles)
+        wait = math.ceil(done) - now
+        if wait > 0:
+            wp.stats[MEMBAR] += wait
+            self._cause(wp, MEMBAR, "__threadfence: the warp's stores acknowledged by the L2", wait)
+            if wp.tracing:
+                self._span(wp, "fence", "stall", now, now + wait)
+            yield env.timeout(wait)
 
     def _run(self, wp: _Warp, steps: tuple, it: int):
         """Walk ``steps`` (a part of the program, :func:`_unrolled`) in iteration ``it`` of the outer loop, sleeping

@@ -199,7 +199,15 @@ class Loop:
     var: str = "it"
 
 
-Op = Mem | Compute | Barrier | Commit | WaitGroup | Arrive | MbarWait | Loop
+@dataclass(frozen=True)
+class Fence:
+    """``MEMBAR`` (``__threadfence()``): the warp waits until its earlier stores have reached the L2 and been
+    acknowledged, and at least for the fence's own round trip (``[l2] fence_cycles``, ``fence_after_store_cycles``)."""
+
+    warps: tuple[int, ...] | None = None
+
+
+Op = Mem | Compute | Barrier | Commit | WaitGroup | Arrive | MbarWait | Fence | Loop
 
 
 @dataclass(frozen=True)

@@ -234,6 +234,8 @@ def report(sim: Simulation) -> dict:
     if k.warpgroup_regs:
         m["gpusim__setmaxnreg"] = "/".join(map(str, k.warpgroup_regs))
     for s in STALLS:
+        if s == "membar" and not stalls[s]:  # only kernels with fences report it
+            continue
         m[STALL_METRIC.format(s)] = round(stalls[s] / issue, 3) if issue else 0.0
     flops_per_s = k.flops / (time_ns * 1e-9)
     m["gpusim__gflops"] = round(flops_per_s / 1e9, 1)

@@ -107,7 +107,7 @@ def eval_addresses(kernel: Kernel, op: Mem, cta: tuple[int, int, int], it: int, 
         if hi > tensor.size_bytes:
             raise KernelError(f"{kernel.name}: '{op.name}' reads past the end of tensor {op.tensor} "
                               f"({hi} > {tensor.size_bytes} bytes) at block {cta}, iteration {it}")
-    elif int(a.max()) + op.width_bytes > max(kernel.launch.smem_bytes, 1):
+    elif int(a.max()) + op.width_bytes > -(-max(kernel.launch.smem_bytes, 1) // 4) * 4:  # whole 4-B bank words
         raise KernelError(f"{kernel.name}: '{op.name}' addresses shared byte {int(a.max())} beyond the "
                           f"{kernel.launch.smem_bytes} B the launch declares")
     return a

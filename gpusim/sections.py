@@ -262,6 +262,9 @@ def report_lines(m: dict, cfg: HardwareConfig, kernel: str, shape, unvalidated: 
     out = [f"{kernel} {','.join(map(str, shape))} on {cfg.name}"]
     if unvalidated:
         out.append(f"  NOTE: {unvalidated}")
+    notes = m.get("gpusim__notes")  # what the front-end's emulation could not follow, or took as free
+    if isinstance(notes, str) and notes:
+        out += [f"  NOTE: {n}" for n in notes.split("; ")]
     out += ["", f"  Section: {SOL_SECTION}",
             f"    Duration {u.duration_ns(t)}, SM frequency {u.hertz(pk.sm_clock_hz)}"]
     rows = [("unit", "% of peak", "work", "peak")] + [(x.unit, f"{x.pct:.1f}%", x.work, x.peak) for x in a.units]

@@ -92,3 +92,53 @@ def test_a_global_counter_serializes_at_the_l2(tmp_path):
     assert 60 <= a.pct("L2 atomics") <= 100
     st = bottleneck.stalls(m)  # the warps wait for the counter's old value: a global load's stall, not a fixed latency
     assert max(st, key=st.get) == "long_scoreboard"
+
+
+FENCED = """
+extern "C" __global__ void fenced(unsigned* x, int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    x[threadIdx.x] = r;
+    __threadfence();
+  }
+}
+"""
+
+
+@needs_cuda
+def test_a_fence_waits_for_the_warps_stores(tmp_path):
+    """__threadfence after a store: the warp waits for the L2's acknowledgement each iteration (measured 400 cycles an
+    iteration, validate/micro/run_fence.py); without the fence's wait the loop of stores ran at 17."""
+    from gpusim.api import predict_source
+
+    src = tmp_path / "fenced.cu"
+    src.write_text(FENCED)
+    rounds = 64
+    m, sim = predict_source(src, "fenced", grid=(1, 1, 1), block=(32, 1, 1), args=["x=u32[32]", f"rounds={rounds}"])
+    cycles = sim.total_cycles
+    assert cycles >= rounds * CFG.l2.fence_after_store_cycles
+    assert cycles <= rounds * (CFG.l2.fence_after_store_cycles + 100)  # a store and the loop's few instructions
+    assert m["smsp__average_warps_issue_stalled_membar_per_issue_active.ratio"] > 0
+    assert "membar" not in str(predict_source(src, "fenced", grid=(1, 1, 1), block=(32, 1, 1),
+                                              args=["x=u32[32]", "rounds=0"])[0])  # no fence executed: no reason
+
+
+ORDERED = """
+extern "C" __global__ void ticket(unsigned* count, float* out) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) last = atomicInc(count, gridDim.x) == gridDim.x - 1;
+  __syncthreads();
+  if (last) out[threadIdx.x] = 1.0f;
+}
+"""
+
+
+@needs_cuda
+def test_a_branch_on_an_atomics_ticket_is_said(tmp_path):
+    """Which CTA comes last depends on the order the CTAs reach the atomic: the emulation cannot know, and says so."""
+    from gpusim.api import predict_source
+
+    src = tmp_path / "ticket.cu"
+    src.write_text(ORDERED)
+    _, sim = predict_source(src, "ticket", grid=(64, 1, 1), block=(32, 1, 1),
+                            args=["count=u32[1]:zeros", "out=f32[32]"])
+    assert "a value a global atomic returned" in sim.kernel.notes

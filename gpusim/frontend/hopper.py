@@ -44,7 +44,7 @@ REFUSED = {
     "UTMASTG": "TMA tensor stores are not lowered yet (the IR has no TMA store)",
     "UBLKCP": "TMA bulk (non-tensor) copies are not emulated yet",
     "UTMAREDG": "TMA reductions are not emulated yet",
-    **dict.fromkeys(("CGAERRBAR", "UCGABAR_ARV", "UCGABAR_WAIT", "UCGABAR_INIT"),
+    **dict.fromkeys(("UCGABAR_ARV", "UCGABAR_WAIT", "UCGABAR_INIT"),
                     "thread-block clusters (barrier.cluster, distributed shared memory) need the cluster's CTAs "
                     "emulated together: not supported yet"),
 }

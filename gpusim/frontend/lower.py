@@ -283,6 +283,8 @@ class Builder:
         if d.mnemonic == "DEPBAR":
             n = next((o.bits for o in d.ops if isinstance(o, Imm)), 0)
             return ir.WaitGroup("cp.async", n, warps)
+        if d.mnemonic == "MEMBAR":  # __threadfence: waits for the warp's stores to reach the L2
+            return ir.Fence(warps)
         raise LoweringError(f"{d.where}: no IR operation for it")
 
 

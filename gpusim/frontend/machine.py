@@ -26,7 +26,7 @@ from gpusim.frontend import hopper, regs
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_DESC, CONST_GRID_DIM, CONST_STACK, DATA, PARAM_BASE,
-                                    UNKNOWN, EmulationError, GlobalMemory, MemAccess, set_words_taint)
+                                    ORDER, UNKNOWN, EmulationError, GlobalMemory, MemAccess, set_words_taint)
 from gpusim.patterns import PREDICATED_OFF
 
 WARP = 32
@@ -566,7 +566,8 @@ class Machine:
                 data = np.zeros((self.N, width), dtype=np.uint8)
                 data[idx] = olds
                 self._put_loaded(d, dst, data, em, DATA | UNKNOWN * (space == "global" and not
-                                                                      self.gmem.tensors[ti].given))
+                                                                      self.gmem.tensors[ti].given)
+                                 | ORDER * (space == "global"))
             if space == "shared":
                 t_src = S.any_taint(S.taint(self, src), em) if src is not None else 0
                 set_words_taint(self.smem_taint, off[idx], width, t_src | DATA)
@@ -682,6 +683,12 @@ class Machine:
         rest = mask & ~em
         if cond_taint & UNKNOWN and not self.probing:
             note = f"{d.where}: a branch on memory contents that were not given (emulated with generated contents)"
+            if note not in self.notes:
+                self.notes.append(note)
+        if cond_taint & ORDER and not self.probing:
+            note = (f"{d.where}: a branch on a value a global atomic returned (a ticket, a counter: which CTAs take it "
+                    "depends on the order they reach the atomic): emulated as the batch's CTAs, one after another, "
+                    "took it (work only a late CTA does, a 'last block' step, may be left out)")
             if note not in self.notes:
                 self.notes.append(note)
         if mn == "EXIT":

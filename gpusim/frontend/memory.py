@@ -22,8 +22,9 @@ PAGE_BYTES = 1 << 14
 ALIGN_BYTES = 1 << 20  # as gpusim.ir.Kernel.tensor_base lays tensors out
 
 # taint bits a value carries (per register): DATA, read from memory (addresses built from it change with the data);
-# UNKNOWN, read from memory whose contents the user did not give (or an instruction whose result is not modelled)
-DATA, UNKNOWN = 1, 2
+# UNKNOWN, read from memory whose contents the user did not give (or an instruction whose result is not modelled);
+# ORDER, returned by a global atomic (a ticket, a counter: which CTA gets which value depends on the order they run)
+DATA, UNKNOWN, ORDER = 1, 2, 4
 
 
 class EmulationError(KernelError):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
 
 NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
-           "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CCTL", "YIELD", "BMOV", "JMP",
-           "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG"}
+           "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CGAERRBAR", "CCTL", "YIELD",
+           "BMOV", "JMP", "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG"}
 TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
 
 

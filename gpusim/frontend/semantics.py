@@ -964,5 +964,5 @@ SEMANTICS = {
     "DSETP": fsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
     "SHFL": shfl, "VOTE": vote, "VOTEU": vote, "REDUX": redux, "MATCH": match,
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
-    "ERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
+    "ERRBAR": nop, "CGAERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
 }

@@ -62,6 +62,10 @@ class L2Spec:
                                          "(their requests share its throughput)")
     atomic_slice_request_ns: float = spec_field(0, 100, "the slice's time per atomic request, on any of its lines")
     atomic_slice_sector_ns: float = spec_field(0, 100, "the slice's time per 32-B sector an atomic request touches")
+    fence_cycles: int = memory_clocked(spec_field(0, 10000, "what a memory fence (__threadfence) takes with no store "
+                                                  "outstanding: its round trip to the L2"))
+    fence_after_store_cycles: int = memory_clocked(spec_field(0, 10000, "what a fence takes after the warp's last "
+                                                              "store reached the L2: the store's acknowledgement"))
     far_fraction_pct: float = spec_field(0, 100, "share of hits served by the far partition")
     miss_lookups_per_sector: float = spec_field(1, 4, "L2 tag lookups ncu counts per sector that misses to DRAM")
     store_lookups_per_sector: float = spec_field(1, 4, "L2 write lookups ncu counts per sector stored (hits)")

@@ -59,7 +59,8 @@ ATOMIC_CASES = [
      "args": (f"x=f32[{N}]", "out=f32[64]:zeros", f"n={N}")},
     {"name": "last_block", "grid": (N // 256,), "block": (256,),
      "args": (f"x=f32[{N}]", f"partial=f32[{N // 256}]", "retired=u32[1]:zeros", "out=f32[1]:zeros", f"n={N}"),
-     # __threadfence() on sm_90 is MEMBAR + CGAERRBAR; measured, not predicted (gpusim run, 2026-11-28, rc 2):
+     # __threadfence() on sm_90 is MEMBAR + CGAERRBAR; measured, not predicted (gpusim run, 2026-11-28, rc 2); the
+     # front-end takes it since (CGAERRBAR: the error barrier of a CTA's cluster of one), so check.py --now tries it:
      "refused": "gpusim: error: 0x02d0 'CGAERRBAR': unsupported instruction CGAERRBAR: thread-block clusters "
                 "(barrier.cluster, distributed shared memory) need the cluster's CTAs emulated together: not "
                 "supported yet (see docs/your-kernel.md for what the front-end emulates)"},

@@ -95,7 +95,9 @@ def main() -> int:
                 buf.fill(0)
                 times = common.event_times_ns(cp, _launcher(np, fn, buf, sink, case, rounds), n=7)
                 got = cp.asnumpy(buf.view(cp.float32) if name.endswith("f32") else buf).astype(np.float64).sum()
-                ok = ok and got == 8 * WARPS * active * rounds  # eight launches (a warm-up and seven)
+                want = 8 * WARPS * active * rounds  # eight launches (a warm-up and seven)
+                # a float32 word summing ones stops being exact past 2^24: there, within its rounding
+                ok = ok and (got == want or name.endswith("f32") and abs(got - want) <= 0.01 * want)
                 row["time_ns"][str(rounds)] = {"median": statistics.median(times), "min": min(times),
                                                "max": max(times)}
             row["total_ok"] = bool(ok)
