@@ -50,7 +50,7 @@ def main() -> int:
             row = {"launch": name, "grid": grid, "block": block, "active_threads": active, "mode": what}
             per = {}
             for rounds in ROUNDS:
-                def launch(rounds=rounds):
+                def launch(rounds=rounds, grid=grid, block=block, mode=mode, active=active):
                     fn((grid,), (block,), (x, cyc, np.int32(mode), np.int32(active), np.int32(rounds)))
                 times = common.event_times_ns(cp, launch, n=7)
                 launch()
@@ -58,8 +58,8 @@ def main() -> int:
                 warps = grid * block // 32
                 c = cp.asnumpy(cyc[:warps]).astype(np.float64)
                 busy = c if active >= 32 else c[:: block // 32]  # the warps with a thread taking part
-                per[rounds] = {"event_ns_median": statistics.median(times), "warp_cycles_median": float(np.median(busy)),
-                               "warp_cycles_max": float(busy.max())}
+                per[rounds] = {"event_ns_median": statistics.median(times),
+                               "warp_cycles_median": float(np.median(busy)), "warp_cycles_max": float(busy.max())}
             lo, hi = per[ROUNDS[0]], per[ROUNDS[1]]
             n = ROUNDS[1] - ROUNDS[0]
             row["cycles_per_iteration_warp"] = (hi["warp_cycles_median"] - lo["warp_cycles_median"]) / n
