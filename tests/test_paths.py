@@ -236,7 +236,7 @@ def test_only_fields_tagged_with_the_memory_clock_change_with_the_sm_clock():
     # trips to them their time
     assert tagged == {"l2.bandwidth_bytes_per_cycle", "l2.write_cycles_per_line", "l2.write_cycles_per_sector",
                       "l2.hit_latency_near_cycles", "l2.hit_latency_far_cycles", "l2.atomic_extra_latency_cycles",
-                      "l2.loaded_added_cycles",
+                      "l2.fence_cycles", "l2.fence_after_store_cycles", "l2.loaded_added_cycles",
                       "hbm.load_latency_cycles", "hbm.loaded_added_cycles", "tma.l2_latency_cycles",
                       "tma.hbm_latency_cycles"}
     assert low.chip.sm_clock_hz == 0.5 * CFG.chip.sm_clock_hz
