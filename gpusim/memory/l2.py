@@ -307,13 +307,16 @@ class TileReuse:
 
     def access_many(self, codes: np.ndarray, moved: np.ndarray, wanted: np.ndarray, fetched_bytes: float,
                     tile_bytes: float, copies: int, store: bool, sums: np.ndarray, store_bit: int = 0,
-                    resident: bool = False) -> None:
+                    resident: bool = False, retouch_since: float = -1.0) -> None:
         """Use the tiles ``codes`` (distinct non-negative integers) one after another, ``moved`` of each (its share
         of the chunk; 0: not used) by ``wanted`` CTAs, each moving ``fetched_bytes`` from HBM on a miss for
         ``tile_bytes`` of data. Adds to ``sums`` (bytes read from HBM, wanted, wanted in missing tiles, stored).
         ``store_bit`` (0..63) names a store operation among those of the tile's data: its own bytes of the tile.
         ``resident``: each tile already used was used moments ago by its own CTA (a stack frame's later operations
-        in a chunk), so it is found whatever the other CTAs touched since."""
+        in a chunk), so it is found whatever the other CTAs touched since. ``retouch_since`` (>= 0): a tile used since
+        that many bytes were touched (by an earlier load of the same data in this chunk: an unrolled loop's loads of
+        one panel) is the same bytes again, adding nothing to the footprint between other tiles' uses (an LRU's stack
+        distance counts distinct bytes)."""
         while 2 * (self._count + len(codes)) > len(self._keys):
             self._keys, self._last, self._dirty = _rehash(self._keys, self._last, self._dirty, 2 * len(self._keys))
         spec = self.spec
@@ -321,7 +324,7 @@ class TileReuse:
                                      float(fetched_bytes), float(tile_bytes), int(copies), bool(store),
                                      float(spec.size_bytes), float(spec.reuse_all_hit_footprint_ratio),
                                      float(spec.reuse_all_miss_footprint_ratio), sums,
-                                     np.uint64(1) << np.uint64(store_bit), bool(resident))
+                                     np.uint64(1) << np.uint64(store_bit), bool(resident), float(retouch_since))
 
 
 _TABLE_START = 1024  # algorithmic: slots of a tile table before it first grows (it doubles, half full at most)
@@ -364,7 +367,7 @@ def _rehash(keys, last, dirty, size):
 
 @_jit(cache=True)
 def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile, copies, store, size_bytes, hit_at,
-                  miss_at, sums, bit, resident):
+                  miss_at, sums, bit, resident, retouch_since):
     """:meth:`TileReuse.access_many`, tile by tile in order; returns how many codes were new. A store operation
     (``bit``) to a tile it left dirty, still resident, rewrites its dirty lines: only its share found gone (written
     back since) is new dirty data, to be written back once (a register spill stored again and again into one stack
@@ -384,10 +387,13 @@ def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile,
         else:  # 1 - L2Spec.reuse_miss_fraction of the bytes touched since its last use
             found = 1.0 - min(max(((state[0] - last[i]) / size_bytes - hit_at) / (miss_at - hit_at), 0.0), 1.0)
         added = np.int64(fetched * m) * copies
-        touched = state[0] + added
-        state[0] = touched
+        if retouch_since >= 0.0 and keys[i] == codes[k] and last[i] >= retouch_since and found > 0.0:
+            added = np.int64(0)  # the same bytes again: no new distance (it is not moved up the stack either)
+        else:
+            touched = state[0] + added
+            state[0] = touched
+            last[i] = touched
         state[1] += added * (1.0 - found)
-        last[i] = touched
         if store:
             sums[3] += tile * m * (1.0 - found if dirty[i] & bit else 1.0)
             dirty[i] |= bit
@@ -537,6 +543,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             before = reuse.allocated_bytes
             c_st = {o.name: 0.0 for o in ops}
             framed = set()  # stack-frame groups used in this chunk
+            loaded: dict[int, float] = {}  # data group -> bytes touched when this chunk's first load of it began
             for o in by_data:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
@@ -556,8 +563,15 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 resident = o.invariant and groups[o.name] in framed
                 if o.invariant:
                     framed.add(groups[o.name])
+                since = -1.0
+                if not store and not o.invariant:  # a later load of the same data in this chunk: the same bytes
+                    g = groups[o.name]
+                    if g in loaded:
+                        since = loaded[g]
+                    else:
+                        loaded[g] = reuse.touched_bytes
                 reuse.access_many(code, moved, wanted, fetched, tile, 1 if store else spec.read_copies, store, sums,
-                                  store_bits[o.name], resident)
+                                  store_bits[o.name], resident, since)
                 w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name] = sums.tolist()
             for name, b in c_st.items():
                 if b > 0:
