@@ -201,7 +201,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
             tile = len(base) * sector_bytes
             if op.kind == "ld" and any(depends) and op.tensor not in local:
                 group = members.get(id(union[i]), [op]) if i in union else [op]
-                tile *= _new_share(kernel, group, depends, inner_of(structure, group), geo, l2spec, tile)
+                tile *= _new_share(kernel, group, depends, structure[group[0].name][1], geo, l2spec, tile)
         # the data this op's tiles are: ops that read (or write) the same bytes share L2 tiles; local memory's are the
         # CTA's stack frame, the same in every chunk of the loop (a spill is reloaded from where it was stored)
         data = (int(base0[0]) if len(base0) else -1, len(base0), depends)
@@ -221,11 +221,6 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated, invariant=invariant))
     return _share_gathered_tensors(kernel, out, l2spec, chunks)
-
-
-def inner_of(structure, ops) -> int:
-    """The inner-loop trips of the first of ``ops`` (a union's ops sit in one loop part)."""
-    return structure[ops[0].name][1]
 
 
 def _new_share(kernel, ops, depends, inner: int, geo, l2spec, tile_bytes: float) -> float:

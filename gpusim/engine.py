@@ -242,7 +242,8 @@ class ChipMemory:
     ``[l2]`` and ``[hbm]``."""
 
     def __init__(self, cfg, clock: Clock, atomic_keys=()) -> None:
-        """``atomic_keys``: the L2 atomic units' serializers the run's global atomics use (:class:`L2Atomics`)."""
+        """``atomic_keys``: the L2 atomic units' servers (lines, slices) the run's global atomics load
+        (:class:`L2Atomics`)."""
         self.l2 = L2Partitions.from_spec(cfg.l2, clock)
         self.l2_write = L2WritePath.from_spec(cfg.l2, clock, cfg.l1.line_bytes)
         self.fill = L2Fill(self.l2_write)

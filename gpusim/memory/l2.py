@@ -387,7 +387,7 @@ def _access_tiles(keys, last, dirty, state, codes, moved, wanted, fetched, tile,
         else:  # 1 - L2Spec.reuse_miss_fraction of the bytes touched since its last use
             found = 1.0 - min(max(((state[0] - last[i]) / size_bytes - hit_at) / (miss_at - hit_at), 0.0), 1.0)
         added = np.int64(fetched * m) * copies
-        if retouch_since >= 0.0 and keys[i] == codes[k] and last[i] >= retouch_since and found > 0.0:
+        if retouch_since >= 0.0 and last[i] >= retouch_since and found > 0.0:
             added = np.int64(0)  # the same bytes again: no new distance (it is not moved up the stack either)
         else:
             touched = state[0] + added
