@@ -473,6 +473,31 @@ def _atomics(kernel: Kernel, classes: list[patterns.CtaClass], timings: list[dic
                                            atomic_slice_ns=out[3], atomic_sharing=shares[name])
 
 
+def _atomic_shifts(kernel: Kernel, classes, timings, works, geo, slice_bytes: int, class_of) -> None:
+    """Each global atomic's lines (and slices) for each representative CTA, as a shift from its class's CTA's: the
+    first executing lane's address in the two CTAs (a counter: none; ``out[blockIdx.x % 64]``: the CTA's own slot's
+    line), so the representatives load the L2 atomic units' servers of their own lines."""
+    for i, (c, ts) in enumerate(zip(classes, timings, strict=True)):
+        for name, tm in ts.items():
+            if tm.atomic_line is None:
+                continue
+            op = c.pats[name].op
+
+            def first(cta, op=op):
+                a = patterns.eval_addresses(kernel, op, cta, 0, 0, geo.lanes)
+                a = a[a >= 0]
+                return int(a[0]) if a.size else None
+
+            own = first(c.cta)
+            shifts = {}
+            for w in works:
+                at = first(patterns.cta_coords(kernel, w.index)) if class_of(w.index) == i else None
+                if own is not None and at is not None and at != own:
+                    shifts[w.index] = (at // geo.line_bytes - own // geo.line_bytes,
+                                       at // slice_bytes - own // slice_bytes)
+            ts[name] = dataclasses.replace(tm, atomic_shifts=shifts)
+
+
 def _atomic_sharing(kernel: Kernel, op: Mem, geo: patterns.AccessGeometry, slice_bytes: int) -> tuple[float, float]:
     """The chance that another CTA's warp puts ``op``'s atomics on a line, and on a slice, one CTA's same warp loads
     (:func:`gpusim.memory.l2_atomics.sharing`), from :data:`ATOMIC_SHARING_SAMPLES` CTAs spread evenly over the grid
@@ -673,6 +698,7 @@ def _simulate(kernel: Kernel, cfg: HardwareConfig, trace: bool, representatives:
         # CTAs merged over many waves (a grid far larger than the chip): one representative SM samples the
         # waves as well as two, at half the cost (tests/test_chip_model.py: the answer converges in SMs)
         works, sm_weight = representative_works(kernel, occ.ctas_per_sm, sms, 1, merged_waves)
+    _atomic_shifts(kernel, classes, timings, works, geo, cfg.l2.atomic_slice_bytes, class_of)
     reps = round(sms / sm_weight)
     result = ChipModel(kernel, timings, cfg, reps, occ.ctas_per_sm, works, sm_weight, trace, class_of,
                        loop_code_instructions(kernel, cfg.sm.warp_size_threads)).run()

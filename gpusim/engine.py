@@ -153,6 +153,8 @@ class MemTiming:
     atomic_slice: np.ndarray | None = None
     atomic_slice_ns: np.ndarray | None = None
     atomic_sharing: tuple[float, float] = (0.0, 0.0)
+    # per representative CTA (linear index) whose lines differ from its class's CTA's: (lines, slices) it is shifted by
+    atomic_shifts: dict | None = None
 
 
 class OpRow(NamedTuple):
@@ -172,7 +174,7 @@ class _OpTiming:
     its scalars."""
 
     __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost",
-                 "atomic", "sharing")
+                 "atomic", "sharing", "shifts")
 
     def __init__(self, tm: MemTiming) -> None:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
@@ -190,6 +192,7 @@ class _OpTiming:
         self.l2_miss_fraction = tm.l2_miss_fraction
         self.hbm_cost = tm.hbm_cost
         self.sharing = dict(zip(("line", "slice"), tm.atomic_sharing, strict=True))
+        self.shifts = tm.atomic_shifts or {}
         # per row, inner iteration and warp: its (("line", id), ns) and (("slice", id), ns) at the L2's atomic units
         self.atomic = None
         if tm.atomic_line is not None:
@@ -204,6 +207,12 @@ class _OpTiming:
         if self.atomic is None:
             return set()
         return {k for row in self.atomic for inner in row for warp in inner for k, _ in warp}
+
+    def shifted(self, key: tuple, index: int) -> tuple:
+        """``key`` (("line" | "slice", id)) as the CTA of linear ``index`` loads it (its own lines)."""
+        kind, i = key
+        shift = self.shifts.get(index)
+        return (kind, i + shift[kind == "slice"]) if shift else key
 
 
 @dataclass
@@ -561,18 +570,9 @@ class ChipModel:
         return t
 
     def _atomic_keys(self, works: list[CtaWork]) -> set:
-        """The L2 atomic units' servers the representatives' global atomics load: (kind, id, sharing block)."""
-        keys = set()
-        for ts in self.t:
-            for tm in ts.values():
-                for kind, i in tm.atomic_keys():
-                    keys |= {(kind, i, self._atomic_block(w.index, tm.sharing[kind])) for w in works}
-        return keys
-
-    def _atomic_block(self, index: int, share: float) -> int:
-        """Which block of CTAs that load the same lines (the ``1 + share x (CTAs - 1)`` around it, in launch order)
-        the CTA of linear ``index`` is in: the representatives of other blocks load other lines."""
-        return int(index // (1.0 + share * (self.k.launch.num_ctas - 1)))
+        """The L2 atomic units' servers the representatives' global atomics load: (kind, id), each CTA's own."""
+        return {tm.shifted(key, w.index) for ts in self.t for tm in ts.values() for key in tm.atomic_keys()
+                for w in works}
 
     def _memory_side(self, wp: _Warp, op: Mem, tm: _OpTiming, arrive: float, l2_bytes: float, hbm_bytes: float,
                      write_cycles: float, read_cost: float, par: int = 0, j: int = 0) -> Request:
@@ -583,8 +583,8 @@ class ChipModel:
         if tm.atomic is not None:  # a global atomic: its line and slice, loaded by the real CTAs sharing them
             load = tm.atomic[par][j][wp.lw]
             if load:  # the real CTAs it stands for that load its line (slice): itself and the others' share
-                req.atomic = tuple(((kind, i, self._atomic_block(work.index, tm.sharing[kind])),
-                                    ns * _sharers(work.weight, tm.sharing[kind])) for (kind, i), ns in load)
+                req.atomic = tuple((tm.shifted(key, work.index), ns * _sharers(work.weight, tm.sharing[key[0]]))
+                                   for key, ns in load)
         walk(wp.cta.sm.memory_side[op.space, op.kind], req, arrive)
         return req
 

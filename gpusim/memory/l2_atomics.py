@@ -110,8 +110,8 @@ def sharing(keys_of: list[list[frozenset]], identical: list[list[bool]] | None) 
 
 class L2Atomics:
     """Stage ``L2 atomics``: a server per line and per slice the simulated CTAs' atomics load (known before the run:
-    the builder's, per block of CTAs that share them), each request's nanoseconds times the real CTAs its CTA stands
-    for that share them. A request is applied when its line and its slice have (``atomic_done``): an ATOMG's old value
+    the builder's, each CTA's own), each request's nanoseconds times the real CTAs its CTA stands for that share
+    them. A request is applied when its line and its slice have (``atomic_done``): an ATOMG's old value
     waits for that, a RED's warp does not (the kernel ends when the units are done)."""
 
     NAME = "L2 atomics"
@@ -123,7 +123,7 @@ class L2Atomics:
 
     @classmethod
     def from_spec(cls, clock: Clock, keys) -> L2Atomics:
-        """Servers for ``keys`` (("line" | "slice", id, sharing block)), at ``clock``."""
+        """Servers for ``keys`` (("line" | "slice", id)), at ``clock``."""
         return cls(keys, clock.cycles_of_ns(1.0))
 
     def serve(self, request, t: float) -> float:
