@@ -61,8 +61,9 @@ MEANING = {
     "L2": "the L2's read side: sector lookups and line operations of loads and TMA copies",
     "L2 write path": "the path into the L2's data array: stores, and the lines HBM brings in on misses, against the "
                      "most it was measured to carry",
-    "L2 atomics": "the L2's atomic units: a line's atomics applied one request at a time, adjacent lines in one "
-                  "serializer (the busiest serializers' share)",
+    "L2 atomics": "the L2's atomic units: a line's atomics applied one request at a time, the lines of a slice "
+                  "(adjacent lines) sharing its throughput (the busier of the lines' and the slices' mean "
+                  "share)",
     "L2 port": "each SM's path to the L2 (reads and writes)",
     "L1/shared pipe": "the L1TEX data pipe: one shared-memory wavefront or one 128-B global line per cycle",
     "issue slots": "one warp instruction per cycle per scheduler",
