@@ -82,6 +82,7 @@ STALLS = ("long_scoreboard", "short_scoreboard", "lg_throttle", "mio_throttle", 
 WARM_ITERATIONS = 4
 WINDOW_ITERATIONS = 6
 STEADY_TOLERANCE = 0.03
+STEADY_SPIKE = 1.5  # a loop's steady windows hold no iteration longer than this times their median
 MAX_LOOP_ITERATIONS = 64
 # a persistent CTA's tiles: tiles simulated before the first steadiness test and the window of tiles it compares
 TILE_WARM = 1
@@ -347,7 +348,7 @@ class _Cta:
 class _LoopState:
     """One run of the outer loop by a CTA: its fast-forward decision and the warps waiting at the skip."""
 
-    __slots__ = ("skip_after", "started", "skips", "event", "began", "window_end")
+    __slots__ = ("skip_after", "started", "skips", "event", "began", "window_end", "group_period", "own_period")
 
     def __init__(self, event: simpy.Event) -> None:
         self.skip_after: int | None = None  # last simulated iteration, once decided
@@ -358,6 +359,10 @@ class _LoopState:
         # a loop that skips because another CTA on its SM did: its window ends there (what its warps run after it
         # runs beside that CTA's background reservation)
         self.window_end: float | None = None
+        # CTAs that skip together (one and those that join it, with the same trips): their common period, and this
+        # one's over its last two windows where it ran them (:meth:`ChipModel._join`)
+        self.group_period: float | None = None
+        self.own_period: float | None = None
 
 
 class _Warp:
@@ -878,13 +883,22 @@ class ChipModel:
 
     # --- the outer loop and its fast-forward ---------------------------------------------------------
     @staticmethod
-    def _steady(m: list, n: int = WINDOW_ITERATIONS, warm: int = WARM_ITERATIONS) -> bool:
-        """Whether the last two windows of ``n`` marks (iterations or tiles) ran at the same period."""
+    def _steady(m: list, n: int = WINDOW_ITERATIONS, warm: int = WARM_ITERATIONS, spike: float | None = None) -> bool:
+        """Whether the last two windows of ``n`` marks (iterations or tiles) ran at the same period, and, with
+        ``spike``, none of their iterations took more than ``spike`` times their median: two windows can agree by
+        chance when a one-off stall straddles them (sgemm_vectorized 4096^3: 3,776-cycle iterations, then 6,362 and
+        5,363 in one window and 7,228 in the next give 4,472 and 4,407 cycles an iteration, against 3,776-3,838
+        around them)."""
         if len(m) < warm + 2 * n:
             return False
         t0, t1, t2 = m[-1 - 2 * n][0], m[-1 - n][0], m[-1][0]
         p1, p2 = (t1 - t0) / n, (t2 - t1) / n
-        return p2 > 0 and abs(p2 - p1) <= STEADY_TOLERANCE * p2
+        if not (p2 > 0 and abs(p2 - p1) <= STEADY_TOLERANCE * p2):
+            return False
+        if spike is None:
+            return True
+        d = [b[0] - a[0] for a, b in zip(m[-1 - 2 * n:-1], m[-2 * n:], strict=True)]
+        return max(d) <= spike * float(np.median(d))
 
     def _mark(self, wp: _Warp) -> tuple[float, list, dict, dict]:
         """What the fast-forward extrapolates from, at the end of an iteration or a tile: the time, the warp's
@@ -900,9 +914,14 @@ class ChipModel:
         env = self.env
         # the period over both windows the steadiness test compared (twice the marks, half the noise of one
         # window's), as far as the marks past the warm-up go
-        n = max(n, min(2 * n, len(m) - 1 - warm))
+        # (a CTA that skips with others of its SM: their common period, each warp's scaled as its CTA's; a young
+        # one's, its warps' work per iteration over the iterations past its warm-up)
+        common = getattr(ls, "group_period", None)  # a persistent CTA's tiles have none
+        n = max(1 if common else n, min(2 * n, len(m) - 1 - warm))
         (ta, sa, wa, ca), (tb, sb, wb, cb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
+        if common:
+            period = period * common / ls.own_period if ls.own_period else common
         work = {srv: (w - wa.get(srv, 0.0)) / n * extra for srv, w in wb.items()}
         stats = wp.stats
         for i, (a, b) in enumerate(zip(sa, sb, strict=True)):
@@ -988,25 +1007,42 @@ class ChipModel:
         clean_from = it + math.ceil((max(others) - self.env.now) / period) + n
         return clean_from <= min(MAX_LOOP_ITERATIONS, trips - 1)
 
-    def _join(self, cta: _Cta) -> None:
-        """``cta`` skips the rest of its loop: the other CTAs on its SM that have run as many iterations as its
-        steadiness test needs (the warm-up and two windows), both windows beside this one's iterations (clean),
-        skip theirs at their next iteration too, each from its own last windows (left alone, each would measure its
-        window beside the skipped CTA's background reservation). A younger CTA does not: joining after the warm-up
-        and one window (a second-wave CTA still slowing from 2.9k to 7.3k cycles an iteration),
-        sgemm_2d_blocktiling BM=64 4096^3 ran 4.8% longer than without fast-forward (2.3% shorter with two).
-        Their own windows are not tested for steadiness: six-iteration windows of CTAs that started together differ
-        by up to 8% by chance, and a CTA left out measures beside the reservation (sgemm_2d_blocktiling
-        BM=64,BN=64 2048^3 8% short)."""
+    def _join(self, cta: _Cta, marks: list) -> None:
+        """``cta`` skips the rest of its loop: the other CTAs on its SM that have run their warm-up and two more
+        iterations beside this one's iterations (clean) skip theirs at their next iteration too (left alone, each
+        would measure its window beside the skipped CTA's background reservation: fa2 8,16,2048,128 3.1% short).
+        CTAs with the same trips skip at one period, the median of the periods of those that ran two full windows
+        (the deciding one and any other): without fast-forward, CTAs resident together lock into one period within
+        a few iterations (sgemm_2d_blocktiling BM=64 4096^3: 3,742-3,891 cycles an iteration over a wave's eight),
+        where their twelve-iteration windows differ by up to 10% by chance (3,408-3,768) and the wave ends with the
+        slowest; a CTA whose window took in a one-off stall (40k cycles) would set the mean. A younger CTA (fewer
+        than two full windows), or one whose two windows differ (a 14k-cycle iteration among 2.1k ones), takes the
+        common period, not its own: one still slowing from 2.9k to 7.3k cycles an iteration made
+        sgemm_2d_blocktiling BM=64 4096^3 4.8% longer than its run without fast-forward. One whose windows ran
+        beside a skipped stretch does not join."""
         n = 2 * WINDOW_ITERATIONS
+        group = [cta.current]
         for other in cta.sm.resident.values():
             ls = other.current
             if other is cta or ls is None or ls.skip_after is not None or ls.started + 1 >= other.work.trips:
                 continue
             ends = ls.began[1:]  # when each iteration it completed ended (the next one began)
-            if len(ends) >= WARM_ITERATIONS + n and self._clean(other, ends[-1 - n]):
+            full = len(ends) >= WARM_ITERATIONS + n and self._clean(other, ends[-1 - n])
+            young = (not full and other.work.trips == cta.work.trips and len(ends) >= WARM_ITERATIONS + 2
+                     and self._clean(other, ends[WARM_ITERATIONS]))
+            if full or young:
                 ls.skip_after = ls.started + 1
                 ls.window_end = self.env.now
+                if other.work.trips == cta.work.trips:
+                    group.append(ls)
+                    if full and self._steady([(t,) for t in ends], spike=STEADY_SPIKE):
+                        ls.own_period = (ends[-1] - ends[-1 - n]) / n
+        if len(group) > 1:  # the deciding CTA's period: its deciding warp's ``marks``, over the windows it tested
+            k = min(n, len(marks) - 1)
+            group[0].own_period = (marks[-1][0] - marks[-1 - k][0]) / k
+            common = float(np.median([ls.own_period for ls in group if ls.own_period]))
+            for ls in group:
+                ls.group_period = common
 
     @staticmethod
     def _window(wp: _Warp, ls: _LoopState) -> list:
@@ -1036,14 +1072,15 @@ class ChipModel:
             # windows count only while every CTA on the SM ran its iterations in detail
             if ls.skip_after is None and "loop" in self.may_skip:
                 # beside another CTA's skipped stretch only where no clean window can come before the forced skip
-                if self._steady(wp.marks) and (self._clean(cta, wp.marks[-1 - 2 * WINDOW_ITERATIONS][0])
-                                               or not self._cleanable(cta, wp.marks, it, trips)):
+                if self._steady(wp.marks, spike=STEADY_SPIKE) and (
+                        self._clean(cta, wp.marks[-1 - 2 * WINDOW_ITERATIONS][0])
+                        or not self._cleanable(cta, wp.marks, it, trips)):
                     ls.skip_after = max(it, ls.started + 1)
-                    self._join(cta)
+                    self._join(cta, wp.marks)
                 elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
                     ls.skip_after = max(it, ls.started + 1)
                     cta.steady = False
-                    self._join(cta)
+                    self._join(cta, wp.marks)
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
                 self.max_iterations = max(self.max_iterations, it)

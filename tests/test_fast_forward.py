@@ -63,30 +63,40 @@ def test_the_switch_names_what_it_allows(monkeypatch):
 
 def _resident(serial: int, sm, began: list[float], trips: int = 256) -> SimpleNamespace:
     """A CTA resident on ``sm`` whose loop began its iterations at ``began``."""
-    ls = SimpleNamespace(skip_after=None, started=len(began) - 1, began=began, window_end=None)
+    ls = SimpleNamespace(skip_after=None, started=len(began) - 1, began=began, window_end=None, group_period=None,
+                         own_period=None)
     cta = SimpleNamespace(serial=serial, sm=sm, current=ls, work=SimpleNamespace(trips=trips))
     sm.resident[serial] = cta
     return cta
 
 
-def test_ctas_resident_together_skip_their_loops_together():
-    # once one CTA skips, each other CTA on its SM that has run the warm-up and two windows, both beside the others'
-    # detailed iterations, skips at its next iteration, from its own windows (left alone, it would measure its next
-    # windows beside the first one's background reservation: fa2 8,16,2048,128 3.1% short of its run without
-    # fast-forward). A younger one does not (a second-wave CTA still slowing down made sgemm_2d_blocktiling BM=64
-    # 4096^3 4.8% longer than its run without fast-forward), nor one whose windows ran beside a skipped stretch
-    sm = SimpleNamespace(resident={}, skipped_until={4: 9000.0})  # a fifth CTA's skipped stretch ended at 9000
+def test_ctas_resident_together_skip_their_loops_together_at_one_period():
+    # once one CTA skips, each other CTA on its SM that has run its warm-up and two more iterations beside the others'
+    # detailed iterations skips at its next iteration (left alone, it would measure its next windows beside the
+    # first one's background reservation: fa2 8,16,2048,128 3.1% short of its run without fast-forward), and they
+    # all skip at the median period of those that ran two full windows: without fast-forward they lock into one
+    # period, where their windows differ by chance and the wave ends with the slowest (sgemm_2d_blocktiling
+    # 4096^3 5.5% longer than its run without fast-forward, BM=64 10.5%; 0.9% shorter and 7.2% longer with it).
+    # One with fewer iterations does not join, nor one whose windows ran beside a skipped stretch.
+    sm = SimpleNamespace(resident={}, skipped_until={5: 9000.0})  # another CTA's skipped stretch ended at 9000
     now = 30_000.0
-    decider = _resident(0, sm, [1000.0 * i for i in range(20)])
-    ready = _resident(1, sm, [3000.0 + 1000.0 * i for i in range(20)])  # its two windows from 10000 on
-    young = _resident(2, sm, [18_000.0 + 1000.0 * i for i in range(11)])
-    beside = _resident(3, sm, [1000.0 * i for i in range(20)])  # its windows from 7000 on
-    model = SimpleNamespace(env=SimpleNamespace(now=now), _clean=engine.ChipModel._clean)
-    engine.ChipModel._join(model, decider)
-    assert ready.current.skip_after == 20 and ready.current.window_end == now
+    decider = _resident(0, sm, [1000.0 * i for i in range(20)])  # 1000 cycles an iteration
+    ready = _resident(1, sm, [3000.0 + 1100.0 * i for i in range(20)])  # its two windows from 10000 on, 1100
+    slow = _resident(2, sm, [500.0 + 1500.0 * i for i in range(20)])  # a window that took in a stall: 1500
+    young = _resident(3, sm, [18_000.0 + 1000.0 * i for i in range(11)])  # warm-up and six more iterations
+    newborn = _resident(4, sm, [25_000.0 + 1000.0 * i for i in range(5)])
+    beside = _resident(6, sm, [1000.0 * i for i in range(20)])  # its windows from 7000 on
+    model = SimpleNamespace(env=SimpleNamespace(now=now), _clean=engine.ChipModel._clean,
+                            _steady=engine.ChipModel._steady)
+    engine.ChipModel._join(model, decider, [(t,) for t in decider.current.began])  # its deciding warp's marks
+    for cta in (ready, slow, young):
+        assert cta.current.skip_after == cta.current.started + 1 and cta.current.window_end == now
     assert decider.current.skip_after is None  # the decider sets its own
-    assert young.current.skip_after is None
-    assert beside.current.skip_after is None
+    assert newborn.current.skip_after is None and beside.current.skip_after is None
+    for cta in (decider, ready, slow, young):  # the median of 1000, 1100 and 1500, not their mean (1200)
+        assert cta.current.group_period == pytest.approx(1100.0)
+    assert young.current.own_period is None and slow.current.own_period == pytest.approx(1500.0)
+    assert newborn.current.group_period is None
 
 
 def test_a_loop_skips_beside_skipped_ctas_when_no_clean_window_can_come(h100):
@@ -167,3 +177,17 @@ def test_the_grid_skip_spreads_its_ctas_over_the_sms_whichever_ran_its_window(h1
     uneven = [0] * (window - 1) + [1]
     assert skipped_time(even) > 0
     assert skipped_time(uneven) == pytest.approx(skipped_time(even))
+
+
+def test_a_loop_window_with_a_one_off_stall_is_not_steady():
+    # two windows of six iterations can agree by chance when a one-off stall straddles them (sgemm_vectorized
+    # 4096^3: 3,776-cycle iterations, then 6,362 and 5,363 in one window and 7,228 in the next: 4,472 and 4,407 cycles)
+    d = [3776] * 8 + [6362, 5363, 7228, 3927, 3810, 3838, 3834, 3806]
+    ends = [0.0]
+    for x in d:
+        ends.append(ends[-1] + x)
+    marks = [(t,) for t in ends]
+    assert engine.ChipModel._steady(marks)  # the two windows' periods agree within the tolerance
+    assert not engine.ChipModel._steady(marks, spike=engine.STEADY_SPIKE)
+    calm = [(3776.0 * i,) for i in range(20)]
+    assert engine.ChipModel._steady(calm, spike=engine.STEADY_SPIKE)
