@@ -401,10 +401,14 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, M
         op = p.op
         if op.space == "shared":  # the MIO queue and the L1TEX pipe: the access's wavefronts
             z = np.zeros_like(p.wavefronts, dtype=float)
+            extra = None
+            if op.kind == "ld":  # a conflicted load's own wavefronts follow each other slower than the pipe serves
+                extra = cfg.shared_memory.conflict_pace_cycles(p.wavefronts, p.ideal_wavefronts, p.instructions)
             out[name] = MemTiming(l1tex_cycles=cfg.shared_memory.pipe_cycles(p.wavefronts),
                                   instructions=p.instructions, period=p.period, l2_bytes=z, hbm_bytes=z,
                                   l1_miss_fraction=0.0, l2_miss_fraction=0.0,
-                                  latency_hit_cycles=cfg.shared_memory.latency_cycles(op.kind))
+                                  latency_hit_cycles=cfg.shared_memory.latency_cycles(op.kind),
+                                  conflict_pace_cycles=extra)
             continue
         if op.kind == "tma":  # one instruction; bypasses L1; bytes to L2, misses to HBM
             l2b = p.sectors * sb * 1.0

@@ -156,6 +156,7 @@ class MemTiming:
     atomic_sharing: tuple[float, float] = (0.0, 0.0)
     # per representative CTA (linear index) whose lines differ from its class's CTA's: (lines, slices) it is shifted by
     atomic_shifts: dict | None = None
+    conflict_pace_cycles: np.ndarray | None = None  # shared loads: cycles bank conflicts add to their pace
 
 
 class OpRow(NamedTuple):
@@ -168,6 +169,7 @@ class OpRow(NamedTuple):
     hbm_bytes: float
     l2_write_cycles: float  # a store's
     l2_read_cost: float  # a load's bytes of the L2 read bandwidth
+    conflict_pace: float  # cycles its bank conflicts add to a shared load's own pace through the pipe
 
 
 class _OpTiming:
@@ -181,9 +183,11 @@ class _OpTiming:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
         wc = tm.l2_write_cycles.tolist() if tm.l2_write_cycles is not None else None
         rc = tm.l2_read_cost.tolist() if tm.l2_read_cost is not None else None
+        lx = tm.conflict_pace_cycles.tolist() if tm.conflict_pace_cycles is not None else None
         self.rows = [[[OpRow(int(ins[r][j][w]), float(l1[r][j][w]), float(l2[r][j][w]), float(hbm[r][j][w]),
                              float(wc[r][j][w]) if wc is not None else 0.0,
-                             float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]))
+                             float(rc[r][j][w]) if rc is not None else float(l2[r][j][w]),
+                             float(lx[r][j][w]) if lx is not None else 0.0)
                        for w in range(len(ins[r][j]))]
                       for j in range(len(ins[r]))] for r in range(len(ins))]
         self.period = tm.period
@@ -636,7 +640,8 @@ class ChipModel:
         """A memory operation: books it on the units it uses and returns when the warp may go on (None: at once)."""
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.trips)
-        instructions, l1tex_cycles, l2_bytes, hbm_bytes, write_cycles, read_cost = tm.rows[par][j][wp.lw]
+        instructions, l1tex_cycles, l2_bytes, hbm_bytes, write_cycles, read_cost, conflict_pace = \
+            tm.rows[par][j][wp.lw]
         if instructions == 0:
             return None
         if op.kind == "tma":
@@ -686,6 +691,8 @@ class ChipModel:
                 wp.stats[WAIT] += held - issue_end
                 issue_end = held
         queue.enter(l1_start)
+        if conflict_pace:  # a bank-conflicted shared load: its wavefronts pass no faster than its own pace
+            l1_end = sm.l1tex.paced_end(issue_end, l1_end, l1tex_cycles / instructions + conflict_pace)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2_bytes > 0:
             req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost, par, j)

@@ -362,3 +362,34 @@ def test_stores_into_a_dirty_resident_tile_rewrite_it_and_are_written_back_once(
     res = l2_model([st, ld], (slots * waves, 1, 1), slots, chunks, spec, 1000,
                    keys_of={"st": lambda lin: np.asarray(lin) % slots})
     assert res.dram_write_bytes["st"] <= slots * tile
+
+
+@pytest.mark.parametrize("per_wavefront", [1.0, 0.0])
+def test_a_conflicted_shared_load_takes_two_cycles_a_wavefront_alone_and_shares_the_pipe(per_wavefront):
+    """Warps each walking a chain of dependent LDS whose lanes fall on k words of each bank: alone, the H100 takes
+    29.1 + 2 (k - 1) cycles a load (validate/measurements/h100/ldsconflict-2026-11-28.json), the pipe serving 1
+    wavefront a cycle; without ``conflict_pace_cycles_per_wavefront`` the chain grows 1 cycle a wavefront, half the
+    measured slope. Four warps at 8 ways take 43.1 cycles as one does (the gaps of one load's pace go to the others'
+    wavefronts), and 32 warps 1.0 wavefront a cycle: the pace is no extra latency on a busy pipe."""
+    import dataclasses
+
+    from gpusim.ir import Kernel, Launch, Loop, Mem, Tensor
+
+    cfg = load_config()
+    cfg = dataclasses.replace(cfg, shared_memory=dataclasses.replace(
+        cfg.shared_memory, conflict_pace_cycles_per_wavefront=per_wavefront))
+
+    def cycles(ways: int, warps: int = 1) -> float:
+        lds = Mem("lds", "shared", "ld", 4, lambda c: ((c.lane % ways) * 32 + c.lane // ways) * 4, after=("lds",))
+        k = Kernel("lds_chain", "test", (1,), {}, Launch((1, 1, 1), (32 * warps, 1, 1), 16, 8192), (),
+                   Loop(256, (lds,)), (), (Tensor("t", 4),), 0, "")
+        return simulate(k, cfg).result.cycles / 256
+
+    slope = (cycles(32) - cycles(1)) / 31
+    measured = (91.05 - 29.12) / 31  # ldsconflict-2026-11-28.json, one warp
+    if per_wavefront:
+        assert slope == pytest.approx(measured, rel=0.1)
+        assert cycles(8, warps=4) == pytest.approx(cycles(8), rel=0.05)  # measured 43.10 and 43.10
+        assert cycles(8, warps=32) == pytest.approx(32 * 8, rel=0.05)  # measured 255.8
+    else:
+        assert slope < 0.6 * measured

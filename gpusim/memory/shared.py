@@ -373,12 +373,24 @@ class SharedMemorySpec:
     bank_width_bytes: int = spec_field(4, 8, "bytes per bank per cycle")
     wavefronts_per_cycle: int = spec_field(1, 4, "wavefronts the shared-memory pipe serves per cycle")
     load_latency_cycles: int = spec_field(1, 500, "ld.shared latency")
+    conflict_pace_cycles_per_wavefront: float = spec_field(0, 16, "cycles a bank-conflicted load's own wavefronts "
+                                                           "take beyond the pipe's one each, per wavefront past the "
+                                                           "conflict-free ones")
     ldmatrix_latency_cycles: int = spec_field(1, 500, "ldmatrix.x4 latency")
     carveouts_bytes: tuple[int, ...] = spec_field(0, 1 << 22, "shared-memory carve-outs the driver may pick")
 
     def pipe_cycles(self, wavefronts):
         """Cycles of the L1TEX pipe ``wavefronts`` (the bank-conflict count of an access) take."""
         return wavefronts / self.wavefronts_per_cycle
+
+    def conflict_pace_cycles(self, wavefronts, ideal_wavefronts, instructions):
+        """What bank conflicts add to the time one of ``instructions`` loads takes through the pipe beyond its
+        wavefronts' cycles: their mean excess wavefronts times ``conflict_pace_cycles_per_wavefront`` (measured: a
+        lone warp's k-way conflicted LDS takes 2 cycles a wavefront, while the pipe serves 1 wavefront a cycle to
+        32 warps; :meth:`gpusim.memory.lsu.L1TexPipe.paced_end` lets other instructions fill the gaps)."""
+        excess = np.maximum(wavefronts - ideal_wavefronts, 0)
+        return np.where(instructions > 0, excess / np.maximum(instructions, 1), 0.0) \
+            * self.conflict_pace_cycles_per_wavefront
 
     def latency_cycles(self, kind: str) -> int:
         """From an access of ``kind`` (``ldsm``: ldmatrix; otherwise a load or store) entering the pipe's end to its
