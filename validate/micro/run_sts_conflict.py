@@ -1,0 +1,73 @@
+"""Bank-conflicted shared stores on the H100: their rate through the pipe and a load-add-store chain.
+
+    python3 validate/micro/run_sts_conflict.py --out validate/measurements/h100/stsconflict-2026-11-28.json
+
+validate/micro/sts_conflict.cu: one CTA per SM of 32 warps, of which 1, 4 or 32 work; lane l writes word
+(l % ways) * 32 + l // ways (a ways-way conflict; 1: none). sts_rate: ITERS x 16 independent volatile STS a warp;
+cycles per store. sts_rmw: ITERS x 16 times s[w] = s[w] + 1 a lane (a volatile load, an add, a store, the next load
+after the store); cycles per step (with several warps their lanes share words: the sum is not checked then). Cycles:
+clock64 per warp, median over warps and 3 launches (the first launch a warm-up). A wavefront rate per SM is warps x
+ways / cycles per store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+WAYS = (1, 2, 4, 8, 16, 32)
+WARPS = (1, 4, 32)
+ITERS = 64
+UNROLL = 16
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    mod = cp.RawModule(code=(HERE / "sts_conflict.cu").read_text())
+    data = common.cupy_header(cp, "stsconflict-1")
+    data["how"] = __doc__
+    rows = []
+    for kernel in ("sts_rate", "sts_rmw"):
+        f = mod.get_function(kernel)
+        for warps in WARPS:
+            for ways in WAYS:
+                per = []
+                ok = True
+                for _ in range(4):
+                    cyc = cp.zeros(sms * 32, dtype=cp.int64)
+                    sink = cp.zeros(sms * 32, dtype=cp.uint32)
+                    f((sms,), (1024,), (np.int32(ways), np.int32(ITERS), np.int32(warps), cyc, sink))
+                    cp.cuda.runtime.deviceSynchronize()
+                    c = cp.asnumpy(cyc).reshape(sms, 32)[:, :warps]
+                    per.append(float(np.median(c)) / (ITERS * UNROLL))
+                    got = cp.asnumpy(sink).reshape(sms, 32)
+                    if kernel == "sts_rmw" and warps == 1:  # each word stepped by the lanes on it, once a step
+                        ok &= bool((got == (ITERS * UNROLL)).all())
+                    if kernel == "sts_rate":
+                        ok &= bool((got == ITERS * UNROLL - 1).all())
+                cyc_med = statistics.median(per[1:])
+                rows.append({"kernel": kernel, "warps_per_sm": warps, "ways": ways, "cycles_per_op": cyc_med,
+                             "wavefronts_per_cycle": warps * ways / cyc_med, "per_launch": per, "value_ok": ok})
+                common.log(f"{kernel} warps={warps} ways={ways}: {cyc_med:.2f} cycles per op, "
+                           f"{warps * ways / cyc_med:.2f} wavefronts/clk ok={ok}")
+    data["rows"] = rows
+    Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
