@@ -402,7 +402,7 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, M
         if op.space == "shared":  # the MIO queue and the L1TEX pipe: the access's wavefronts
             z = np.zeros_like(p.wavefronts, dtype=float)
             extra = None
-            if op.kind == "ld":  # a conflicted load's own wavefronts follow each other slower than the pipe serves
+            if op.kind in ("ld", "st") and not op.atomic:  # conflicting wavefronts follow slower than the pipe
                 extra = cfg.shared_memory.conflict_pace_cycles(p.wavefronts, p.ideal_wavefronts, p.instructions)
             out[name] = MemTiming(l1tex_cycles=cfg.shared_memory.pipe_cycles(p.wavefronts),
                                   instructions=p.instructions, period=p.period, l2_bytes=z, hbm_bytes=z,

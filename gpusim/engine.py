@@ -156,7 +156,7 @@ class MemTiming:
     atomic_sharing: tuple[float, float] = (0.0, 0.0)
     # per representative CTA (linear index) whose lines differ from its class's CTA's: (lines, slices) it is shifted by
     atomic_shifts: dict | None = None
-    conflict_pace_cycles: np.ndarray | None = None  # shared loads: cycles bank conflicts add to their pace
+    conflict_pace_cycles: np.ndarray | None = None  # shared loads and stores: cycles bank conflicts add to their pace
 
 
 class OpRow(NamedTuple):
@@ -169,7 +169,7 @@ class OpRow(NamedTuple):
     hbm_bytes: float
     l2_write_cycles: float  # a store's
     l2_read_cost: float  # a load's bytes of the L2 read bandwidth
-    conflict_pace: float  # cycles its bank conflicts add to a shared load's own pace through the pipe
+    conflict_pace: float  # cycles its bank conflicts add to a shared access's own pace through the pipe
 
 
 class _OpTiming:
@@ -373,7 +373,7 @@ class _Warp:
     """Run-time state of one warp."""
 
     __slots__ = ("lw", "cta", "sub", "stats", "slot", "pipes", "ready", "exec_count", "groups", "stores_done",
-                 "fetch_free", "marks", "work", "causes", "tracing", "t", "tile")
+                 "fetch_free", "marks", "work", "causes", "tracing", "t", "tile", "shared_end")
 
     def __init__(self, lw: int, cta: _Cta, sub: int, tracing: bool) -> None:
         self.lw = lw
@@ -388,6 +388,7 @@ class _Warp:
         self.stores_done = 0.0
         self.tile = 0  # which of its CTA's tiles it works on (a persistent CTA runs several)
         self.fetch_free = 0.0  # when the instruction fetch has delivered what the warp asked for so far
+        self.shared_end = 0.0  # when its last shared-memory access's wavefronts were through the pipe, at its pace
         # per iteration: time, stats, work per server, stall causes
         self.marks: list[tuple[float, list, dict, dict]] = []
         self.work: dict[RateServer, float] = {}  # work booked on each server so far (its ledger)
@@ -690,9 +691,11 @@ class ChipModel:
             if held > issue_end:
                 wp.stats[WAIT] += held - issue_end
                 issue_end = held
+        if op.space == "shared" and not op.async_copy:  # through the pipe at its own pace, after the warp's last
+            l1_start, l1_end = sm.l1tex.paced(start, l1_start, l1_end, l1tex_cycles + instructions * conflict_pace,
+                                              wp.shared_end)
+            wp.shared_end = l1_end
         queue.enter(l1_start)
-        if conflict_pace:  # a bank-conflicted shared load: its wavefronts pass no faster than its own pace
-            l1_end = sm.l1tex.paced_end(issue_end, l1_end, l1tex_cycles / instructions + conflict_pace)
         done = l1_end + tm.latency_hit_cycles
         if op.space == "global" and l2_bytes > 0:
             req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost, par, j)
@@ -966,6 +969,8 @@ class ChipModel:
             wp.stores_done += by
         if wp.fetch_free > arrived:
             wp.fetch_free += by
+        if wp.shared_end > arrived:
+            wp.shared_end += by
         if wp.tracing:  # the timeline shows the stretch as extrapolated, not as a warp with nothing to do
             self._span(wp, f"{extra} iterations extrapolated", EXTRAPOLATED, arrived, wake)
         if wake > env.now:

@@ -365,7 +365,7 @@ def test_stores_into_a_dirty_resident_tile_rewrite_it_and_are_written_back_once(
 
 
 @pytest.mark.parametrize("per_wavefront", [1.0, 0.0])
-def test_a_conflicted_shared_load_takes_two_cycles_a_wavefront_alone_and_shares_the_pipe(per_wavefront):
+def test_a_conflicted_shared_access_takes_two_cycles_a_wavefront_alone_and_shares_the_pipe(per_wavefront):
     """Warps each walking a chain of dependent LDS whose lanes fall on k words of each bank: alone, the H100 takes
     29.1 + 2 (k - 1) cycles a load (validate/measurements/h100/ldsconflict-2026-11-28.json), the pipe serving 1
     wavefront a cycle; without ``conflict_pace_cycles_per_wavefront`` the chain grows 1 cycle a wavefront, half the
@@ -379,10 +379,12 @@ def test_a_conflicted_shared_load_takes_two_cycles_a_wavefront_alone_and_shares_
     cfg = dataclasses.replace(cfg, shared_memory=dataclasses.replace(
         cfg.shared_memory, conflict_pace_cycles_per_wavefront=per_wavefront))
 
-    def cycles(ways: int, warps: int = 1) -> float:
-        lds = Mem("lds", "shared", "ld", 4, lambda c: ((c.lane % ways) * 32 + c.lane // ways) * 4, after=("lds",))
+    def cycles(ways: int, warps: int = 1, kind: str = "ld") -> float:
+        addr = lambda c: ((c.lane % ways) * 32 + c.lane // ways) * 4  # noqa: E731
+        op = Mem("lds", "shared", "ld", 4, addr, after=("lds",)) if kind == "ld" else \
+            Mem("sts", "shared", "st", 4, addr)
         k = Kernel("lds_chain", "test", (1,), {}, Launch((1, 1, 1), (32 * warps, 1, 1), 16, 8192), (),
-                   Loop(256, (lds,)), (), (Tensor("t", 4),), 0, "")
+                   Loop(256, (op,)), (), (Tensor("t", 4),), 0, "")
         return simulate(k, cfg).result.cycles / 256
 
     slope = (cycles(32) - cycles(1)) / 31
@@ -391,5 +393,10 @@ def test_a_conflicted_shared_load_takes_two_cycles_a_wavefront_alone_and_shares_
         assert slope == pytest.approx(measured, rel=0.1)
         assert cycles(8, warps=4) == pytest.approx(cycles(8), rel=0.05)  # measured 43.10 and 43.10
         assert cycles(8, warps=32) == pytest.approx(32 * 8, rel=0.05)  # measured 255.8
+        # a warp's independent stores go through one after another, each at the pace: 62.3 cycles a 32-way STS
+        # (validate/measurements/h200/stsconflict-2026-11-28.json); four warps share the pipe, 1.0 wavefront a cycle
+        assert cycles(32, kind="st") == pytest.approx(62.29, rel=0.05)
+        assert cycles(8, warps=4, kind="st") == pytest.approx(31.64, rel=0.1)
     else:
         assert slope < 0.6 * measured
+        assert cycles(32, kind="st") < 0.6 * 62.29

@@ -47,13 +47,16 @@ class L1TexPipe:
         """A memory instruction issued at ``issued``: (start, end) of its ``work`` in the pipe."""
         return self.server.book(ledger, issued + self.issue_to_pipe_cycles, work)
 
-    def paced_end(self, issued: float, end: float, own_cycles: float) -> float:
-        """When a bank-conflicted shared load issued (its last instruction) at ``issued``, its wavefronts through the
-        pipe at ``end``, has its data past the pipe: no sooner than ``own_cycles`` after it entered. The pipe serves a
-        wavefront a cycle whoever's it is, but one instruction's conflicting wavefronts follow each other more slowly
-        (measured: a lone warp's k-way load takes 2 cycles a wavefront, 32 warps still 1.0 wavefront a cycle): the
-        gaps go to other instructions' wavefronts, so the pace only shows where the pipe has little else to do."""
-        return max(end, issued + self.issue_to_pipe_cycles + own_cycles)
+    def paced(self, issued: float, start: float, end: float, own_cycles: float, after: float) -> tuple[float, float]:
+        """(entry, end) of a shared-memory access issued at ``issued`` whose wavefronts the pipe serves from
+        ``start`` to ``end``: it enters no sooner than the warp's previous shared access left (``after``: a warp's
+        accesses go through in order) and leaves no sooner than ``own_cycles`` after it entered. The pipe serves a
+        wavefront a cycle whoever's it is, but one instruction's conflicting wavefronts follow each other more
+        slowly (measured: a lone warp's k-way loads or stores take 2 cycles a wavefront, four or 32 warps still
+        1.0 wavefront a cycle): the gaps go to other warps' wavefronts, so the pace only shows where the pipe has
+        little else to do. A warp waiting to enter holds its place in the LSU queue."""
+        entry = max(issued + self.issue_to_pipe_cycles, after)
+        return max(start, entry), max(end, entry + own_cycles)
 
     def write(self, ledger: dict, t: float, work: float) -> tuple[float, float]:
         """An asynchronous copy's write into shared memory, its data there at ``t``: (start, end) in the pipe."""
