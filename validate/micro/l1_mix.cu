@@ -1,0 +1,38 @@
+// The L1TEX pipe's rate for global loads that mostly hit: does a request that misses, or one whose lanes all read
+// one word (a broadcast, as sgemm_coalesced's A loads), take more of the pipe than a hit of one full line?
+// run_l1_mix.py compiles it once per case (-D MISS=, -D MODE=). Each warp issues ITERS requests of 32 lanes in
+// groups of 32 (independent, summed): MISS of each group (evenly spaced; 0 to 32) read a line of `cold` no other
+// request reads (an L1 miss, from the L2 or HBM), the others a line of `hot` (32 lines a CTA, L1-resident after the
+// first touch). MODE 0: every request a full line (lane l reads word l); 1: one word for all lanes (a broadcast);
+// 2: the two alternate (sgemm_coalesced: A broadcast, B line).
+#ifndef MISS
+#define MISS 0
+#endif
+#ifndef MODE
+#define MODE 0
+#endif
+#define GROUP 32
+extern "C" __global__ void l1mix(const float* __restrict__ hot, const float* __restrict__ cold, int iters,
+                                 int zero, float* sink) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int per = MISS > 0 ? MISS : 1, gap = GROUP / per;
+  const float* __restrict__ h = hot + (size_t)blockIdx.x * 32 * 32;  // every warp of the CTA reads the same 32 lines
+  const float* c = cold + ((size_t)blockIdx.x * warps + warp) * (size_t)(iters / GROUP) * per * 32;
+  const float* hl = h + lane;
+  float acc = 0.f;
+  for (int i = 0; i < iters / GROUP; ++i) {
+    const float* cl = c + (size_t)i * per * 32 + lane;
+    hl += zero;  // zero at run time: the hot loads stay in the loop (the compiler cannot hoist them)
+    h += zero;
+#pragma unroll
+    for (int u = 0; u < GROUP; ++u) {
+      const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
+      if (MISS > 0 && u % gap == 0) {
+        acc += bcast ? cl[(u / gap) * 32 - lane] : cl[(u / gap) * 32];
+      } else {
+        acc += bcast ? h[u * 32] : hl[u * 32];
+      }
+    }
+  }
+  sink[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
