@@ -6,6 +6,8 @@ L1TEX pipe ``issue_to_pipe_cycles`` after it issues (``[l1]`` in the config). Th
 :meth:`gpusim.memory.l1.L1Spec.pipe_cycles` for global accesses,
 :meth:`gpusim.memory.shared.SharedMemorySpec.pipe_cycles` for shared ones), so :class:`L1TexPipe` is a server of one
 unit per cycle. A cp.async's write of its data into shared memory takes the pipe too, with no issue in front of it.
+A shared-memory access also goes at its own pace (:meth:`L1TexPipe.paced`): after the warp's previous one, and a
+bank-conflicted one at ``[shared_memory] conflict_pace_cycles_per_wavefront`` past its wavefronts' cycles.
 
 In front of the pipe sit the LSU's queues (:class:`LsuQueue`): LG for global accesses, one per SM, and MIO for
 shared memory, one per sub-partition. A queue holds a number of requests waiting for the pipe, whatever their size
