@@ -355,3 +355,25 @@ def write_json(path: Path, data: Any) -> None:
 
 def python_cmd() -> list[str]:
     return [sys.executable, "-u"]
+
+
+def warp_clock_rows(cp: Any, np: Any, f: Any, sms: int, sink_per_cta: int, cases: Sequence[tuple[int, int]],
+                    iters: int, ops_per_iter: int, check: Callable[[int, int, Any], bool]) -> list[tuple]:
+    """Per (warps, ways) of ``cases``: four launches of ``f(ways, iters, warps, cycles, sink)``, one CTA of 1024
+    threads per SM, of which ``warps`` warps record their clock64 cycles; the cycles per op (median over the warps,
+    ``iters`` x ``ops_per_iter`` ops each, then over the last three launches), the per-launch figures, and whether
+    ``check(warps, ways, sink)`` held for every launch (``sink``: a NumPy array, ``sink_per_cta`` words per CTA).
+    Returns (warps, ways, cycles per op, per-launch list, ok) tuples."""
+    rows = []
+    for warps, ways in cases:
+        per, ok = [], True
+        for _ in range(4):
+            cyc = cp.zeros(sms * 32, dtype=cp.int64)
+            sink = cp.zeros(sms * sink_per_cta, dtype=cp.uint32)
+            f((sms,), (1024,), (np.int32(ways), np.int32(iters), np.int32(warps), cyc, sink))
+            cp.cuda.runtime.deviceSynchronize()
+            c = cp.asnumpy(cyc).reshape(sms, 32)[:, :warps]
+            per.append(float(np.median(c)) / (iters * ops_per_iter))
+            ok &= bool(check(warps, ways, cp.asnumpy(sink).reshape(sms, sink_per_cta)))
+        rows.append((warps, ways, statistics.median(per[1:]), per, ok))
+    return rows

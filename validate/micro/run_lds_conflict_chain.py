@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -38,24 +37,16 @@ def main() -> int:
     f = cp.RawModule(code=(HERE / "lds_conflict_chain.cu").read_text()).get_function("lds_chain")
     data = common.cupy_header(cp, "ldsconflict-1")
     data["how"] = __doc__
+    lanes = np.arange(32)
+
+    def check(warps, ways, sink):  # warp 0 of each CTA ends its chain where it began
+        return (sink[:, :32] == (lanes % ways) * 32 + lanes // ways).all()
+
     rows = []
-    for warps in WARPS:
-        for ways in WAYS:
-            per = []
-            ok = True
-            for _ in range(4):
-                cyc = cp.zeros(sms * 32, dtype=cp.int64)
-                sink = cp.zeros(sms * 1024, dtype=cp.uint32)
-                f((sms,), (1024,), (np.int32(ways), np.int32(ITERS), np.int32(warps), cyc, sink))
-                cp.cuda.runtime.deviceSynchronize()
-                c = cp.asnumpy(cyc).reshape(sms, 32)[:, :warps]
-                per.append(float(np.median(c)) / (ITERS * UNROLL))
-                lanes = np.arange(32)
-                first = cp.asnumpy(sink).reshape(sms, 32, 32)[:, 0, :]  # warp 0 of each CTA
-                ok &= bool((first == (lanes % ways) * 32 + lanes // ways).all())
-            rows.append({"warps_per_sm": warps, "ways": ways, "cycles_per_load": statistics.median(per[1:]),
-                         "per_launch": per, "value_ok": ok})
-            common.log(f"warps={warps} ways={ways}: {statistics.median(per[1:]):.2f} cycles per dependent LDS ok={ok}")
+    for warps, ways, cyc, per, ok in common.warp_clock_rows(cp, np, f, sms, 1024, [(w, k) for w in WARPS for k in WAYS],
+                                                          ITERS, UNROLL, check):
+        rows.append({"warps_per_sm": warps, "ways": ways, "cycles_per_load": cyc, "per_launch": per, "value_ok": ok})
+        common.log(f"warps={warps} ways={ways}: {cyc:.2f} cycles per dependent LDS ok={ok}")
     data["rows"] = rows
     Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
     return 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -42,28 +41,18 @@ def main() -> int:
     data["how"] = __doc__
     rows = []
     for kernel in ("sts_rate", "sts_rmw"):
-        f = mod.get_function(kernel)
-        for warps in WARPS:
-            for ways in WAYS:
-                per = []
-                ok = True
-                for _ in range(4):
-                    cyc = cp.zeros(sms * 32, dtype=cp.int64)
-                    sink = cp.zeros(sms * 32, dtype=cp.uint32)
-                    f((sms,), (1024,), (np.int32(ways), np.int32(ITERS), np.int32(warps), cyc, sink))
-                    cp.cuda.runtime.deviceSynchronize()
-                    c = cp.asnumpy(cyc).reshape(sms, 32)[:, :warps]
-                    per.append(float(np.median(c)) / (ITERS * UNROLL))
-                    got = cp.asnumpy(sink).reshape(sms, 32)
-                    if kernel == "sts_rmw" and warps == 1:  # each word stepped by the lanes on it, once a step
-                        ok &= bool((got == (ITERS * UNROLL)).all())
-                    if kernel == "sts_rate":
-                        ok &= bool((got == ITERS * UNROLL - 1).all())
-                cyc_med = statistics.median(per[1:])
-                rows.append({"kernel": kernel, "warps_per_sm": warps, "ways": ways, "cycles_per_op": cyc_med,
-                             "wavefronts_per_cycle": warps * ways / cyc_med, "per_launch": per, "value_ok": ok})
-                common.log(f"{kernel} warps={warps} ways={ways}: {cyc_med:.2f} cycles per op, "
-                           f"{warps * ways / cyc_med:.2f} wavefronts/clk ok={ok}")
+        def check(warps, ways, sink, kernel=kernel):  # each word stepped once a step by its lane (one warp), or
+            if kernel == "sts_rmw":  # the last value stored (any number of warps)
+                return warps > 1 or (sink == ITERS * UNROLL).all()
+            return (sink == ITERS * UNROLL - 1).all()
+
+        for warps, ways, cyc, per, ok in common.warp_clock_rows(cp, np, mod.get_function(kernel), sms, 32,
+                                                              [(w, k) for w in WARPS for k in WAYS], ITERS, UNROLL,
+                                                              check):
+            rows.append({"kernel": kernel, "warps_per_sm": warps, "ways": ways, "cycles_per_op": cyc,
+                         "wavefronts_per_cycle": warps * ways / cyc, "per_launch": per, "value_ok": ok})
+            common.log(f"{kernel} warps={warps} ways={ways}: {cyc:.2f} cycles per op, "
+                       f"{warps * ways / cyc:.2f} wavefronts/clk ok={ok}")
     data["rows"] = rows
     Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
     return 0
