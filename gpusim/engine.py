@@ -926,7 +926,7 @@ class ChipModel:
         # window's), as far as the marks past the warm-up go
         # (a CTA that skips with others of its SM: their common period, each warp's scaled as its CTA's; a young
         # one's, its warps' work per iteration over the iterations past its warm-up)
-        common = getattr(ls, "group_period", None)  # a persistent CTA's tiles have none
+        common = ls.group_period  # None for a persistent CTA's tiles and a CTA that skips alone
         n = max(1 if common else n, min(2 * n, len(m) - 1 - warm))
         (ta, sa, wa, ca), (tb, sb, wb, cb) = m[-1 - n], m[-1]
         period = (tb - ta) / n
