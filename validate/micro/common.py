@@ -270,9 +270,11 @@ def cupy_header(cp: Any, schema: Any) -> dict[str, Any]:
                          "python": platform.python_version()}}
 
 
-def micro_start(doc: str | None = None) -> tuple[Any, Any, Any, dict[str, Any], int]:
+def micro_start(doc: str | None = None, schema: str = "micro-1",
+                results: bool = True) -> tuple[Any, Any, Any, dict[str, Any], int]:
     """The start of a one-kernel micro-benchmark script: its parsed ``--out``, CuPy and NumPy, the measurement file's
-    head (:func:`cupy_header`, schema micro-1, an empty ``results``) and the GPU's SM count."""
+    head (:func:`cupy_header` with ``schema``, and an empty ``results`` unless ``results`` is false: files of their
+    own schema keep their rows at the top) and the GPU's SM count."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc)
@@ -281,7 +283,7 @@ def micro_start(doc: str | None = None) -> tuple[Any, Any, Any, dict[str, Any], 
     import cupy as cp
     import numpy as np
 
-    res = cupy_header(cp, "micro-1") | {"results": {}}
+    res = cupy_header(cp, schema) | ({"results": {}} if results else {})
     return a, cp, np, res, res["gpu"]["sm_count"]
 
 

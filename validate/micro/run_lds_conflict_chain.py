@@ -10,8 +10,6 @@ chain per warp, median over warps and 3 launches (the first launch a warm-up). T
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -27,15 +25,8 @@ UNROLL = 16
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    import cupy as cp
-    import numpy as np
-
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    a, cp, np, data, sms = common.micro_start(__doc__, "ldsconflict-1", results=False)
     f = cp.RawModule(code=(HERE / "lds_conflict_chain.cu").read_text()).get_function("lds_chain")
-    data = common.cupy_header(cp, "ldsconflict-1")
     data["how"] = __doc__
     lanes = np.arange(32)
 
@@ -48,7 +39,7 @@ def main() -> int:
         rows.append({"warps_per_sm": warps, "ways": ways, "cycles_per_load": cyc, "per_launch": per, "value_ok": ok})
         common.log(f"warps={warps} ways={ways}: {cyc:.2f} cycles per dependent LDS ok={ok}")
     data["rows"] = rows
-    Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
+    common.write_json(Path(a.out), data)
     return 0
 
 

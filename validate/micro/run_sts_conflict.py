@@ -12,8 +12,6 @@ ways / cycles per store.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -29,15 +27,8 @@ UNROLL = 16
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    import cupy as cp
-    import numpy as np
-
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    a, cp, np, data, sms = common.micro_start(__doc__, "stsconflict-1", results=False)
     mod = cp.RawModule(code=(HERE / "sts_conflict.cu").read_text())
-    data = common.cupy_header(cp, "stsconflict-1")
     data["how"] = __doc__
     rows = []
     for kernel in ("sts_rate", "sts_rmw"):
@@ -54,7 +45,7 @@ def main() -> int:
             common.log(f"{kernel} warps={warps} ways={ways}: {cyc:.2f} cycles per op, "
                        f"{warps * ways / cyc:.2f} wavefronts/clk ok={ok}")
     data["rows"] = rows
-    Path(a.out).write_text(json.dumps(data, indent=1) + "\n")
+    common.write_json(Path(a.out), data)
     return 0
 
 
