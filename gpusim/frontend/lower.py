@@ -109,6 +109,41 @@ def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
     return out
 
 
+def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
+    """Compute bundles cut where an instruction first reads what a load earlier in the same part wrote: the
+    scoreboard holds each instruction until its own operands are back, so the instructions before the cut go on
+    while the later load is still on its way (a bundle waits for every operation any of its instructions reads)."""
+    loaded: dict[str, int] = {}  # register -> the load unit (index) that last wrote it in this part
+    out: list[list[Position]] = []
+    part = None
+    for i, u in enumerate(units_list):
+        if u[0].part != part:
+            part, loaded = u[0].part, {}
+        kind = _kind(u[0])
+        if kind == "compute" and len(u) > 1:
+            seen: set[int] = set()
+            cur: list[Position] = []
+            for p in u:
+                new = {loaded[r] for r in reads_of(p.inst) if r in loaded} - seen
+                if new and cur:
+                    out.append(cur)
+                    cur = []
+                seen |= new
+                cur.append(p)
+            out.append(cur)
+        else:
+            out.append(u)
+        if kind == "mem" and key_rec(u[0]).kind in ("ld", "ldsm"):
+            for p in u:
+                for r in writes_of(p.inst):
+                    loaded[r] = i
+        else:
+            for p in u:
+                for r in writes_of(p.inst):
+                    loaded.pop(r, None)
+    return out
+
+
 def _slots_of(unit: list[Position]) -> list:
     return list(unit[0].recs)
 
@@ -388,7 +423,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     b = Builder(ctx)
     hop = hopper.Lowering(ctx, pos) if any(_kind(p) == "hopper" for p in pos) else None
     units_ops = []
-    for u in units(ctx, pos):
+    for u in split_at_loads(units(ctx, pos)):
         kind = _kind(u[0])
         if kind == "hopper":
             ops = hop.ops(b, u)
