@@ -109,10 +109,16 @@ def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
     return out
 
 
+# algorithmic, not hardware: a bundle is cut only after this many instructions (a cut costs the engine an operation;
+# hgemm_mma_pipelined's prologue, each of its first FFMAs waiting for another load, stays within MAX_UNROLLED_OPERATIONS)
+MIN_CUT = 8
+
+
 def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
-    """Compute bundles cut where an instruction first reads what a load earlier in the same part wrote: the
-    scoreboard holds each instruction until its own operands are back, so the instructions before the cut go on
-    while the later load is still on its way (a bundle waits for every operation any of its instructions reads)."""
+    """Compute bundles cut where an instruction first reads what a load earlier in the same part wrote (once the piece
+    before holds ``MIN_CUT`` instructions): the scoreboard holds each instruction until its own operands are back, so
+    the instructions before the cut go on while the later load is still on its way (a bundle waits for every
+    operation any of its instructions reads)."""
     loaded: dict[str, int] = {}  # register -> the load unit (index) that last wrote it in this part
     out: list[list[Position]] = []
     part = None
@@ -125,7 +131,7 @@ def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
             cur: list[Position] = []
             for p in u:
                 new = {loaded[r] for r in reads_of(p.inst) if r in loaded} - seen
-                if new and cur:
+                if new and len(cur) >= MIN_CUT:
                     out.append(cur)
                     cur = []
                 seen |= new
