@@ -5,6 +5,15 @@
 // request reads (an L1 miss, from the L2 or HBM), the others a line of `hot` (32 lines a CTA, L1-resident after the
 // first touch). MODE 0: every request a full line (lane l reads word l); 1: one word for all lanes (a broadcast);
 // 2: the two alternate (sgemm_coalesced: A broadcast, B line).
+// SPAN (run_l1_mix.py --span): a missing request's lanes spread over SPAN lines of `cold` (lane l reads word l / SPAN
+// of line l % SPAN: 32 / SPAN words a line), MODE 0 only, MISS * SPAN <= 32. Does a request that misses take the pipe
+// once more, or once more for each line it misses?
+// MODE 3 (run_l1_mix.py --shared-fresh): no request misses alone; every warp of a CTA reads the same 32 lines in a
+// group, lines of `cold` nothing read before (the first warp's request misses, the others find the line pending or
+// filled: sgemm_coalesced's B loads). Does a hit on a line still on its way cost more than a hit?
+#ifndef SPAN
+#define SPAN 1
+#endif
 #ifndef MISS
 #define MISS 0
 #endif
@@ -17,18 +26,21 @@ extern "C" __global__ void l1mix(const float* __restrict__ hot, const float* __r
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int per = MISS > 0 ? MISS : 1, gap = GROUP / per;
   const float* __restrict__ h = hot + (size_t)blockIdx.x * 32 * 32;  // every warp of the CTA reads the same 32 lines
-  const float* c = cold + ((size_t)blockIdx.x * warps + warp) * (size_t)(iters / GROUP) * per * 32;
+  const float* c = cold + ((size_t)blockIdx.x * warps + warp) * (size_t)(iters / GROUP) * per * 32 * SPAN;
   const float* hl = h + lane;
   float acc = 0.f;
   for (int i = 0; i < iters / GROUP; ++i) {
-    const float* cl = c + (size_t)i * per * 32 + lane;
+    const float* cl = c + (size_t)i * per * 32 * SPAN + (SPAN > 1 ? (lane % SPAN) * 32 + lane / SPAN : lane);
+    const float* fl = cold + ((size_t)blockIdx.x * (iters / GROUP) + i) * GROUP * 32 + lane;  // MODE 3
     hl += zero;  // zero at run time: the hot loads stay in the loop (the compiler cannot hoist them)
     h += zero;
 #pragma unroll
     for (int u = 0; u < GROUP; ++u) {
       const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
-      if (MISS > 0 && u % gap == 0) {
-        acc += bcast ? cl[(u / gap) * 32 - lane] : cl[(u / gap) * 32];
+      if (MODE == 3) {
+        acc += fl[u * 32];
+      } else if (MISS > 0 && u % gap == 0) {
+        acc += bcast ? cl[(u / gap) * 32 - lane] : cl[(u / gap) * 32 * SPAN];
       } else {
         acc += bcast ? h[u * 32] : hl[u * 32];
       }
