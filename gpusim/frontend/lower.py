@@ -4,6 +4,7 @@ epilogue)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -109,29 +110,34 @@ def units(ctx: Context, pos: list[Position]) -> list[list[Position]]:
     return out
 
 
-# algorithmic, not hardware: a bundle is cut only after this many instructions (a cut costs the engine an operation;
-# hgemm_mma_pipelined's prologue, each of its first FFMAs waiting for another load, stays within MAX_UNROLLED_OPERATIONS)
-MIN_CUT = 8
-
-
 def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
-    """Compute bundles cut where an instruction first reads what a load earlier in the same part wrote (once the piece
-    before holds ``MIN_CUT`` instructions): the scoreboard holds each instruction until its own operands are back, so
-    the instructions before the cut go on while the later load is still on its way (a bundle waits for every
-    operation any of its instructions reads)."""
+    """Compute bundles cut where an instruction first reads what a load earlier in the same part wrote: the scoreboard
+    holds each instruction until its own operands are back, so the instructions before the cut go on while the later
+    load is still on its way (a bundle waits for every operation any of its instructions reads). A part whose cuts
+    would take it past the operations the engine simulates in one pass (``MAX_UNROLLED_OPERATIONS``, counting two for
+    each memory run) keeps its bundles whole."""
+    from gpusim.kernel_checks import MAX_UNROLLED_OPERATIONS
+
+    out: list[list[Position]] = []
+    for _, part in itertools.groupby(units_list, key=lambda u: u[0].part):
+        whole = list(part)
+        cut = _cut_part(whole)
+        mem = sum(_kind(u[0]) == "mem" for u in whole)
+        out += cut if len(cut) + mem <= MAX_UNROLLED_OPERATIONS else whole
+    return out
+
+
+def _cut_part(units_list: list[list[Position]]) -> list[list[Position]]:
     loaded: dict[str, int] = {}  # register -> the load unit (index) that last wrote it in this part
     out: list[list[Position]] = []
-    part = None
     for i, u in enumerate(units_list):
-        if u[0].part != part:
-            part, loaded = u[0].part, {}
         kind = _kind(u[0])
         if kind == "compute" and len(u) > 1:
             seen: set[int] = set()
             cur: list[Position] = []
             for p in u:
                 new = {loaded[r] for r in reads_of(p.inst) if r in loaded} - seen
-                if new and len(cur) >= MIN_CUT:
+                if new and cur:
                     out.append(cur)
                     cur = []
                 seen |= new
