@@ -11,9 +11,16 @@
 // MODE 3 (run_l1_mix.py --shared-fresh): no request misses alone; every warp of a CTA reads the same 32 lines in a
 // group, lines of `cold` nothing read before (the first warp's request misses, the others find the line pending or
 // filled: sgemm_coalesced's B loads). Does a hit on a line still on its way cost more than a hit?
+// MODE 4 (run_l1_mix.py, SHARE rows): as MODE 3, but SHARE warps of a CTA share each line (warp w reads the lines of
+// subset w / SHARE) and the lines come from a 128-group window of `cold` every CTA of the chip walks: L2-resident,
+// never L1-resident when read again. How does the cost grow with the warps that find a line on its way?
 #ifndef SPAN
 #define SPAN 1
 #endif
+#ifndef SHARE
+#define SHARE 32
+#endif
+#define WINDOW 128
 #ifndef MISS
 #define MISS 0
 #endif
@@ -31,13 +38,14 @@ extern "C" __global__ void l1mix(const float* __restrict__ hot, const float* __r
   float acc = 0.f;
   for (int i = 0; i < iters / GROUP; ++i) {
     const float* cl = c + (size_t)i * per * 32 * SPAN + (SPAN > 1 ? (lane % SPAN) * 32 + lane / SPAN : lane);
-    const float* fl = cold + ((size_t)blockIdx.x * (iters / GROUP) + i) * GROUP * 32 + lane;  // MODE 3
+    const float* fl = MODE == 3 ? cold + ((size_t)blockIdx.x * (iters / GROUP) + i) * GROUP * 32 + lane
+                                : cold + ((size_t)(warp / SHARE) * WINDOW + i % WINDOW) * GROUP * 32 + lane;
     hl += zero;  // zero at run time: the hot loads stay in the loop (the compiler cannot hoist them)
     h += zero;
 #pragma unroll
     for (int u = 0; u < GROUP; ++u) {
       const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
-      if (MODE == 3) {
+      if (MODE >= 3) {
         acc += fl[u * 32];
       } else if (MISS > 0 && u % gap == 0) {
         acc += bcast ? cl[(u / gap) * 32 - lane] : cl[(u / gap) * 32 * SPAN];

@@ -1,16 +1,16 @@
 """The L1TEX pipe's rate for global loads that mostly hit, with some misses or broadcasts (sgemm_coalesced's mix).
 
     python3 validate/micro/run_l1_mix.py --out validate/measurements/h200/l1mix-2026-11-28.json
-    python3 validate/micro/run_l1_mix.py --out validate/measurements/h100/l1mix-2026-12-07.json  (SPAN, MODE 3 added)
+    python3 validate/micro/run_l1_mix.py --out validate/measurements/h100/l1mix-2026-12-07.json  (SPAN, MODES 3-4)
 
 validate/micro/l1_mix.cu, compiled per case: two CTAs of 1024 threads an SM (64 warps, as sgemm_coalesced), each warp
 ITERS requests of 32 lanes in unrolled groups of 32: `miss` of each group read a line no other request reads (an L1
 miss), the others a line of a 32-line L1-resident set. mode 0: full lines; 1: one word for all lanes (a broadcast); 2:
 the two alternate; 3: no request misses alone, every warp of a CTA reads the same 32 lines of `cold` in a group, new
 ones each group (sgemm_coalesced's B loads: hits on lines still on their way). SPAN (`span` in a row): a missing
-request's lanes spread over that many lines (MODE 0). Requests per cycle per SM: requests / (CUDA-event time x 1980 MHz, the clock the GPU holds under
-load), median of 5 launches after a warm-up; the SASS's instructions per request from the cubin (cuobjdump-free:
-the kernel's size is recorded instead).
+request's lanes spread over that many lines (MODE 0); 4: `share` warps of a CTA share each line, lines of a
+128-group window every CTA walks (L2-resident). Requests per cycle per SM: requests / (CUDA-event time x 1980 MHz,
+the clock the GPU holds under load), median of 5 launches after a warm-up.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import common  # noqa: E402
 ITERS = 4096
 CASES = [(mode, m, 1) for mode in (0, 1, 2) for m in (0, 1, 2, 4, 8, 16, 32)]
 CASES += [(0, 1, span) for span in (2, 4, 8, 16, 32)] + [(0, 2, 4), (0, 2, 16), (3, 0, 1)]
+SHARES = (1, 2, 4, 8, 16, 32)  # MODE 4: warps that share each line (L2-resident lines)
 CLOCK_MHZ = 1980.0
 
 
@@ -40,9 +41,9 @@ def main() -> int:
     cold = cp.ones(warps * ITERS * 32, dtype=cp.float32)  # enough for 32 misses in 32
     sink = cp.zeros(ctas * threads, dtype=cp.float32)
     rows = []
-    for mode, miss, span in CASES:
-        f = cp.RawModule(code=code, options=(f"-DMISS={miss}", f"-DMODE={mode}", f"-DSPAN={span}")).get_function(
-            "l1mix")
+    for mode, miss, span, share in [(*c, 32) for c in CASES] + [(4, 0, 1, k) for k in SHARES]:
+        f = cp.RawModule(code=code, options=(f"-DMISS={miss}", f"-DMODE={mode}", f"-DSPAN={span}",
+                                             f"-DSHARE={share}")).get_function("l1mix")
 
         def launch(f=f):
             f((ctas,), (threads,), (hot, cold, np.int32(ITERS), np.int32(0), sink))
@@ -50,9 +51,9 @@ def main() -> int:
         requests_per_sm = 2 * 32 * ITERS
         lines_per_clk = requests_per_sm / (ns * 1e-9 * clock_mhz * 1e6)
         ok = bool(abs(float(sink[0].get()) - ITERS) < 0.5)
-        rows.append({"mode": mode, "misses_per_32": miss, "span": span, "time_ns": ns,
+        rows.append({"mode": mode, "misses_per_32": miss, "span": span, "share": share, "time_ns": ns,
                      "requests_per_cycle_per_sm": lines_per_clk, "sum_ok": ok})
-        common.log(f"mode={mode} misses/32={miss} span={span}: {ns / 1e3:.1f} us, {lines_per_clk:.3f} "
+        common.log(f"mode={mode} misses/32={miss} span={span} share={share}: {ns / 1e3:.1f} us, {lines_per_clk:.3f} "
                    f"requests/clk/SM ok={ok}")
     res["results"]["l1mix"] = {"rows": rows, "clock_mhz": clock_mhz, "iters": ITERS}
     res["how"] = __doc__
