@@ -14,8 +14,8 @@
 // MODE 4 (run_l1_mix.py, SHARE rows): as MODE 3, but SHARE warps of a CTA share each line (warp w reads the lines of
 // subset w / SHARE) and the lines come from a 128-group window of `cold` every CTA of the chip walks: L2-resident,
 // never L1-resident when read again. How does the cost grow with the warps that find a line on its way?
-// MODE 5 (REUSE rows): a warp's own lines, each read by REUSE of its requests in a row (the first misses, the others
-// find the line on its way: sgemm_coalesced's A loads), from a 128-group window per warp (L2-resident).
+// MODE 5 (REUSE rows): a warp's own new lines, each read by REUSE of its requests in a row (the first misses, the
+// others find the line on its way: sgemm_coalesced's A loads); MODE 3's waiters, but one warp's.
 #ifndef REUSE
 #define REUSE 8
 #endif
@@ -51,7 +51,7 @@ extern "C" __global__ void l1mix(const float* __restrict__ hot, const float* __r
     for (int u = 0; u < GROUP; ++u) {
       const bool bcast = MODE == 1 || (MODE == 2 && (u & 1) == 0);
       if (MODE == 5) {
-        acc += cold[(((size_t)blockIdx.x * warps + warp) * WINDOW + i % WINDOW) * (GROUP / REUSE) * 32 +
+        acc += cold[(((size_t)blockIdx.x * warps + warp) * (iters / GROUP) + i) * (GROUP / REUSE) * 32 +
                     (u / REUSE) * 32 + lane];
       } else if (MODE >= 3) {
         acc += fl[u * 32];

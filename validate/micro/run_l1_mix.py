@@ -9,8 +9,8 @@ miss), the others a line of a 32-line L1-resident set. mode 0: full lines; 1: on
 the two alternate; 3: no request misses alone, every warp of a CTA reads the same 32 lines of `cold` in a group, new
 ones each group (sgemm_coalesced's B loads: hits on lines still on their way). SPAN (`span` in a row): a missing
 request's lanes spread over that many lines (MODE 0); 4: `share` warps of a CTA share each line, lines of a
-128-group window every CTA walks (L2-resident); 5: each warp reads its own lines, `share` requests in a row to a
-line (the first misses, the others find it on its way; L2-resident). Requests per cycle per SM: requests /
+128-group window every CTA walks (L2-resident); 5: each warp reads its own new lines, `share` requests in a row to a
+line (the first misses, the others find it on its way). Requests per cycle per SM: requests /
 (CUDA-event time x 1980 MHz, the clock the GPU holds under load), median of 5 launches after a warm-up.
 """
 
@@ -29,7 +29,7 @@ ITERS = 4096
 CASES = [(mode, m, 1) for mode in (0, 1, 2) for m in (0, 1, 2, 4, 8, 16, 32)]
 CASES += [(0, 1, span) for span in (2, 4, 8, 16, 32)] + [(0, 2, 4), (0, 2, 16), (3, 0, 1)]
 SHARES = (1, 2, 4, 8, 16, 32)  # MODE 4: warps that share each line (L2-resident lines)
-REUSES = (8, 16, 32)  # MODE 5: a warp's requests in a row to each of its own lines (L2-resident), in `share`
+REUSES = (16, 32)  # MODE 5: a warp's requests in a row to each of its own new lines, in `share`
 CLOCK_MHZ = 1980.0
 
 
