@@ -479,7 +479,7 @@ def test_a_compute_bundle_goes_on_while_later_loads_are_on_their_way(monkeypatch
         return ffma, report(simulate(k, cfg))
 
     ffma, split = run()
-    assert len(ffma) > 8  # at least one cut in each of the eight dotIdx steps' 64 FFMA
+    assert len(ffma) > 8  # more bundles than the eight dotIdx steps: cut
     assert sum(o.count for o in ffma) == 8 * 64  # cut, not lost
     monkeypatch.setattr(lower, "split_at_loads", lambda units: units)
     merged_ffma, merged = run()
