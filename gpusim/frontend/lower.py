@@ -142,16 +142,17 @@ def _cut_part(units_list: list[list[Position]]) -> list[list[Position]]:
                     cur = []
                 seen |= new
                 cur.append(p)
+                for r in writes_of(p.inst):  # overwritten: a later read is this bundle's own value
+                    loaded.pop(r, None)
             out.append(cur)
-        else:
-            out.append(u)
-        if kind == "mem" and key_rec(u[0]).kind in ("ld", "ldsm"):
-            for p in u:
-                for r in writes_of(p.inst):
+            continue
+        out.append(u)
+        load = kind == "mem" and key_rec(u[0]).kind in ("ld", "ldsm")
+        for p in u:
+            for r in writes_of(p.inst):
+                if load:
                     loaded[r] = i
-        else:
-            for p in u:
-                for r in writes_of(p.inst):
+                else:
                     loaded.pop(r, None)
     return out
 
