@@ -17,6 +17,7 @@ from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
 from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, cta_warps, key_rec,
                                    pipe_of, reads_of, ref_of, stride_pair, warps_tuple, writes_of)
+from gpusim.kernel_checks import MAX_UNROLLED_OPERATIONS
 
 MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
                 "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "cp"}
@@ -116,8 +117,6 @@ def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
     load is still on its way (a bundle waits for every operation any of its instructions reads). A part whose cuts
     would take it past the operations the engine simulates in one pass (``MAX_UNROLLED_OPERATIONS``, counting two for
     each memory run) keeps its bundles whole."""
-    from gpusim.kernel_checks import MAX_UNROLLED_OPERATIONS
-
     out: list[list[Position]] = []
     for _, part in itertools.groupby(units_list, key=lambda u: u[0].part):
         whole = list(part)
@@ -128,6 +127,7 @@ def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
 
 
 def _cut_part(units_list: list[list[Position]]) -> list[list[Position]]:
+    """One part's units, its compute bundles cut at each load an instruction first reads (:func:`split_at_loads`)."""
     loaded: dict[str, int] = {}  # register -> the load unit (index) that last wrote it in this part
     out: list[list[Position]] = []
     for i, u in enumerate(units_list):

@@ -5,16 +5,16 @@
 // request reads (an L1 miss, from the L2 or HBM), the others a line of `hot` (32 lines a CTA, L1-resident after the
 // first touch). MODE 0: every request a full line (lane l reads word l); 1: one word for all lanes (a broadcast);
 // 2: the two alternate (sgemm_coalesced: A broadcast, B line).
-// SPAN (run_l1_mix.py --span): a missing request's lanes spread over SPAN lines of `cold` (lane l reads word l / SPAN
+// SPAN (run_l1_mix.py's span rows): a missing request's lanes spread over SPAN lines of `cold` (lane l reads word l / SPAN
 // of line l % SPAN: 32 / SPAN words a line), MODE 0 only, MISS * SPAN <= 32. Does a request that misses take the pipe
 // once more, or once more for each line it misses?
-// MODE 3 (run_l1_mix.py --shared-fresh): no request misses alone; every warp of a CTA reads the same 32 lines in a
+// MODE 3: no request misses alone; every warp of a CTA reads the same 32 lines in a
 // group, lines of `cold` nothing read before (the first warp's request misses, the others find the line pending or
 // filled: sgemm_coalesced's B loads). Does a hit on a line still on its way cost more than a hit?
-// MODE 4 (run_l1_mix.py, SHARE rows): as MODE 3, but SHARE warps of a CTA share each line (warp w reads the lines of
+// MODE 4 (run_l1_mix.py's share rows): as MODE 3, but SHARE warps of a CTA share each line (warp w reads the lines of
 // subset w / SHARE) and the lines come from a 128-group window of `cold` every CTA of the chip walks: L2-resident,
 // never L1-resident when read again. How does the cost grow with the warps that find a line on its way?
-// MODE 5 (REUSE rows): a warp's own new lines, each read by REUSE of its requests in a row (the first misses, the
+// MODE 5 (run_l1_mix.py's reuse rows; not measured yet): a warp's own new lines, each read by REUSE of its requests in a row (the first misses, the
 // others find the line on its way: sgemm_coalesced's A loads); MODE 3's waiters, but one warp's.
 #ifndef REUSE
 #define REUSE 8
