@@ -325,7 +325,9 @@ class _Cta:
         self.slot = slot
         self.steady = True
         self.loop_warps = nwarps  # warps with work in the outer loop (set by the model)
-        self.loops: dict[int, _LoopState] = {}  # per tile (a persistent CTA runs several)
+        # per tile (a persistent CTA runs several; -1: its tiles) and stretch of detailed iterations (a loop that
+        # skipped part of its trips and goes on in detail starts a new one)
+        self.loops: dict[tuple[int, int], _LoopState] = {}
         self.current: _LoopState | None = None  # the outer loop its warps run now
         self.stats = [[0.0] * len(STALLS) for _ in range(nwarps)]  # per warp, cycles per stall reason
         self.start = np.zeros(nwarps)
@@ -342,24 +344,32 @@ class _Cta:
             v[index[srv]] += w
         return v
 
-    def loop(self, tile: int, env: simpy.Environment) -> _LoopState:
-        st = self.loops.get(tile)
+    def loop(self, tile: int, env: simpy.Environment, stretch: int = 0, first: int = 0) -> _LoopState:
+        st = self.loops.get((tile, stretch))
         if st is None:
-            st = self.loops[tile] = _LoopState(env.event())
+            st = self.loops[tile, stretch] = _LoopState(env.event(), first)
         return st
 
 
 class _LoopState:
     """One run of the outer loop by a CTA: its fast-forward decision and the warps waiting at the skip."""
 
-    __slots__ = ("skip_after", "started", "skips", "event", "began", "window_end", "group_period", "own_period")
+    __slots__ = ("skip_after", "skip_end", "first", "settled", "started", "skips", "event", "began", "window_end",
+                 "group_period", "own_period")
 
-    def __init__(self, event: simpy.Event) -> None:
+    def __init__(self, event: simpy.Event, first: int = 0) -> None:
+        self.first = first  # the first iteration of this stretch of detailed iterations
+        # the iteration the forced skip (MAX_LOOP_ITERATIONS) counts from: the first, or the last at which the loop
+        # waited for a CTA about to join it on the SM (:meth:`ChipModel._filling`): its windows begin after that
+        self.settled = first
         self.skip_after: int | None = None  # last simulated iteration, once decided
+        # the iteration the skip goes to: None, the last (or the ragged last); else a window measured beside another
+        # CTA's skipped stretch, which holds only until that stretch ends (:meth:`ChipModel._skip_end`)
+        self.skip_end: int | None = None
         self.started = -1  # the furthest iteration any warp has begun
         self.skips: list = []  # (warp, arrival, skipped cycles, work per unit) of each warp at the skip point
         self.event = event
-        self.began: list[float] = []  # when the first warp began each iteration
+        self.began: list[float] = []  # when the first warp began each iteration (from ``first``)
         # a loop that skips because another CTA on its SM did: its window ends there (what its warps run after it
         # runs beside that CTA's background reservation)
         self.window_end: float | None = None
@@ -1001,7 +1011,7 @@ class ChipModel:
         (an even load that the CTA meets otherwise than their bursts: fa2's CTAs ran 6% short beside one)."""
         return all(end <= since for serial, end in cta.sm.skipped_until.items() if serial != cta.serial)
 
-    def _cleanable(self, cta: _Cta, m: list, it: int, trips: int) -> bool:
+    def _cleanable(self, cta: _Cta, m: list, it: int, trips: int, first: int = 0) -> bool:
         """Whether a window clean of the other CTAs' skipped stretches now on ``cta``'s SM can still be had before
         the loop is extrapolated anyway (MAX_LOOP_ITERATIONS) or ends, at its period over the marks ``m``. When it
         cannot, the window at that forced skip would run beside the same background reservations as the steady
@@ -1017,7 +1027,37 @@ class ChipModel:
         if period <= 0:
             return True
         clean_from = it + math.ceil((max(others) - self.env.now) / period) + n
-        return clean_from <= min(MAX_LOOP_ITERATIONS, trips - 1)
+        return clean_from <= min(first + MAX_LOOP_ITERATIONS, trips - 1)
+
+    def _filling(self, sm: SmUnit) -> bool:
+        """Whether a CTA will soon join those resident on ``sm``: a slot is free and CTAs wait in the queue. A CTA
+        that skipped alone would run its reservation at its own pace, and the one that comes would get what is left
+        of the SM, where the two share it as equals (sgemm_bank_linearized 4096^3, the last wave: 2,656 cycles an
+        iteration alone, 4,599 for the newcomer beside the reservation, 3,840 each when both run in detail: 3.5%
+        short of the run without fast-forward)."""
+        return bool(self.queue) and len(sm.resident) < self.ctas_per_sm
+
+    def _skip_end(self, cta: _Cta, m: list, it: int, skip_after: int, trips: int) -> int | None:
+        """Where a skip decided at iteration ``it`` (to skip after ``skip_after``) ends: at the end of the loop
+        (None) when no other CTA on ``cta``'s SM is in a skipped stretch; else the iteration by which the latest of
+        those stretches ends, at the period of the marks ``m``: the window ran beside their background reservations,
+        and its period holds only as long as they do (sgemm_bank_padded's front-end build 4096^3: the last wave's
+        second CTA measured 10,784 cycles an iteration beside its neighbour's reservation, where the two share the SM
+        at about 5,800 each, and extrapolated that over 496 iterations, far past the reservation's end: 22.8% over
+        the run without fast-forward, 2.2% with the skip cut there). 0: too close to be worth a skip, so the loop
+        goes on in detail."""
+        others = [end for serial, end in cta.sm.skipped_until.items() if serial != cta.serial]
+        until = max(others, default=0.0)
+        if until <= self.env.now:
+            return None
+        n = min(2 * WINDOW_ITERATIONS, len(m) - 1)
+        period = (m[-1][0] - m[-1 - n][0]) / n if n > 0 else 0.0
+        if period <= 0:
+            return None
+        end = it + int((until - self.env.now) // period)
+        if end >= trips:
+            return None
+        return end if end - skip_after >= WINDOW_ITERATIONS else 0
 
     def _join(self, cta: _Cta, marks: list) -> None:
         """``cta`` skips the rest of its loop: the other CTAs on its SM that have run their warm-up and two more
@@ -1067,13 +1107,15 @@ class ChipModel:
 
     def _loop(self, wp: _Warp, tile: int):
         k, cta = self.k, wp.cta
+        stretch = 0  # stretches of detailed iterations so far (a skip cut short starts another)
+        skipped_from = 0  # iterations simulated in detail in the stretches before this one
         ls = cta.loop(tile, self.env)
         trips = cta.work.trips
         cta.current = ls
         it = 0
         while it < trips:
             ls.started = max(ls.started, it)
-            if it == len(ls.began):
+            if it - ls.first == len(ls.began):
                 ls.began.append(self.env.now)
             yield from self._run(wp, self.body, it)
             wp.marks.append(self._mark(wp))
@@ -1084,18 +1126,37 @@ class ChipModel:
             # windows count only while every CTA on the SM ran its iterations in detail
             if ls.skip_after is None and "loop" in self.may_skip:
                 # beside another CTA's skipped stretch only where no clean window can come before the forced skip
-                if self._steady(wp.marks, spike=STEADY_SPIKE) and (
-                        self._clean(cta, wp.marks[-1 - 2 * WINDOW_ITERATIONS][0])
-                        or not self._cleanable(cta, wp.marks, it, trips)):
-                    ls.skip_after = max(it, ls.started + 1)
-                    self._join(cta, wp.marks)
-                elif it >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS:
-                    ls.skip_after = max(it, ls.started + 1)
-                    cta.steady = False
-                    self._join(cta, wp.marks)
+                steady = self._steady(wp.marks, spike=STEADY_SPIKE) and (
+                    self._clean(cta, wp.marks[-1 - 2 * WINDOW_ITERATIONS][0])
+                    or not self._cleanable(cta, wp.marks, it, trips, ls.first))
+                filling = self._filling(cta.sm)
+                if filling:
+                    ls.settled = it
+                forced = not steady and it - ls.settled >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS
+                if steady and filling:
+                    pass  # a CTA about to join it on the SM would change its period: not yet
+                elif steady or forced:
+                    after = max(it, ls.started + 1)
+                    end = self._skip_end(cta, wp.marks, it, after, trips)
+                    if end != 0:
+                        ls.skip_after, ls.skip_end = after, end
+                        cta.steady &= steady
+                        if end is None:  # those that join skip to the end: not beside a stretch that ends before
+                            self._join(cta, wp.marks)
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
-                self.max_iterations = max(self.max_iterations, it)
+                self.max_iterations = max(self.max_iterations, skipped_from + it - ls.first)
+                if ls.skip_end is not None:  # up to where the stretch beside it ends, then on in detail
+                    self._mbar_skipped(cta, it, ls.skip_end - 1, tile)
+                    yield from self._skip(wp, ls, ls.skip_end - it, self._window(wp, ls), WINDOW_ITERATIONS,
+                                          WARM_ITERATIONS, cta.loop_warps)
+                    skipped_from += it - ls.first  # iterations it simulated in detail before
+                    it = ls.skip_end
+                    stretch += 1
+                    ls = cta.loop(tile, self.env, stretch, it)
+                    cta.current = ls
+                    wp.marks.clear()
+                    continue
                 if self.ragged_last and trips == k.loop.trips and trips - it > 1:
                     # skip to the last iteration and run it: its pattern differs (a ragged last tile)
                     self._mbar_skipped(cta, it, trips - 2, tile)
@@ -1110,7 +1171,7 @@ class ChipModel:
                 yield from self._skip(wp, ls, trips - it, self._window(wp, ls), WINDOW_ITERATIONS, WARM_ITERATIONS,
                                       cta.loop_warps)
                 break
-        self.max_iterations = max(self.max_iterations, min(it, trips))
+        self.max_iterations = max(self.max_iterations, skipped_from + min(it, trips) - ls.first)
 
     def _mbar_skipped(self, cta: _Cta, first: int, last: int, tile: int) -> None:
         """The mbarrier phases whose arrivals iterations ``first`` to ``last`` of ``tile`` would have made: the
@@ -1138,7 +1199,7 @@ class ChipModel:
         # a persistent CTA's tiles fast-forward like a loop once their durations are steady (decided for the whole
         # CTA by the first warp to finish a tile)
         tile_marks = [self._mark(wp)]
-        ts = cta.loop(-1, env)
+        ts = cta.loop(-1, env)  # the tiles' state (-1: no loop's)
         for tile in range(0 if self.tile_idle[lw] else tiles):
             ts.started = max(ts.started, tile)
             wp.tile = tile
