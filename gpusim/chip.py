@@ -427,13 +427,14 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, M
             st = l1.get(name) or L1Stats()
             h1 = st.sector_hits / st.sectors if st.sectors else 0.0
             m1 = 1 - st.requests_all_hit / st.requests if st.requests else 1.0
+            pending = st.requests_pending / st.requests if st.requests else 0.0
             l2b = p.sectors * sb * (1 - h1)
             cost = cfg.l2.read_cost_bytes(p.lines, p.sectors, cfg.l1.line_bytes) * (1 - h1)
             out[name] = MemTiming(l1tex_cycles=l1cyc, instructions=p.instructions, period=p.period, l2_bytes=l2b,
                                   hbm_bytes=l2b * l2.dram_bytes_per_request_byte(name, sb), l1_miss_fraction=m1,
                                   l2_miss_fraction=l2.latency_miss_fraction(name, sb),
                                   latency_hit_cycles=cfg.l1.hit_latency_cycles, l2_read_cost=cost,
-                                  hbm_cost=(hbm_cost or {}).get(name, 1.0))
+                                  hbm_cost=(hbm_cost or {}).get(name, 1.0), l1_pending_fraction=pending)
         else:
             l2b = p.sectors * sb * 1.0
             written = l2.dram_write_bytes.get(name, 0.0)

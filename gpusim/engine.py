@@ -142,6 +142,9 @@ class MemTiming:
     l1_miss_fraction: float  # executions that miss L1 (request level)
     l2_miss_fraction: float  # of those, executions that miss L2
     latency_hit_cycles: int
+    # executions whose sectors all hit, one or more in a line a miss of the same iteration brought in: ncu's hits,
+    # but the data is that miss's, still on its way (:meth:`ChipModel._pending`)
+    l1_pending_fraction: float = 0.0
     l2_write_cycles: np.ndarray | None = None  # stores: cycles of the chip's L2 write path per execution
     l2_read_cost: np.ndarray | None = None  # loads: bytes of the L2's read bandwidth per execution (lines cost more)
     last: bool = False  # arrays have a row ``period`` for a ragged last loop iteration (patterns.pattern_row)
@@ -177,7 +180,7 @@ class _OpTiming:
     its scalars."""
 
     __slots__ = ("rows", "period", "last", "latency_hit_cycles", "l1_miss_fraction", "l2_miss_fraction", "hbm_cost",
-                 "atomic", "sharing", "shifts")
+                 "atomic", "sharing", "shifts", "l1_pending_share")
 
     def __init__(self, tm: MemTiming) -> None:
         ins, l1, l2, hbm = (a.tolist() for a in (tm.instructions, tm.l1tex_cycles, tm.l2_bytes, tm.hbm_bytes))
@@ -195,6 +198,9 @@ class _OpTiming:
         self.latency_hit_cycles = tm.latency_hit_cycles
         self.l1_miss_fraction = tm.l1_miss_fraction
         self.l2_miss_fraction = tm.l2_miss_fraction
+        # of the executions that do not miss, the share that finds its line on its way
+        hit = 1.0 - tm.l1_miss_fraction
+        self.l1_pending_share = min(tm.l1_pending_fraction / hit, 1.0) if hit > 0 else 0.0
         self.hbm_cost = tm.hbm_cost
         self.sharing = dict(zip(("line", "slice"), tm.atomic_sharing, strict=True))
         self.shifts = tm.atomic_shifts or {}
@@ -336,6 +342,8 @@ class _Cta:
         self.causes: dict = {}  # (stall reason, what it waited on) -> its warps' cycles
         self.traced = False
         self.began = 0.0  # when it was handed its slot
+        # (load, iteration, inner iteration) -> when its first execution in the CTA reached the L1TEX pipe's end
+        self.first_seen: dict[tuple[str, int, int], float] = {}
 
     def work_vector(self, index: dict) -> np.ndarray:
         """Work its warps booked on each unit, in ``index`` order."""
@@ -710,10 +718,14 @@ class ChipModel:
         if op.space == "global" and l2_bytes > 0:
             req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost, par, j)
             # a load that misses the L1 waits for the L2's answer, one that misses the L2 too for HBM's
-            if op.kind == "ld" and misses(wp.exec_count, op.name, tm.l1_miss_fraction):
-                done = self.mem.l2.respond(req, done)
-                if misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction):
-                    done = self.mem.hbm.respond(req, done)
+            if op.kind == "ld":
+                first = wp.cta.first_seen.setdefault((op.name, it, j), l1_end)
+                if misses(wp.exec_count, op.name, tm.l1_miss_fraction):
+                    done = self.mem.l2.respond(req, done)
+                    if misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction):
+                        done = self.mem.hbm.respond(req, done)
+                elif tm.l1_pending_share and misses(wp.exec_count, op.name + "/pending", tm.l1_pending_share):
+                    done = self._pending(wp, op, tm, req, done, l1_end - first)
             elif op.kind == "st":
                 wp.stores_done = max(wp.stores_done, req.l2_done)
                 if op.atomic and not op.reduction:  # ATOMG: its old value comes back from the L2, where it ran
@@ -726,6 +738,18 @@ class ChipModel:
         if wp.tracing:
             self._span(wp, op.name, f"{op.space}_{op.kind}", start, done if load else l1_end)
         return math.ceil(issue_end)
+
+    def _pending(self, wp: _Warp, op: Mem, tm: _OpTiming, req: Request, done: float, late: float) -> float:
+        """A hit on a line still on its way: the miss that brought it in was this operation's first execution in the
+        CTA this iteration (``late`` cycles before this one reached the pipe; another warp's, where every warp of the
+        CTA reads the same lines, or the same warp's, where the next instructions read the line the first missed).
+        The data comes when that fill lands, from the L2 or HBM as the operation's misses do, or at once if it has
+        landed (measured: validate/micro/l1_mix.cu MODE 3, every warp of a CTA reading the same new lines, 31 of 32
+        requests counted hits, long_scoreboard 13.7 per issue where one miss in 32 to a private line gives 7.6)."""
+        fill = self.mem.l2.respond(req, done)
+        if misses(wp.exec_count, op.name + "/pending-l2", tm.l2_miss_fraction):
+            fill = self.mem.hbm.respond(req, fill)
+        return max(done, fill - late)
 
     def _reused_operands(self, wp: _Warp, every: int, t: float, n_instr: int,
                          l1cyc: float) -> tuple[float, float, float, float]:
@@ -1030,12 +1054,19 @@ class ChipModel:
         return clean_from <= min(first + MAX_LOOP_ITERATIONS, trips - 1)
 
     def _filling(self, sm: SmUnit) -> bool:
-        """Whether a CTA will soon join those resident on ``sm``: a slot is free and CTAs wait in the queue. A CTA
-        that skipped alone would run its reservation at its own pace, and the one that comes would get what is left
-        of the SM, where the two share it as equals (sgemm_bank_linearized 4096^3, the last wave: 2,656 cycles an
-        iteration alone, 4,599 for the newcomer beside the reservation, 3,840 each when both run in detail: 3.5%
-        short of the run without fast-forward)."""
-        return bool(self.queue) and len(sm.resident) < self.ctas_per_sm
+        """Whether a CTA will soon join those resident on ``sm``: a slot is free and CTAs wait in the queue, one of them
+        for this SM (a partial wave's go to the SMs in turn: where the only one left goes to another SM, none comes;
+        sgemm_2d_blocktiling BM=64 4096^3's front-end build waited for it, and its window took in that CTA's start on
+        the other SM). A CTA that skipped alone would run its reservation at its own pace, and the one that comes
+        would get what is left of the SM, where the two share it as equals (sgemm_bank_linearized 4096^3, the last
+        wave: 2,656 cycles an iteration alone, 4,599 for the newcomer beside the reservation, 3,840 each when both run
+        in detail: 3.5% short of the run without fast-forward)."""
+        if not self.queue or len(sm.resident) >= self.ctas_per_sm:
+            return False
+        if self.queue[0].weight >= self.wave_weight:
+            return True
+        before = sum(s.partial_works < sm.partial_works for s in self.sms)  # the SMs whose turn comes first
+        return len(self.queue) > before
 
     def _skip_end(self, cta: _Cta, m: list, it: int, skip_after: int, trips: int) -> int | None:
         """Where a skip decided at iteration ``it`` (to skip after ``skip_after``) ends: at the end of the loop

@@ -216,15 +216,21 @@ def test_a_skip_beside_a_skipped_stretch_ends_where_that_stretch_ends():
 def test_a_cta_does_not_skip_alone_while_its_sm_is_filling():
     # a CTA that skipped alone runs its reservation at its own pace and the one that comes gets what is left of the
     # SM, where the two share it as equals (sgemm_bank_linearized 4096^3's last wave: 2,656 cycles an iteration
-    # alone, 4,599 for the newcomer beside the reservation, 3,840 each when both run in detail)
-    sm = SimpleNamespace(resident={0: None})
-    model = SimpleNamespace(queue=deque([1]), ctas_per_sm=2)
-    assert engine.ChipModel._filling(model, sm)
-    sm.resident[1] = None
-    assert not engine.ChipModel._filling(model, sm)  # full
-    sm.resident.pop(1)
+    # alone, 4,599 for the newcomer beside the reservation, 3,840 each when both run in detail). A partial wave's CTAs
+    # go to the SMs in turn: one for another SM does not come to this one
+    mine, other = SimpleNamespace(resident={0: None}, partial_works=1), SimpleNamespace(partial_works=0)
+    full, part = SimpleNamespace(weight=2.0), SimpleNamespace(weight=1.0)
+    model = SimpleNamespace(queue=deque([full]), ctas_per_sm=2, wave_weight=2.0, sms=[mine, other])
+    assert engine.ChipModel._filling(model, mine)
+    mine.resident[1] = None
+    assert not engine.ChipModel._filling(model, mine)  # full
+    mine.resident.pop(1)
     model.queue.clear()
-    assert not engine.ChipModel._filling(model, sm)  # nothing left to come
+    assert not engine.ChipModel._filling(model, mine)  # nothing left to come
+    model.queue.append(part)
+    assert not engine.ChipModel._filling(model, mine)  # the tail's next CTA goes to the other SM
+    model.queue.append(part)
+    assert engine.ChipModel._filling(model, mine)  # and the one after it here
 
 
 def test_the_loop_skips_of_a_wave_that_fills_in_turn_land_on_the_full_run(h100):

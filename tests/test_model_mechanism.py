@@ -649,3 +649,51 @@ def test_a_sass_run_waits_for_its_results_only_where_they_are_read():
     latency = cfg.pipes.sfu_latency_cycles
     assert chain >= 64 * 16 * latency * 0.9 and hand >= 64 * 16 * latency * 0.9
     assert free < chain / 3
+
+
+def test_a_hit_on_a_line_still_on_its_way_is_counted_a_hit_and_waits_for_the_fill():
+    """Every warp of a CTA reads the same new line (sgemm_coalesced's B loads; validate/micro/l1_mix.cu MODE 3): the
+    first request misses, the other 31 hit in ncu's count (96.85% of sectors, validate/measurements/h100/
+    l1mix-ncu-2026-12-07.txt) but their data is the first one's, still on its way: they wait for it (long_scoreboard
+    13.7 per issue where one miss in 32 to a private line gives 7.6). A line first brought in an earlier iteration
+    is a plain hit: warps 1-31 reading one line all along while warp 0 misses a new one each iteration wait less."""
+    import numpy as np
+
+    from gpusim import chip
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Compute, Kernel, Launch, Loop, Mem, Tensor
+    from gpusim.memory.l1 import l1_hit_model
+    from gpusim.metrics import report
+
+    line = [np.array([7, 8, 9, 10])]
+    st = l1_hit_model([(0, "b", line * 3), (1, "b", line)], 1 << 16, 32, 0)["b"]
+    assert (st.requests, st.requests_all_hit, st.requests_pending) == (4, 3, 2)
+
+    n_ctas, trips = 264, 64
+
+    def shared_new_line(c):  # every warp of the CTA: the CTA's line of this iteration, 4 B a lane
+        return ((c.bx * trips + c.it) * 32 + c.lane + 0 * c.warp) * 4
+
+    def old_lines(c):  # warp 0 a new line each iteration, the others one line all along
+        fresh = (c.bx * trips + c.it) * 32 + c.lane + 0 * c.warp
+        return np.where(c.warp == 0, fresh, n_ctas * trips * 32 + c.bx * 32 + c.lane) * 4
+
+    def kernel(addr):
+        ld = Mem("b", "global", "ld", 4, addr, tensor="B")
+        return Kernel("lines", "user", (1,), {}, Launch((n_ctas, 1, 1), (1024, 1, 1), 16, 0), (),
+                      Loop(trips, (ld, Compute("use", "fp32", 1, after=("b",)))), (),
+                      (Tensor("B", (n_ctas * trips + n_ctas) * 128),), 0, "")
+
+    cfg = load_config()
+    sim = simulate(kernel(shared_new_line), cfg)
+    stats = sim.l1["b"]
+    assert stats.requests_all_hit == pytest.approx(stats.requests * 31 / 32, rel=0.02)
+    assert stats.requests_pending == stats.requests_all_hit  # every hit is on the line the first warp missed
+    timing = chip._timings(sim.config, sim.pats, sim.l1, sim.l2)["b"]
+    assert timing.l1_pending_fraction == pytest.approx(31 / 32, rel=0.02)
+    other = simulate(kernel(old_lines), cfg)
+    assert other.l1["b"].requests_all_hit == pytest.approx(stats.requests_all_hit, rel=0.02)
+    assert other.l1["b"].requests_pending == 0
+    long = "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"
+    assert report(sim)[long] > 1.5 * report(other)[long]

@@ -70,6 +70,9 @@ class L1Stats:
     sector_hits: int = 0
     requests: int = 0
     requests_all_hit: int = 0
+    # requests whose sectors all hit, one or more of them in a line a miss brought in during the same iteration: the
+    # request counts as a hit (ncu's) but waits for that fill
+    requests_pending: int = 0
 
 
 class SectorLRU:
@@ -79,19 +82,21 @@ class SectorLRU:
         self.capacity_sectors = max(int(capacity_sectors), 1)
         self._lines: OrderedDict[int, None] = OrderedDict()
 
-    def access(self, sector_ids) -> int:
-        """Touch ``sector_ids`` in order; return how many were already present."""
-        hits = 0
+    def access(self, sector_ids, stamp: int = 0) -> tuple[int, int]:
+        """Touch ``sector_ids`` in order, a miss stamped with ``stamp``; return how many were already present, and
+        how many of those a miss brought in under the same stamp (still on their way)."""
+        hits = pending = 0
         lines = self._lines
         for s in sector_ids:
             if s in lines:
                 lines.move_to_end(s)
                 hits += 1
+                pending += lines[s] == stamp
             else:
-                lines[s] = None
+                lines[s] = stamp
                 if len(lines) > self.capacity_sectors:
                     lines.popitem(last=False)
-        return hits
+        return hits, pending
 
 
 def l1_hit_model(stream, capacity_bytes: int, sector_bytes: int, warm_iterations: int) -> dict[str, L1Stats]:
@@ -103,14 +108,18 @@ def l1_hit_model(stream, capacity_bytes: int, sector_bytes: int, warm_iterations
     lru = SectorLRU(capacity_bytes // sector_bytes)
     warm: dict[str, L1Stats] = {}
     steady: dict[str, L1Stats] = {}
+    stamp, last = 0, None  # one stamp an iteration (the prologue's and epilogue's their own)
     for it, name, per_warp in stream:
+        if it != last:
+            stamp, last = stamp + 1, it
         st = (steady if it >= warm_iterations else warm).setdefault(name, L1Stats())
         for ids in per_warp:
             if len(ids) == 0:
                 continue
-            h = lru.access(ids.tolist())
+            h, pend = lru.access(ids.tolist(), stamp)
             st.sectors += len(ids)
             st.sector_hits += h
             st.requests += 1
             st.requests_all_hit += h == len(ids)
+            st.requests_pending += h == len(ids) and pend > 0
     return {name: steady.get(name, st) for name, st in warm.items()} | steady
