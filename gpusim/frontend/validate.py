@@ -222,6 +222,90 @@ def irregular_lines(s: dict) -> list[str]:
     return out
 
 
+KNOB_GOAL_PTS = 5.0  # issue 29: every measured knob setting's change within 5 points, in the measured direction
+
+
+@dataclass(frozen=True)
+class FrontKnob:
+    """A measured knob setting against its kernel's defaults at the same shape, predicted by the front-end and the
+    hand IR: the relative change of the time each predicts and the H100 measured."""
+
+    label: str
+    measured_pct: float
+    frontend_pct: float | None
+    hand_pct: float | None
+
+    def gap(self, which: str) -> float | None:
+        v = self.frontend_pct if which == "frontend" else self.hand_pct
+        return None if v is None else v - self.measured_pct
+
+    def right(self, which: str) -> bool | None:
+        """Within the goal's points and in the measured direction (a change under 1% measured has none)."""
+        v, g = (self.frontend_pct if which == "frontend" else self.hand_pct), self.gap(which)
+        if v is None:
+            return None
+        same = (v > 0) == (self.measured_pct > 0) or abs(self.measured_pct) < 1.0
+        return same and abs(g) <= KNOB_GOAL_PTS
+
+
+def _change(pr: dict, pb: dict, mr: dict, mb: dict) -> tuple[float | None, float | None]:
+    """The predicted and the measured relative change (%) of the time from a base row (``pb``, ``mb``) to a row."""
+    vals = (pr.get(TIME), pb.get(TIME), mr.get(TIME), mb.get(TIME))
+    if not all(isinstance(v, (int, float)) and v > 0 for v in vals):
+        return None, None
+    return 100.0 * (vals[0] / vals[1] - 1.0), 100.0 * (vals[2] / vals[3] - 1.0)
+
+
+def knob_changes(rows: list[FrontRow]) -> list[FrontKnob]:
+    """Every row with knobs beside its kernel's row without at the same shape. The front-end's change is against the
+    measurement of the binaries it predicts where both rows have one (frontend-binary-*.json), else the rows' own;
+    the hand IR's against the rows' own."""
+    base = {(r.kernel, r.shape): r for r in rows if not r.params}
+    out = []
+    for r in rows:
+        b = base.get((r.kernel, r.shape))
+        if not r.params or b is None:
+            continue
+
+        same = r.measured_same_binary and b.measured_same_binary
+        fe, m_fe = _change(r.frontend, b.frontend, *((r.measured_same_binary, b.measured_same_binary) if same
+                                                     else (r.measured, b.measured)))
+        hand, m = _change(r.hand, b.hand, r.measured, b.measured)
+        if m is None and m_fe is None:
+            continue
+        if same and fe is not None:  # the front-end's own measured change differs from the rows'
+            out.append(FrontKnob(r.label + " *", m_fe, fe, None))
+            if hand is not None:
+                out.append(FrontKnob(r.label, m, None, hand))
+            continue
+        out.append(FrontKnob(r.label, m if m is not None else m_fe, fe, hand))
+    return out
+
+
+def knob_lines(knobs: list[FrontKnob]) -> list[str]:
+    """The knob table of the front-end beside the hand IR's (issue 29's goal, as `## Knob sensitivity` states it)."""
+    if not knobs:
+        return []
+
+    def tally(which):
+        judged = [k.right(which) for k in knobs if k.right(which) is not None]
+        return f"{sum(judged)} of {len(judged)}"
+
+    out = ["", f"Knob settings, their change of the time against the defaults (goal: within {KNOB_GOAL_PTS:.0f} points "
+           f"and in the measured direction): front-end {tally('frontend')}, hand IR {tally('hand')}. Rows marked * "
+           "are against the measurement of the binaries the front-end predicts.", "",
+           "| setting | measured | front-end | gap | hand IR | gap |", "|---|---|---|---|---|---|"]
+    for k in knobs:
+        cells = [k.label, _fmt(k.measured_pct)]
+        for which in ("frontend", "hand"):
+            v = k.frontend_pct if which == "frontend" else k.hand_pct
+            g = k.gap(which)
+            mark = "" if k.right(which) in (None, True) else " (off)"
+            cells += [_fmt(v), "-" if g is None else f"{g:+.1f} pts{mark}"]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def _fmt(v: float | None, signed: bool = True) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -256,6 +340,7 @@ def lines(rows: list[FrontRow], summary: dict) -> list[str]:
                        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"):
             cells += [_fmt(r.err("frontend", metric)), _fmt(r.err("hand", metric))]
         out.append("| " + " | ".join(cells) + " |")
+    out += knob_lines(knob_changes(rows))
     notes = [f"- {r.label}: {r.notes}" for r in rows if r.notes]
     if notes:
         out += ["", "Notes from the emulation:", "", *notes]
