@@ -2,6 +2,7 @@
 
     python3 validate/micro/run_l1_mix.py --out validate/measurements/h200/l1mix-2026-11-28.json
     python3 validate/micro/run_l1_mix.py --out validate/measurements/h100/l1mix-2026-12-07.json  (SPAN, MODES 3-4)
+    L1MIX_MODES=0,5 python3 validate/micro/run_l1_mix.py --out ...  (only those modes' cases)
 
 validate/micro/l1_mix.cu, compiled per case: two CTAs of 1024 threads an SM (64 warps, as sgemm_coalesced), each warp
 ITERS requests of 32 lanes in unrolled groups of 32: `miss` of each group read a line no other request reads (an L1
@@ -16,6 +17,7 @@ line (the first misses, the others find it on its way). Requests per cycle per S
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -44,6 +46,9 @@ def main() -> int:
     sink = cp.zeros(ctas * threads, dtype=cp.float32)
     rows = []
     cases = [(*c, 32, 1) for c in CASES] + [(4, 0, 1, k, 1) for k in SHARES] + [(5, 0, 1, 32, k) for k in REUSES]
+    modes = os.environ.get("L1MIX_MODES")  # e.g. "0,5": only those modes' cases (a short run)
+    if modes:
+        cases = [c for c in cases if str(c[0]) in modes.split(",")]
     for mode, miss, span, share, reuse in cases:
         f = cp.RawModule(code=code, options=(f"-DMISS={miss}", f"-DMODE={mode}", f"-DSPAN={span}",
                                              f"-DSHARE={share}", f"-DREUSE={reuse}")).get_function("l1mix")
