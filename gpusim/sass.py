@@ -55,11 +55,6 @@ class Inst:
     # cycles the scheduler waits after issuing it before the warp's next instruction (the stall count of its
     # control code: bits 41-44 of the encoding's second word); None where the dump shows no encodings
     stall_cycles: int | None = None
-    # the control code's scoreboards: the one a variable-latency instruction sets when its result is written back
-    # (bits 46-48, 7: none; None where the dump shows no encodings) and those it waits for before it issues (bits
-    # 52-57, a mask of scoreboards 0-5)
-    write_barrier: int | None = None
-    wait_mask: int = 0
 
     @property
     def mnemonic(self) -> str:
@@ -143,10 +138,7 @@ def parse_sass(text: str) -> list[Function]:
             continue
         c = _CONTROL.match(line)
         if c and funcs and funcs[-1].insts and funcs[-1].insts[-1].stall_cycles is None:
-            word = int(c.group(1), 16)
-            wb = (word >> 46) & 0x7
-            funcs[-1].insts[-1] = replace(funcs[-1].insts[-1], stall_cycles=(word >> 41) & 0xF,
-                                          write_barrier=None if wb == 7 else wb, wait_mask=(word >> 52) & 0x3F)
+            funcs[-1].insts[-1] = replace(funcs[-1].insts[-1], stall_cycles=(int(c.group(1), 16) >> 41) & 0xF)
     return funcs
 
 

@@ -485,11 +485,5 @@ def test_a_compute_bundle_goes_on_while_later_loads_are_on_their_way(monkeypatch
     merged_ffma, merged = run()
     assert len(merged_ffma) < len(ffma)
     stall = "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"
-    assert split[stall] < 0.7 * merged[stall]
+    assert split[stall] < 0.6 * merged[stall]
     assert split["gpu__time_duration.sum"] < 0.9 * merged["gpu__time_duration.sum"]
-    # the cuts are where the SASS waits (the control codes' wait masks), not where an FFMA first reads another load's
-    # register: here the compiler waits six times a step, ahead of the reads (three a step by the registers)
-    monkeypatch.undo()
-    monkeypatch.setattr(lower, "_cut_at_waits", lower._cut_at_reads)
-    by_reads, _ = run()
-    assert (len(ffma), len(by_reads)) == (8 * 6, 8 * 3)

@@ -127,20 +127,7 @@ def split_at_loads(units_list: list[list[Position]]) -> list[list[Position]]:
 
 
 def _cut_part(units_list: list[list[Position]]) -> list[list[Position]]:
-    """One part's units, its compute bundles cut where an instruction waits for a load still on its way
-    (:func:`split_at_loads`). Where the SASS carries its control codes, the cut is where the hardware waits: an
-    instruction whose wait mask names a scoreboard a load of this part set since the last wait on it (a load without
-    a scoreboard of its own is covered by a later one its pipe returns in order: sgemm_warptiling's first two LDS.128
-    of a step, read by FFMAs after a wait on the third's). Without control codes: where an instruction first reads a
-    register such a load wrote."""
-    if all(p.inst.inst is not None and p.inst.inst.stall_cycles is not None for u in units_list for p in u):
-        return _cut_at_waits(units_list)
-    return _cut_at_reads(units_list)
-
-
-def _cut_at_reads(units_list: list[list[Position]]) -> list[list[Position]]:
-    """:func:`_cut_part` by the registers: a compute bundle is cut before an instruction that first reads a register
-    a load of this part wrote."""
+    """One part's units, its compute bundles cut at each load an instruction first reads (:func:`split_at_loads`)."""
     loaded: dict[str, int] = {}  # register -> the load unit (index) that last wrote it in this part
     out: list[list[Position]] = []
     for i, u in enumerate(units_list):
@@ -167,28 +154,6 @@ def _cut_at_reads(units_list: list[list[Position]]) -> list[list[Position]]:
                     loaded[r] = i
                 else:
                     loaded.pop(r, None)
-    return out
-
-
-def _cut_at_waits(units_list: list[list[Position]]) -> list[list[Position]]:
-    """:func:`_cut_part` by the control codes: a compute bundle is cut before an instruction whose wait mask names a
-    scoreboard that a load of this part set and no instruction has waited for since."""
-    pending: set[int] = set()  # scoreboards a load of this part set, not waited for yet
-    out: list[list[Position]] = []
-    for u in units_list:
-        kind = _kind(u[0])
-        load = kind == "mem" and key_rec(u[0]).kind in ("ld", "ldsm")
-        cur: list[Position] = []
-        for p in u:
-            waited = {b for b in pending if p.inst.inst.wait_mask >> b & 1}
-            if waited and cur and kind == "compute":
-                out.append(cur)
-                cur = []
-            pending -= waited
-            cur.append(p)
-            if load and p.inst.inst.write_barrier is not None:
-                pending.add(p.inst.inst.write_barrier)
-        out.append(cur)
     return out
 
 
