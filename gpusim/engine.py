@@ -342,8 +342,8 @@ class _Cta:
         self.causes: dict = {}  # (stall reason, what it waited on) -> its warps' cycles
         self.traced = False
         self.began = 0.0  # when it was handed its slot
-        # (load, iteration, inner iteration) -> when its first execution in the CTA reached the L1TEX pipe's end
-        self.first_seen: dict[tuple[str, int, int], float] = {}
+        # (load, tile, iteration, inner iteration) -> when its first execution in the CTA left the L1TEX pipe
+        self.first_seen: dict[tuple[str, int, int, int], float] = {}
 
     def work_vector(self, index: dict) -> np.ndarray:
         """Work its warps booked on each unit, in ``index`` order."""
@@ -719,7 +719,7 @@ class ChipModel:
             req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost, par, j)
             # a load that misses the L1 waits for the L2's answer, one that misses the L2 too for HBM's
             if op.kind == "ld":
-                first = wp.cta.first_seen.setdefault((op.name, it, j), l1_end)
+                first = wp.cta.first_seen.setdefault((op.name, wp.tile, it, j), l1_end)
                 if misses(wp.exec_count, op.name, tm.l1_miss_fraction):
                     done = self.mem.l2.respond(req, done)
                     if misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction):
@@ -1139,7 +1139,7 @@ class ChipModel:
     def _loop(self, wp: _Warp, tile: int):
         k, cta = self.k, wp.cta
         stretch = 0  # stretches of detailed iterations so far (a skip cut short starts another)
-        skipped_from = 0  # iterations simulated in detail in the stretches before this one
+        detailed_before = 0  # iterations simulated in detail in the stretches before this one
         ls = cta.loop(tile, self.env)
         trips = cta.work.trips
         cta.current = ls
@@ -1176,12 +1176,12 @@ class ChipModel:
                             self._join(cta, wp.marks)
             if ls.skip_after is not None and it >= ls.skip_after:
                 self.loop_ff = True
-                self.max_iterations = max(self.max_iterations, skipped_from + it - ls.first)
+                self.max_iterations = max(self.max_iterations, detailed_before + it - ls.first)
                 if ls.skip_end is not None:  # up to where the stretch beside it ends, then on in detail
                     self._mbar_skipped(cta, it, ls.skip_end - 1, tile)
                     yield from self._skip(wp, ls, ls.skip_end - it, self._window(wp, ls), WINDOW_ITERATIONS,
                                           WARM_ITERATIONS, cta.loop_warps)
-                    skipped_from += it - ls.first  # iterations it simulated in detail before
+                    detailed_before += it - ls.first
                     it = ls.skip_end
                     stretch += 1
                     ls = cta.loop(tile, self.env, stretch, it)
@@ -1202,7 +1202,7 @@ class ChipModel:
                 yield from self._skip(wp, ls, trips - it, self._window(wp, ls), WINDOW_ITERATIONS, WARM_ITERATIONS,
                                       cta.loop_warps)
                 break
-        self.max_iterations = max(self.max_iterations, skipped_from + min(it, trips) - ls.first)
+        self.max_iterations = max(self.max_iterations, detailed_before + min(it, trips) - ls.first)
 
     def _mbar_skipped(self, cta: _Cta, first: int, last: int, tile: int) -> None:
         """The mbarrier phases whose arrivals iterations ``first`` to ``last`` of ``tile`` would have made: the
