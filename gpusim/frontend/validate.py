@@ -266,7 +266,6 @@ def knob_changes(rows: list[FrontRow]) -> list[FrontKnob]:
         b = base.get((r.kernel, r.shape))
         if not r.params or b is None:
             continue
-
         same = r.measured_same_binary and b.measured_same_binary
         fe, m_fe = _change(r.frontend, b.frontend, *((r.measured_same_binary, b.measured_same_binary) if same
                                                      else (r.measured, b.measured)))

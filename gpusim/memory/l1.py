@@ -108,7 +108,9 @@ def l1_hit_model(stream, capacity_bytes: int, sector_bytes: int, warm_iterations
     lru = SectorLRU(capacity_bytes // sector_bytes)
     warm: dict[str, L1Stats] = {}
     steady: dict[str, L1Stats] = {}
-    stamp, last = 0, None  # one stamp an iteration (the prologue's and epilogue's their own)
+    # one stamp for each run of the stream in one iteration (the prologue's loads share the first iteration's, which
+    # follow them at once; the epilogue's get their own)
+    stamp, last = 0, None
     for it, name, per_warp in stream:
         if it != last:
             stamp, last = stamp + 1, it
