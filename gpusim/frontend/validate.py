@@ -8,7 +8,7 @@ import importlib.util
 import math
 from dataclasses import dataclass, field
 
-from gpusim.validation import COMPARED, INSTRUCTIONS, REPO, TIME
+from gpusim.validation import COMPARED, INSTRUCTIONS, KNOB_GOAL_PTS, REPO, TIME, KnobChange
 
 METRICS = {  # metric -> short name in the table
     TIME: "time", INSTRUCTIONS: "inst", "dram__bytes_read.sum": "dram rd", "dram__bytes_write.sum": "dram wr",
@@ -222,9 +222,6 @@ def irregular_lines(s: dict) -> list[str]:
     return out
 
 
-KNOB_GOAL_PTS = 5.0  # issue 29: every measured knob setting's change within 5 points, in the measured direction
-
-
 @dataclass(frozen=True)
 class FrontKnob:
     """A measured knob setting against its kernel's defaults at the same shape, predicted by the front-end and the
@@ -240,12 +237,9 @@ class FrontKnob:
         return None if v is None else v - self.measured_pct
 
     def right(self, which: str) -> bool | None:
-        """Within the goal's points and in the measured direction (a change under 1% measured has none)."""
-        v, g = (self.frontend_pct if which == "frontend" else self.hand_pct), self.gap(which)
-        if v is None:
-            return None
-        same = (v > 0) == (self.measured_pct > 0) or abs(self.measured_pct) < 1.0
-        return same and abs(g) <= KNOB_GOAL_PTS
+        """Issue 29's goal as the hand IR's knob table judges it (:attr:`gpusim.validation.KnobChange.meets_goal`)."""
+        v = self.frontend_pct if which == "frontend" else self.hand_pct
+        return None if v is None else KnobChange("", (), "", v, self.measured_pct).meets_goal
 
 
 def _change(pr: dict, pb: dict, mr: dict, mb: dict) -> tuple[float | None, float | None]:
