@@ -476,15 +476,18 @@ class KnobChange:
         return abs(self.gap_pts) <= KNOB_GOAL_PTS and self.same_direction
 
 
+def beside_defaults(rows: list) -> list[tuple]:
+    """(row, its kernel's row without knobs at the same shape) for every row with knobs that has one (rows of any
+    kind with ``kernel``, ``shape`` and ``params``)."""
+    base = {(r.kernel, r.shape): r for r in rows if not r.params}
+    return [(r, base[r.kernel, r.shape]) for r in rows if r.params and (r.kernel, r.shape) in base]
+
+
 def knob_sensitivity(rows: list[Row]) -> list[KnobChange]:
     """Every measured knob variant beside its kernel's default row at the same shape: the predicted and the
     measured relative change of the time (the what-if a user asks: "what does this knob buy?")."""
-    base = {(r.kernel, r.shape): r for r in rows if not r.params}
     out = []
-    for r in rows:
-        b = base.get((r.kernel, r.shape))
-        if not r.params or b is None:
-            continue
+    for r, b in beside_defaults(rows):
         pred = 100.0 * (r.predicted[TIME] / b.predicted[TIME] - 1.0)
         meas = 100.0 * (r.measured[TIME] / b.measured[TIME] - 1.0)
         out.append(KnobChange(r.kernel, r.shape, ",".join(f"{k}={v}" for k, v in r.params.items()), pred, meas))

@@ -8,7 +8,7 @@ import importlib.util
 import math
 from dataclasses import dataclass, field
 
-from gpusim.validation import COMPARED, INSTRUCTIONS, KNOB_GOAL_PTS, REPO, TIME, KnobChange
+from gpusim.validation import COMPARED, INSTRUCTIONS, KNOB_GOAL_PTS, REPO, TIME, KnobChange, beside_defaults
 
 METRICS = {  # metric -> short name in the table
     TIME: "time", INSTRUCTIONS: "inst", "dram__bytes_read.sum": "dram rd", "dram__bytes_write.sum": "dram wr",
@@ -254,12 +254,8 @@ def knob_changes(rows: list[FrontRow]) -> list[FrontKnob]:
     """Every row with knobs beside its kernel's row without at the same shape. The front-end's change is against the
     measurement of the binaries it predicts where both rows have one (frontend-binary-*.json), else the rows' own;
     the hand IR's against the rows' own."""
-    base = {(r.kernel, r.shape): r for r in rows if not r.params}
     out = []
-    for r in rows:
-        b = base.get((r.kernel, r.shape))
-        if not r.params or b is None:
-            continue
+    for r, b in beside_defaults(rows):
         same = r.measured_same_binary and b.measured_same_binary
         fe, m_fe = _change(r.frontend, b.frontend, *((r.measured_same_binary, b.measured_same_binary) if same
                                                      else (r.measured, b.measured)))
