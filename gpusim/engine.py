@@ -719,12 +719,13 @@ class ChipModel:
             req = self._memory_side(wp, op, tm, l1_end, l2_bytes, hbm_bytes, write_cycles, read_cost, par, j)
             # a load that misses the L1 waits for the L2's answer, one that misses the L2 too for HBM's
             if op.kind == "ld":
-                first = wp.cta.first_seen.setdefault((op.name, wp.tile, it, j), l1_end)
+                pending = tm.l1_pending_share  # loads that can find their lines on the way: their first execution
+                first = wp.cta.first_seen.setdefault((op.name, wp.tile, it, j), l1_end) if pending else l1_end
                 if misses(wp.exec_count, op.name, tm.l1_miss_fraction):
                     done = self.mem.l2.respond(req, done)
                     if misses(wp.exec_count, op.name + "/l2", tm.l2_miss_fraction):
                         done = self.mem.hbm.respond(req, done)
-                elif tm.l1_pending_share and misses(wp.exec_count, op.name + "/pending", tm.l1_pending_share):
+                elif pending and misses(wp.exec_count, op.name + "/pending", pending):
                     done = self._pending(wp, op, tm, req, done, l1_end - first)
             elif op.kind == "st":
                 wp.stores_done = max(wp.stores_done, req.l2_done)
@@ -1035,6 +1036,16 @@ class ChipModel:
         (an even load that the CTA meets otherwise than their bursts: fa2's CTAs ran 6% short beside one)."""
         return all(end <= since for serial, end in cta.sm.skipped_until.items() if serial != cta.serial)
 
+    @staticmethod
+    def _neighbours_skipped(cta: _Cta) -> list[float]:
+        """When the skipped stretches of the other CTAs on ``cta``'s SM end."""
+        return [end for serial, end in cta.sm.skipped_until.items() if serial != cta.serial]
+
+    @staticmethod
+    def _period(m: list, n: int) -> float:
+        """Cycles an iteration over the last ``n`` of the marks ``m`` (0 for none)."""
+        return (m[-1][0] - m[-1 - n][0]) / n if n > 0 else 0.0
+
     def _cleanable(self, cta: _Cta, m: list, it: int, trips: int, first: int = 0) -> bool:
         """Whether a window clean of the other CTAs' skipped stretches now on ``cta``'s SM can still be had before
         the loop is extrapolated anyway (MAX_LOOP_ITERATIONS) or ends, at its period over the marks ``m``. When it
@@ -1043,11 +1054,11 @@ class ChipModel:
         one of them nearly always in a skipped stretch; 79 of its 81 simulated CTAs ran to the forced skip at 64
         iterations once joining asked for a steady window, 3088 iterations in detail without this test and 1498
         with it, 1527 before the loop windows had to be clean)."""
-        others = [end for serial, end in cta.sm.skipped_until.items() if serial != cta.serial]
+        others = self._neighbours_skipped(cta)
         if not others:
             return True
         n = 2 * WINDOW_ITERATIONS
-        period = (m[-1][0] - m[-1 - n][0]) / n
+        period = self._period(m, n)
         if period <= 0:
             return True
         clean_from = it + math.ceil((max(others) - self.env.now) / period) + n
@@ -1077,12 +1088,10 @@ class ChipModel:
         at about 5,800 each, and extrapolated that over 496 iterations, far past the reservation's end: 22.8% over
         the run without fast-forward, 2.2% with the skip cut there). 0: too close to be worth a skip, so the loop
         goes on in detail."""
-        others = [end for serial, end in cta.sm.skipped_until.items() if serial != cta.serial]
-        until = max(others, default=0.0)
+        until = max(self._neighbours_skipped(cta), default=0.0)
         if until <= self.env.now:
             return None
-        n = min(2 * WINDOW_ITERATIONS, len(m) - 1)
-        period = (m[-1][0] - m[-1 - n][0]) / n if n > 0 else 0.0
+        period = self._period(m, min(2 * WINDOW_ITERATIONS, len(m) - 1))
         if period <= 0:
             return None
         end = it + int((until - self.env.now) // period)
@@ -1164,9 +1173,8 @@ class ChipModel:
                 if filling:
                     ls.settled = it
                 forced = not steady and it - ls.settled >= MAX_LOOP_ITERATIONS and len(wp.marks) > WINDOW_ITERATIONS
-                if steady and filling:
-                    pass  # a CTA about to join it on the SM would change its period: not yet
-                elif steady or forced:
+                # not while a CTA about to join it on the SM would change its period
+                if steady and not filling or forced:
                     after = max(it, ls.started + 1)
                     end = self._skip_end(cta, wp.marks, it, after, trips)
                     if end != 0:
