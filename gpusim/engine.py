@@ -1054,11 +1054,11 @@ class ChipModel:
         one of them nearly always in a skipped stretch; 79 of its 81 simulated CTAs ran to the forced skip at 64
         iterations once joining asked for a steady window, 3088 iterations in detail without this test and 1498
         with it, 1527 before the loop windows had to be clean)."""
-        others = self._neighbours_skipped(cta)
+        others = ChipModel._neighbours_skipped(cta)
         if not others:
             return True
         n = 2 * WINDOW_ITERATIONS
-        period = self._period(m, n)
+        period = ChipModel._period(m, n)
         if period <= 0:
             return True
         clean_from = it + math.ceil((max(others) - self.env.now) / period) + n
@@ -1088,10 +1088,10 @@ class ChipModel:
         at about 5,800 each, and extrapolated that over 496 iterations, far past the reservation's end: 22.8% over
         the run without fast-forward, 2.2% with the skip cut there). 0: too close to be worth a skip, so the loop
         goes on in detail."""
-        until = max(self._neighbours_skipped(cta), default=0.0)
+        until = max(ChipModel._neighbours_skipped(cta), default=0.0)
         if until <= self.env.now:
             return None
-        period = self._period(m, min(2 * WINDOW_ITERATIONS, len(m) - 1))
+        period = ChipModel._period(m, min(2 * WINDOW_ITERATIONS, len(m) - 1))
         if period <= 0:
             return None
         end = it + int((until - self.env.now) // period)
