@@ -16,6 +16,8 @@ persistent kernel's representatives are persistent CTAs with their real tile lis
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -568,6 +570,7 @@ def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: 
         works = [CtaWork(tiles[0] if tiles else p, weight, trips, tiles) for p, tiles in picked]
         return works, sm_weight
     works = []
+    pick = _even if kernel.trips_of is None else _even_by_trips(trips_of)
     full_waves, tail = divmod(n, real_slots)
     per = real_slots / rep_slots
     # CTAs of unequal trips (causal attention) cannot be skipped by the grid fast-forward: past MERGED_WAVES full
@@ -584,12 +587,23 @@ def representative_works(kernel: Kernel, ctas_per_sm: int, sm_count: int, reps: 
             works += [CtaWork(i, per, sum(t)) for i, t in zip(slots, stacks, strict=True)]
         else:  # short loops: every wave of the group on its own
             for w in waves:
-                works += [CtaWork(i, per, trips_of(i)) for i in _even(w * real_slots, rep_slots, real_slots)]
+                works += [CtaWork(i, per, trips_of(i)) for i in pick(w * real_slots, rep_slots, real_slots)]
     if tail:
         count = -(-tail // math.ceil(per)) if per > 1 else tail
         count = max(1, min(count, rep_slots))
-        works += [CtaWork(i, tail / count, trips_of(i)) for i in _even(full_waves * real_slots, count, tail)]
+        works += [CtaWork(i, tail / count, trips_of(i)) for i in pick(full_waves * real_slots, count, tail)]
     return works, sm_weight
+
+
+def _even_by_trips(trips_of: Callable[[int], int]):
+    """:func:`_even` over a wave's CTAs taken in order of their trips (ties in launch order), the picks then run in
+    launch order: the sample holds the wave's spread of trips (causal attention: a CTA's trips follow its query block,
+    so CTAs picked evenly by launch index can all be short ones when the grid's x size divides the step)."""
+    def pick(lo: int, count: int, span: float) -> list[int]:
+        ids = range(lo, lo + int(span))
+        ranked = sorted(ids, key=lambda i: (trips_of(i), i))
+        return sorted(ranked[j - lo] for j in _even(lo, count, span))
+    return pick
 
 
 def trip_scale(kernel: Kernel) -> float:

@@ -379,12 +379,14 @@ def test_atomic_adds_in_lane_order_return_what_one_lane_at_a_time_returns():
             assert all((finals[i] == words[keys[f]]).all() for i, f in enumerate(firsts))
 
 
-def test_a_loop_whose_ctas_run_different_trips_and_paths_is_refused_not_written_out(tmp_path):
-    """CTAs that run different numbers of iterations of a loop whose iterations take different paths (causal
-    attention: the diagonal blocks are masked, a CTA's row sets its trips): the loop cannot be summarised, and
-    written out every CTA would run the emulated CTA's iterations (a small causal FA2 was predicted that way, its
-    imbalance lost). Refused with a line that says why."""
-    from gpusim.frontend.trace import LoweringError
+def test_a_loop_whose_ctas_run_different_trips_and_a_tail_path_keeps_its_loads_in_the_loop(tmp_path):
+    """CTAs that run different numbers of iterations of a loop whose last iterations take another path (causal
+    attention: the blocks that cross the diagonal are masked, a CTA's row sets its trips). The loop holds every
+    iteration of every CTA (trips per CTA; the addresses of CTAs outside the emulated batch extrapolated by the step
+    between iterations), and the compute the two masked iterations add follows it. Without the split the kernel was
+    refused (and written out, every CTA would run the emulated CTA's iterations: a small causal FA2 lost its
+    imbalance)."""
+    from gpusim.ir import AddrCtx, Compute
 
     cu = tmp_path / "tri.cu"
     cu.write_text("""
@@ -401,8 +403,23 @@ extern "C" __global__ void tri(const float* x, float* y) {
   }
   y[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }""")
-    with pytest.raises(LoweringError, match="runs 4 to 11 iterations .* different instruction paths"):
-        kernel_from_source(cu, "tri", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])
+    k = kernel_from_source(cu, "tri", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])
+    assert [k.trips_of(c) for c in range(8)] == [c + 4 for c in range(8)]
+    assert not any(isinstance(o, Compute) and o.pipe == "sfu" for o in k.loop.body)
+    sfu = sum(o.count for o in k.epilogue if isinstance(o, Compute) and o.pipe == "sfu")
+    assert sfu == 2 * 24  # two masked iterations, 24 __expf each (one MUFU.EX2)
+    assert not [o for o in k.epilogue if isinstance(o, Mem) and o.tensor == "x"]
+    (load,) = [o for o in k.loop.body if isinstance(o, Mem) and o.tensor == "x"]
+
+    def offsets(cta, it):
+        ctx = AddrCtx(r=np.zeros((1, 1, 1), int), warp=np.arange(2).reshape(1, 2, 1),
+                      lane=np.arange(32).reshape(1, 1, 32), tid=np.arange(64).reshape(1, 2, 32),
+                      block=(64, 1, 1), bx=cta, by=0, bz=0, it=it, j=0)
+        return np.asarray(load.addr(ctx)).reshape(-1)
+
+    tid = np.arange(64)
+    # CTA 5 is not emulated (the batch: 0, 1, 2, 7 and the probes 4 and 6): it runs 9 iterations, the last two masked
+    assert [(offsets(5, j) == 4 * (j * 64 + tid)).all() for j in (0, 6, 7, 8)] == [True] * 4
 
 
 def test_atomics_are_counted_under_ncus_names_red_or_atom(tmp_path):

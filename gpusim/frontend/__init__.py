@@ -18,6 +18,8 @@ from gpusim.ir import KernelError
 
 from pathlib import Path
 
+import numpy as np
+
 from gpusim import ir
 from gpusim.config import HardwareConfig
 from gpusim.frontend import args as fargs
@@ -144,6 +146,12 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
             regs = ck.regs or 32
             try:
                 seg = segment(rec.recs, rec.loops, m.jump)
+                if seg.lane_trips is not None:  # a loop split from its tail iterations: their trips, per lane
+                    batch.lane_trips = seg.lane_trips
+                    # the CTA whose warps decide who executes a bundle runs the most iterations (the interior CTA
+                    # 1 of causal attention runs one, and its warps are idle in the later recorded iterations)
+                    per_cta = seg.lane_trips.reshape(len(ctas), -1).max(axis=1)
+                    base = int(np.argmax(per_cta))
             except LoweringError as e:  # warp-specialized roles: each role's loop lowered apart, then joined
                 if m.hopper is None or "warp-specialized" not in str(e):
                     raise

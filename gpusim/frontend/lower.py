@@ -231,7 +231,7 @@ class Builder:
         if in_loop and not self.ctx.seg.full:
             trips, strides = self.ctx.lane_trips, self.ctx.trip_strides
         book = AddressBook(name, per_cta, b.grid, b.ctas, in_loop, trips, self.ctx.seg.peel_first,
-                           self.ctx.seg.period, self.ctx.seg.full, strides)
+                           self.ctx.seg.period, self.ctx.seg.full, strides, self.ctx.seg.tail)
         if in_loop:
             book.verify_loop()
         self.books.append(book)

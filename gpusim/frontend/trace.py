@@ -48,6 +48,7 @@ class Rec:
     distinct: np.ndarray | None = None  # MATCH: (batch warps,) distinct values per warp (0: not there)
     issues: np.ndarray | None = None  # BSYNC: (batch warps,) times each warp issued it (0: not there)
     extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
+    mnemonic: str = ""
 
 
 class Recorder:
@@ -63,7 +64,7 @@ class Recorder:
         witer = None
         if s.iters is not None:
             witer = np.where(s.group, s.iters, -1).reshape(nw, WARP).max(axis=1).astype(np.int32)
-        r = Rec(s.inst.index, warps, witer)
+        r = Rec(s.inst.index, warps, witer, mnemonic=s.inst.mnemonic)
         if s.distinct is not None:
             r.distinct = np.where(warps, s.distinct, 0).astype(np.int32)
         if s.issues is not None:
@@ -212,6 +213,196 @@ class Segments:
     peel_last: bool = False  # the last iteration runs another path: moved to the epilogue
     period: int = 1
     full: bool = False  # every iteration was emulated (the slots are 0..trips-1), no jump
+    # the last ``tail`` iterations of every warp add compute to the common path (causal attention's diagonal blocks,
+    # :func:`split_tail`): it follows the loop, and the loop runs each lane's trips (``lane_trips``, per batch lane)
+    tail: int = 0
+    lane_trips: np.ndarray | None = None
+
+
+def _iterations(recs: list[Rec], lp: dict) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The rows of the tracked loop's range and, per row and batch warp, the warp's iteration there (-1: the warp is
+    not at that row, or not in the loop). A warp whose loop runs once never takes the back edge, so the emulator
+    never counts it in: its steps at the loop's instructions within the range are its iteration 0."""
+    lo, hi = lp["start"], lp["end"] if lp["end"] is not None else len(recs)
+    rows = list(range(lo, hi))
+    warps = np.stack([recs[i].warps for i in rows])
+    it = np.stack([recs[i].witer if recs[i].witer is not None else np.full(len(recs[i].warps), -1, np.int32)
+                   for i in rows])
+    body = np.array([lp["head"] <= recs[i].index <= lp["back"] for i in rows])
+    counted = (it >= 0).any(axis=0)
+    once = warps & body[:, None] & ~counted[None, :]
+    it = np.where(warps & (it >= 0), it, np.where(once, 0, -1))
+    return rows, warps, it
+
+
+def _merge(parts: list[tuple[Rec, np.ndarray]], nw: int) -> Rec:
+    """One step made of the same instruction's steps of several warps (``parts``: step, warps taken from it)."""
+    first = parts[0][0]
+    warps = np.zeros(nw, dtype=bool)
+    out = Rec(first.index, warps, np.full(nw, -1, np.int32), space=first.space, kind=first.kind, width=first.width,
+              tensor=max(r.tensor for r, _ in parts), matrices=first.matrices, taint=0, extra=first.extra,
+              mnemonic=first.mnemonic)
+    for name in ("addr", "saddr"):
+        if getattr(first, name) is not None:
+            setattr(out, name, np.full(len(getattr(first, name)), INACTIVE, dtype=getattr(first, name).dtype))
+    for name in ("distinct", "issues"):
+        if getattr(first, name) is not None:
+            setattr(out, name, np.zeros(nw, np.int32))
+    for r, w in parts:
+        warps |= w
+        out.taint |= r.taint
+        lanes = np.repeat(w, WARP)
+        for name in ("addr", "saddr"):
+            a = getattr(r, name)
+            if a is not None:
+                getattr(out, name)[lanes] = a[lanes]
+        for name in ("distinct", "issues"):
+            a = getattr(r, name)
+            if a is not None:
+                getattr(out, name)[w] = a[w]
+    return out
+
+
+def split_tail(recs: list[Rec], lp: dict) -> tuple[list[Rec], dict, int, np.ndarray] | None:
+    """A loop emulated in full whose warps run different trip counts and whose last ``tail`` iterations take another
+    path than the others (causal attention: the blocks that cross the diagonal are masked, the last skips the next
+    block's prefetch). Where each tail path is the common path with compute inserted (and instructions left out),
+    the steps are rewritten (:func:`_extra_after_loop`): the loop holds every iteration of every warp on the common
+    path, and the inserted compute of each tail iteration follows the loop. Returns (steps, loop, tail, per-lane
+    trips), or None where the iterations do not split so."""
+    rows, warps, it = _iterations(recs, lp)
+    if (warps & (it < 0)).any():  # code outside the loop among its iterations
+        return None
+    nw = warps.shape[1]
+    index = np.array([recs[i].index for i in rows])
+    trips = it.max(axis=0) + 1  # per warp (0: not in the loop)
+    inloop = trips > 0
+    if len(set(trips[inloop].tolist())) < 2:
+        return None
+    paths: dict[int, list[tuple[int, ...]]] = {}
+    where: dict[int, list[np.ndarray]] = {}
+    for w in np.nonzero(inloop)[0]:
+        col = it[:, w]
+        order = np.nonzero(col >= 0)[0]
+        ks = col[order]
+        cut = np.searchsorted(ks, np.arange(trips[w] + 1))
+        where[w] = [order[cut[k]:cut[k + 1]] for k in range(trips[w])]
+        paths[w] = [tuple(index[r].tolist()) for r in where[w]]
+    counts: dict[tuple[int, ...], int] = {}
+    for ps in paths.values():
+        for p in ps:
+            counts[p] = counts.get(p, 0) + 1
+    main = max(counts, key=lambda p: (counts[p], len(p)))
+    tails = set()
+    for ps in paths.values():
+        n = len(ps)
+        while n > 0 and ps[n - 1] != main:
+            n -= 1
+        if any(p != main for p in ps[:n]):
+            return None
+        tails.add(tuple(ps[n:]))
+    if len(tails) != 1 or not next(iter(tails)):
+        return None
+    tail_paths = next(iter(tails))
+    tail = len(tail_paths)
+    extra = _extra_compute(recs, rows, main, tail_paths)
+    if extra is None:  # the tail iterations access memory or synchronise on their own: not summarised
+        return None
+    return _extra_after_loop(recs, rows, it, where, trips, tail, extra, lp, nw, main)
+
+
+def _extra_compute(recs: list[Rec], rows: list[int], main: tuple, tail_paths: tuple) -> set[int] | None:
+    """The instructions the tail iterations run besides the common path, where each tail path is the common path with
+    compute instructions inserted (causal attention's mask: compares and selects, no memory access or barrier); None
+    otherwise."""
+    common = set(main)
+    if any(not _subsequence(tuple(i for i in path if i in common), main) for path in tail_paths):
+        return None
+    extra = {i for path in tail_paths for i in path if i not in common}
+    for i in rows:
+        r = recs[i]
+        if r.index in extra and (r.addr is not None or r.extra is not None or r.mnemonic in SYNC_MNEMONICS):
+            return None
+    return extra
+
+
+def _subsequence(a: tuple, b: tuple) -> bool:
+    """Whether ``a`` is ``b`` with some of its items left out (a tail iteration that skips a prefetch)."""
+    pos = 0
+    for x in a:
+        while pos < len(b) and b[pos] != x:
+            pos += 1
+        if pos == len(b):
+            return False
+        pos += 1
+    return True
+
+
+def _fill_blocks(steps: list[Rec], back: int, main: tuple, nw: int) -> list[Rec]:
+    """The loop's steps, each iteration (cut at the back edge) given every instruction of the common path: where no
+    warp of the batch ran one in an iteration (every warp there in a last iteration that skips a prefetch), a step
+    with no warp at it stands in."""
+    proto: dict[int, Rec] = {}
+    for r in steps:
+        proto.setdefault(r.index, r)
+    out, block = [], []
+    for r in steps + [None]:
+        if r is not None:
+            block.append(r)
+        if r is not None and r.index != back:
+            continue
+        if not block:
+            break
+        seq = tuple(x.index for x in block)
+        if seq != main and _subsequence(seq, main) and all(i in proto for i in main):
+            it = next((x.witer for x in block if x.witer is not None), np.zeros(nw, np.int32))
+            filled, pos = [], 0
+            for idx in main:
+                if pos < len(block) and block[pos].index == idx:
+                    filled.append(block[pos])
+                    pos += 1
+                else:
+                    empty = _merge([(proto[idx], np.zeros(nw, dtype=bool))], nw)
+                    empty.witer = np.full(nw, int(it.max()), np.int32)
+                    filled.append(empty)
+            block = filled
+        out += block
+        block = []
+    return out
+
+
+def _extra_after_loop(recs, rows, it, where, trips, tail, extra, lp, nw, main):
+    """:func:`split_tail`'s rewrite: the loop keeps every iteration of every warp (its loads at the addresses the
+    iterations advance by: a prefetch the last iteration skips is counted there too, a few instructions a CTA), and
+    the compute the last ``tail`` iterations add follows the loop, each iteration's as the steps every warp took in
+    its own (its issue is the same; it overlaps the loop's last loads less than on the hardware)."""
+    out = recs[:rows[0]]
+    for j, i in enumerate(rows):
+        r = recs[i]
+        if r.index in extra:
+            continue
+        if r.witer is None or ((it[j] >= 0) != (r.witer >= 0)).any():  # a warp whose loop runs once: iteration 0
+            r = _merge([(r, r.warps)], nw)
+            r.witer = it[j].astype(np.int32)
+            r.addr, r.saddr = recs[i].addr, recs[i].saddr
+        out.append(r)
+    out = out[:rows[0]] + _fill_blocks(out[rows[0]:], lp["back"], main, nw)
+    lp = dict(lp, start=rows[0], end=len(out))
+    for t in range(tail):
+        per_warp = {w: [row for row in rs[trips[w] - tail + t] if recs[rows[row]].index in extra]
+                    for w, rs in where.items()}
+        n = {len(v) for v in per_warp.values()}
+        if len(n) != 1:
+            return None
+        for pos in range(n.pop()):
+            parts = []
+            for w, rs in per_warp.items():
+                one = np.zeros(nw, dtype=bool)
+                one[w] = True
+                parts.append((recs[rows[rs[pos]]], one))
+            out.append(_merge(parts, nw))
+    out += recs[rows[-1] + 1:]
+    return out, lp, tail, np.repeat(np.where(trips > 0, trips, 0), WARP)
 
 
 def choose_loop(loops: list[dict], recs: list[Rec]) -> dict | None:
@@ -229,10 +420,20 @@ def choose_loop(loops: list[dict], recs: list[Rec]) -> dict | None:
     return best[1] if best else None
 
 
-def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segments:
+def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bool = True) -> Segments:
     lp = choose_loop(loops, recs)
     if lp is None:
         return Segments(recs, (), {}, [])
+    split = None if lp["jumped"] or not split else split_tail(recs, lp)
+    if split is not None:
+        recs, lp, tail, lane_trips = split
+        seg = segment(recs, [lp], None, split=False)
+        if not seg.template or seg.peel_first or seg.peel_last:
+            raise LoweringError(f"the loop at instruction {lp['head']}: its CTAs run different trips, its last {tail} "
+                                "iterations add compute, and its other iterations do not repeat one path: not "
+                                "supported yet")
+        seg.full, seg.tail, seg.lane_trips = False, tail, lane_trips
+        return seg
     lo, hi = lp["start"], lp["end"] if lp["end"] is not None else len(recs)
     in_loop = [lo <= i < hi and r.witer is not None and bool((r.witer >= 0).any()) for i, r in enumerate(recs)]
     if True not in in_loop:
@@ -242,7 +443,7 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segmen
     if not all(in_loop[first:last + 1]):
         raise LoweringError("the loop's iterations are interleaved with code outside it (CTAs of the batch take "
                             "different paths around the loop, or warps of one CTA run loops of their own: "
-                            "warp-specialized roles): not supported yet")
+                            "warp-specialized roles): not supported yet", retry_without_jump=lp["jumped"])
     blocks = _blocks(recs[first:last + 1], lp["back"])
     if lp["jumped"]:
         warm = jump.arrivals
@@ -262,8 +463,9 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None) -> Segmen
         trips = _warp_trips(recs[first:last + 1], lp["back"])
         if len(trips) > 1:  # written out, every CTA would run the base CTA's iterations
             raise LoweringError(f"the loop at instruction {lp['head']} runs {min(trips)} to {max(trips)} iterations "
-                                "in the emulated warps and its iterations take different instruction paths (causal "
-                                "attention's diagonal blocks): it cannot be summarised as one loop, and written out "
+                                "in the emulated warps and its iterations take different instruction paths that are "
+                                "not the common one with compute added in the last iterations (causal attention's "
+                                "masked diagonal blocks are): it cannot be summarised as one loop, and written out "
                                 "every CTA would run the same iterations; not supported yet")
         return Segments(recs, (), {}, [])  # written out in full
     peel_first = _seq(pre[0]) != template
@@ -288,7 +490,8 @@ class AddressBook:
     iteration's offsets follow from them (see the module docstring)."""
 
     def __init__(self, name: str, per_cta: list[dict], grid, ctas, in_loop: bool, lane_trips: list | None,
-                 peel_first: bool, period: int, full: bool = False, trip_strides: dict | None = None) -> None:
+                 peel_first: bool, period: int, full: bool = False, trip_strides: dict | None = None,
+                 tail: int = 0) -> None:
         self.name = name
         self.grid = grid
         self.index = {c: i for i, c in enumerate(ctas)}
@@ -303,9 +506,15 @@ class AddressBook:
         self._strides: dict = {}  # (the other coordinates, dimension) -> stride, or None
         self.affine = True  # CTAs outside the batch follow the strides (False: they take their reference's offsets)
         self.outside = 0  # lookups of CTAs outside the batch while not affine
+        self.tail = tail  # a loop split from its tail (Segments.tail): every iteration recorded, trips per CTA
         if in_loop and not full:
-            self.model = [self._model_arrays(i) for i in range(len(ctas))]
+            if tail:
+                self.model = self._tail_models()
+            else:
+                self.model = [self._model_arrays(i) for i in range(len(ctas))]
         self._cta_strides(ctas)
+        if tail and in_loop:
+            self._fill_idle(ctas)
 
     # the loop model: iteration k >= 1 of a lane is A[1 + j] + q * step[j], j = (k - 1) % p, q = (k - 1) // p
     def _model_arrays(self, i: int):
@@ -319,6 +528,43 @@ class AddressBook:
             raise LoweringError(f"{self.name}: which lanes execute it changes from one loop iteration to the next",
                                 True)
         return a, np.where(a >= 0, b - a, 0)
+
+    def _tail_models(self) -> list:
+        """Every batch CTA's iteration model where the loop was emulated in full and its CTAs run different trips
+        (:func:`split_tail`): each lane's offsets advance by the step between the first two iterations it executes
+        the operation in; a lane that executes it once takes the step of the same lane of the CTA with the most trips
+        (its CTAs outside the batch run further). Checked on every recorded iteration (:meth:`verify_loop`)."""
+        fits = []
+        for s, t in zip(self.per_cta, self.lane_trips, strict=True):
+            ks = sorted(k for k in s if isinstance(k, int))
+            if not ks:
+                raise LoweringError(f"{self.name}: no recorded iteration", True)
+            arr = np.stack([s[k] for k in ks])  # (iterations, R, W, 32)
+            kk = np.array(ks).reshape(-1, 1, 1, 1)
+            valid = (arr >= 0) & (kk < np.broadcast_to(t, arr.shape[1:])[None])
+            n = valid.sum(axis=0)
+            k1 = np.argmax(valid, axis=0)
+            rest = valid.copy()
+            np.put_along_axis(rest, k1[None], False, axis=0)
+            k2 = np.argmax(rest, axis=0)
+            a1 = np.take_along_axis(arr, k1[None], axis=0)[0]
+            a2 = np.take_along_axis(arr, k2[None], axis=0)[0]
+            x1, x2 = np.asarray(ks)[k1], np.asarray(ks)[k2]
+            gap = np.maximum(x2 - x1, 1)
+            step = np.where(n >= 2, (a2 - a1) // gap, 0)
+            exact = (n < 2) | ((a2 - a1) % gap == 0)
+            if not exact.all():
+                raise LoweringError(f"{self.name}: addresses that do not advance by a whole step per iteration", True)
+            fits.append((n, a1, x1, step))
+        most = max(range(len(fits)), key=lambda i: int(self.lane_trips[i].max()))
+        donor = fits[most][3]
+        self._executed = [n for n, _, _, _ in fits]  # per batch CTA: iterations each lane executed the operation in
+        out = []
+        for n, a1, x1, step in fits:
+            step = np.where(n >= 2, step, donor)
+            a = np.where(n >= 1, a1 + (1 - x1) * step, INACTIVE)
+            out.append((a[None], step[None]))
+        return out
 
     def _at(self, i: int, k: np.ndarray | int) -> np.ndarray:
         """Model offsets of batch CTA ``i`` at iteration ``k`` (a number, or (W, 32) per lane)."""
@@ -337,6 +583,16 @@ class AddressBook:
         if self.full:
             return
         p = self.p
+        if self.tail:
+            for i, s in enumerate(self.per_cta):
+                trips = self.lane_trips[i]
+                for k in sorted(x for x in s if isinstance(x, int)):
+                    got = s[k]
+                    live = (k < trips) & (got >= 0)
+                    if (live & (self._at(i, k) != got)).any():
+                        raise LoweringError(f"{self.name}: iteration {k}'s addresses do not advance by one step per "
+                                            "iteration", True)
+            return
         for i, s in enumerate(self.per_cta):
             for k in sorted(x for x in s if isinstance(x, int) and x > 2 * p):
                 if not np.array_equal(self._at(i, k), s[k]):
@@ -358,8 +614,33 @@ class AddressBook:
 
     # the CTA model: a CTA outside the batch is its reference CTA moved by the strides between interior CTAs
     def _slot1(self, i: int) -> np.ndarray | None:
+        if self.tail and self.in_loop:  # the model's iteration 1 (recorded only where the CTA runs it)
+            return self.model[i][0][0]
         s = self.per_cta[i]
         return s.get(1 if self.in_loop else 0)
+
+    def _fill_idle(self, ctas) -> None:
+        """Tail split: lanes of a batch CTA whose iterations never reach the operation (causal attention's first query
+        block runs one iteration, which skips the next block's prefetch) take the model of the CTA next to them in a
+        grid dimension that runs more, less that dimension's stride, so that every CTA answers for every iteration as
+        a hand-written address function does (the L2 model's footprints sample the first CTA)."""
+        for i, c in enumerate(ctas):
+            idle = self._executed[i] == 0  # (R, W, 32): lanes whose iterations never reached the operation
+            if not idle.any():
+                continue
+            for d in range(3):
+                j = self.index.get(tuple(v + 1 if e == d else v for e, v in enumerate(c)))
+                g = self.strides.get(d)
+                if j is None or g is None:
+                    continue
+                more = np.broadcast_to(self.lane_trips[i] < self.lane_trips[j], idle.shape)
+                if not (idle & more).any():
+                    continue
+                a, step = self.model[i]
+                aj, sj = self.model[j]
+                take = (idle & more)[None] & (aj >= 0)
+                self.model[i] = (np.where(take, aj - g, a), np.where(take, sj, step))
+                break
 
     def _cta_strides(self, ctas) -> None:
         """The interior CTAs' stride in each grid dimension (checked: the two CTAs execute the same lanes)."""
@@ -397,6 +678,12 @@ class AddressBook:
             mine, theirs = self.per_cta[i], self.per_cta[self.index[ref]]
             slots = [k for k in mine if k in theirs and (not self.in_loop or (isinstance(k, int) and k >= 1))]
             for k in slots:
+                if self.tail and self.in_loop:  # compared where both CTAs run the iteration
+                    live = (k < self.lane_trips[i]) & (k < self.lane_trips[self.index[ref]])
+                    if (live & (self._shifted(theirs[k], c, ref) != mine[k])).any():
+                        self.affine = False
+                        return False
+                    continue
                 if not np.array_equal(self._shifted(theirs[k], c, ref), mine[k]):
                     self.affine = False
                     return False
@@ -431,6 +718,12 @@ class AddressBook:
                 out = s.get(k, np.full(any_slot.shape, INACTIVE))
             else:
                 trips = self.lane_trips[i] + self._trip_shift(c, ref)
+                if self.tail:  # every iteration from the model (checked on every recorded one), past its CTA's
+                    # trips too (the engine never runs them; the pattern analysis samples them, as a hand-written
+                    # address function answers), lanes off only where they leave before their CTA's longest
+                    out = self._at(i, k)
+                    out = np.where((k >= trips) & (trips < int(trips.max())), INACTIVE, out)
+                    return out if ref == c or not self.affine else self._shifted(out, c, ref)
                 out = s[k] if k in s and ref == c else self._at(i, k)
                 pen, last = s.get("pen"), s.get("last")
                 if pen is not None:
