@@ -678,8 +678,10 @@ class AddressBook:
             mine, theirs = self.per_cta[i], self.per_cta[self.index[ref]]
             slots = [k for k in mine if k in theirs and (not self.in_loop or (isinstance(k, int) and k >= 1))]
             for k in slots:
-                if self.tail and self.in_loop:  # compared where both CTAs run the iteration
-                    live = (k < self.lane_trips[i]) & (k < self.lane_trips[self.index[ref]])
+                if self.tail and self.in_loop:  # compared where both CTAs run the iteration and the operation (a
+                    # CTA's last iteration skips the next block's prefetch)
+                    live = (k < self.lane_trips[i]) & (k < self.lane_trips[self.index[ref]]) & (mine[k] >= 0) & \
+                        (theirs[k] >= 0)
                     if (live & (self._shifted(theirs[k], c, ref) != mine[k])).any():
                         self.affine = False
                         return False
