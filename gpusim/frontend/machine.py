@@ -423,19 +423,22 @@ class Machine:
         flat = self.smem.reshape(-1)
         cbase = (self.cta_of * self.smem.shape[1]).reshape(nw, WARP)[:, :1]
         lane = np.arange(WARP)
+        ra = rowaddr[:, :8 * x] + cbase  # (warps, 8x) row byte addresses
+        if flat.size % 16 == 0 and not (ra % 16).any():  # rows are 16-byte aligned (ldmatrix requires it)
+            rows = flat.reshape(-1, 16)[ra // 16].reshape(nw, x, 8, 16)  # (warps, matrix, row, 16 bytes)
+        else:
+            rows = flat[ra[:, :, None] + np.arange(16)].reshape(nw, x, 8, 16)
+        if d.has("MT88"):
+            el = rows.reshape(nw, x, 8, 8, 2)  # [matrix, row, col, byte]
+            r0 = el[:, :, 2 * (lane % 4), lane // 4, :]  # element (row 2*(t%4), col t//4)
+            r1 = el[:, :, 2 * (lane % 4) + 1, lane // 4, :]
+            word = np.concatenate([r0, r1], axis=3)
+        else:
+            word = rows.reshape(nw, x, 8, 4, 4)[:, :, lane // 4, lane % 4, :]
+        v = np.ascontiguousarray(word).view(np.uint32).reshape(nw, x, WARP)
+        t_rows = DATA | _words_taint(self.smem_taint, off[rows_active], 16)
         for i in range(x):
-            ra = rowaddr[:, 8 * i:8 * i + 8] + cbase  # (warps, 8) row byte addresses
-            rows = flat[ra[:, :, None] + np.arange(16)]  # (warps, 8 rows, 16 bytes)
-            if d.has("MT88"):
-                el = rows.reshape(nw, 8, 8, 2)  # [row, col, byte]
-                r0 = el[:, 2 * (lane % 4), lane // 4, :]  # element (row 2*(t%4), col t//4)
-                r1 = el[:, 2 * (lane % 4) + 1, lane // 4, :]
-                word = np.concatenate([r0, r1], axis=2).reshape(nw, WARP, 4)
-            else:
-                word = rows.reshape(nw, 8, 4, 4)[:, lane // 4, lane % 4, :]
-            v = np.ascontiguousarray(word).view(np.uint32).reshape(-1)
-            t_rows = _words_taint(self.smem_taint, off[rows_active], 16)
-            S.put(self, Reg(dst.uniform, dst.idx + i), v, em, DATA | t_rows)
+            S.put(self, Reg(dst.uniform, dst.idx + i), v[:, i].reshape(-1), em, t_rows)
         out = np.where(rows_active, off, -1)
         return MemAccess("shared", "ldsm", 16, out, -1, t_addr, matrices=x)
 

@@ -802,53 +802,71 @@ def opaque(m, d, em):
         put(m, Reg(dst.uniform, dst.idx + k), np.zeros(m.N, U32), em, UNKNOWN)
 
 
-def _frag16(bits: np.ndarray, bf16: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) 16-bit halves of 32-bit words as float32 (bf16 or fp16)."""
-    lo, hi = bits & U32(0xFFFF), bits >> U32(16)
+def _mma_maps() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Index maps of ``mma.m16n8k16``'s fragments (see :func:`hmma`): for each element of the row-major A (16 x 16),
+    B (16 x 8) and C (16 x 8), the column of the stacked register halves (register, half, lane) that holds it, and
+    for each C/D register the element each lane holds."""
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    a_src, b_src, c_src = np.empty(256, np.int64), np.empty(128, np.int64), np.empty(128, np.int64)
+    for k, (r_off, c_off) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+        for h in (0, 1):
+            a_src[(g + r_off) * 16 + 2 * t + c_off + h] = (2 * k + h) * 32 + lane
+    for k, r_off in enumerate((0, 8)):
+        for h in (0, 1):
+            b_src[(2 * t + r_off + h) * 8 + g] = (2 * k + h) * 32 + lane
+    d_at = np.empty((4, 32), np.int64)
+    for k, (r_off, c_off) in enumerate(((0, 0), (0, 1), (8, 0), (8, 1))):
+        d_at[k] = (g + r_off) * 8 + 2 * t + c_off
+        c_src[d_at[k]] = k * 32 + lane
+    return a_src, b_src, c_src, d_at
+
+
+_MMA_A, _MMA_B, _MMA_C, _MMA_D = _mma_maps()
+
+
+def _mma_halves(words: np.ndarray, bf16: bool) -> np.ndarray:
+    """(warps, registers, 32) 32-bit words as (warps, registers * 2 * 32) float32: each register's low half, then its
+    high half (bf16 or fp16)."""
+    lo, hi = words & U32(0xFFFF), words >> U32(16)
     if bf16:
-        return (lo << U32(16)).view(np.float32), (hi << U32(16)).view(np.float32)
-    return (lo.astype(np.uint16).view(np.float16).astype(np.float32),
-            hi.astype(np.uint16).view(np.float16).astype(np.float32))
+        pair = np.stack([lo << U32(16), hi << U32(16)], axis=2).view(np.float32)
+    else:
+        pair = np.stack([lo, hi], axis=2).astype(np.uint16).view(np.float16).astype(np.float32)
+    return pair.reshape(words.shape[0], -1)
 
 
 def hmma(m, d, em):
     """``mma.sync.m16n8k16`` with bf16 or fp16 inputs and fp32 accumulators (HMMA.16816.F32[.BF16]), per warp with
     the PTX fragment layout (lane = 4 * group + thread in group): A rows group and group + 8, columns 2t, 2t + 1 and
     8 + 2t, 9 + 2t; B rows 2t, 2t + 1, 8 + 2t, 9 + 2t, column group; C/D rows group and group + 8, columns 2t, 2t + 1.
-    Other shapes and accumulator types keep their results unknown (:func:`opaque`)."""
+    Computed for the warps with a lane at it (:data:`_MMA_A` ... place the fragments). Other shapes and accumulator
+    types keep their results unknown (:func:`opaque`)."""
     if not (d.has("16816") and d.has("F32")):
         return opaque(m, d, em)
     bf16 = d.has("BF16")
     dst, a, b, c = d.ops[:4]
     nw = m.N // 32
-    lane = np.arange(32)
-    g, t = lane // 4, lane % 4
+    on = np.nonzero(em.reshape(nw, 32).any(axis=1))[0]
 
     def regs(op, n):
         arr = m.UR if op.uniform else m.R
-        return [arr[op.idx + k].reshape(nw, 32) if not op.zero else np.zeros((nw, 32), U32) for k in range(n)]
+        if op.zero:
+            return np.zeros((len(on), n, 32), U32)
+        return np.stack([arr[op.idx + k].reshape(nw, 32)[on] for k in range(n)], axis=1)
 
-    ra, rb = regs(a, 4), regs(b, 2)
-    A = np.zeros((nw, 16, 16), np.float32)
-    for k, (r_off, c_off) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
-        lo, hi = _frag16(ra[k], bf16)
-        A[:, g + r_off, 2 * t + c_off] = lo
-        A[:, g + r_off, 2 * t + c_off + 1] = hi
-    B = np.zeros((nw, 16, 8), np.float32)
-    for k, r_off in enumerate((0, 8)):
-        lo, hi = _frag16(rb[k], bf16)
-        B[:, 2 * t + r_off, g] = lo
-        B[:, 2 * t + r_off + 1, g] = hi
-    C = np.zeros((nw, 16, 8), np.float32)
+    A = _mma_halves(regs(a, 4), bf16)[:, _MMA_A].reshape(-1, 16, 16)
+    B = _mma_halves(regs(b, 2), bf16)[:, _MMA_B].reshape(-1, 16, 8)
+    C = np.zeros((len(on), 16, 8), np.float32)
     if not c.zero:
-        rc = regs(c, 4)
-        for k, (r_off, c_off) in enumerate(((0, 0), (0, 1), (8, 0), (8, 1))):
-            C[:, g + r_off, 2 * t + c_off] = rc[k].view(np.float32)
+        C = regs(c, 4).reshape(len(on), -1).view(np.float32)[:, _MMA_C].reshape(-1, 16, 8)
     with np.errstate(all="ignore"):
-        D = np.matmul(A, B) + C
+        D = (np.matmul(A, B) + C).reshape(len(on), 128)
     tt = taint(m, a, b, c)
-    for k, (r_off, c_off) in enumerate(((0, 0), (0, 1), (8, 0), (8, 1))):
-        put(m, Reg(dst.uniform, dst.idx + k), D[:, g + r_off, 2 * t + c_off].reshape(-1).view(U32), em, tt)
+    out = np.zeros((nw, 32), np.float32)
+    for k in range(4):
+        out[on] = D[:, _MMA_D[k]]
+        put(m, Reg(dst.uniform, dst.idx + k), out.reshape(-1).view(U32), em, tt)
 
 
 def nop(m, d, em):

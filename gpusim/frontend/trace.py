@@ -555,14 +555,17 @@ class AddressBook:
             exact = (n < 2) | ((a2 - a1) % gap == 0)
             if not exact.all():
                 raise LoweringError(f"{self.name}: addresses that do not advance by a whole step per iteration", True)
-            fits.append((n, a1, x1, step))
+            fits.append((n, a1, x1, step, arr, kk, valid))
         most = max(range(len(fits)), key=lambda i: int(self.lane_trips[i].max()))
         donor = fits[most][3]
-        self._executed = [n for n, _, _, _ in fits]  # per batch CTA: iterations each lane executed the operation in
+        self._executed = [f[0] for f in fits]  # per batch CTA: iterations each lane executed the operation in
         out = []
-        for n, a1, x1, step in fits:
+        for n, a1, x1, step, arr, kk, valid in fits:
             step = np.where(n >= 2, step, donor)
             a = np.where(n >= 1, a1 + (1 - x1) * step, INACTIVE)
+            if (valid & (a[None] + (kk - 1) * step[None] != arr)).any():  # every recorded iteration on the model
+                raise LoweringError(f"{self.name}: an iteration's addresses do not advance by one step per "
+                                    "iteration", True)
             out.append((a[None], step[None]))
         return out
 
@@ -583,15 +586,7 @@ class AddressBook:
         if self.full:
             return
         p = self.p
-        if self.tail:
-            for i, s in enumerate(self.per_cta):
-                trips = self.lane_trips[i]
-                for k in sorted(x for x in s if isinstance(x, int)):
-                    got = s[k]
-                    live = (k < trips) & (got >= 0)
-                    if (live & (self._at(i, k) != got)).any():
-                        raise LoweringError(f"{self.name}: iteration {k}'s addresses do not advance by one step per "
-                                            "iteration", True)
+        if self.tail:  # checked where the models are fitted (_tail_models)
             return
         for i, s in enumerate(self.per_cta):
             for k in sorted(x for x in s if isinstance(x, int) and x > 2 * p):
