@@ -422,6 +422,32 @@ extern "C" __global__ void tri(const float* x, float* y) {
     assert [(offsets(5, j) == 4 * (j * 64 + tid)).all() for j in (0, 6, 7, 8)] == [True] * 4
 
 
+def test_a_loop_whose_last_iterations_load_on_their_own_is_refused_in_one_line(tmp_path):
+    """Unequal trips and last iterations that read memory the others do not: the loop's loads would no longer be
+    one operation a CTA runs every iteration, so the front-end refuses it and says why (it does not write every CTA
+    the emulated CTA's iterations)."""
+    from gpusim.frontend.trace import LoweringError
+
+    cu = tmp_path / "tri2.cu"
+    cu.write_text("""
+extern "C" __global__ void tri2(const float* x, float* y) {
+  float s = 0.f;
+  const int trips = blockIdx.x + 4;
+  for (int j = 0; j < trips; ++j) {
+    float v = x[j * blockDim.x + threadIdx.x];
+    if (j >= trips - 2) {
+#pragma unroll
+      for (int k = 0; k < 16; ++k) v = v * x[4096 + (j + k) * blockDim.x + threadIdx.x] + __expf(v);
+    }
+    s += v;
+  }
+  y[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}""")
+    with pytest.raises(LoweringError, match="not the common one with compute added") as e:
+        kernel_from_source(cu, "tri2", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])
+    assert "\n" not in str(e.value)
+
+
 def test_atomics_are_counted_under_ncus_names_red_or_atom(tmp_path):
     """ncu counts an atomicAdd whose value is unused (SASS RED) under op_red and one whose value is read (ATOMG) under
     op_atom, requests, sectors and L2 lookups alike, and neither under the stores' op_write (measured: scatter_add in
