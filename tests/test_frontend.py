@@ -379,6 +379,22 @@ def test_atomic_adds_in_lane_order_return_what_one_lane_at_a_time_returns():
             assert all((finals[i] == words[keys[f]]).all() for i, f in enumerate(firsts))
 
 
+TRI_SRC = """
+extern "C" __global__ void {name}(const float* x, float* y) {{
+  float s = 0.f;
+  const int trips = blockIdx.x + 4;  // CTA x runs x + 4 iterations, its last two another path
+  for (int j = 0; j < trips; ++j) {{
+    float v = x[j * blockDim.x + threadIdx.x];
+    if (j >= trips - 2) {{
+#pragma unroll
+      for (int k = 0; k < {k}; ++k) {body};
+    }}
+    s += v;
+  }}
+  y[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}}"""
+
+
 def test_a_loop_whose_ctas_run_different_trips_and_a_tail_path_keeps_its_loads_in_the_loop(tmp_path):
     """CTAs that run different numbers of iterations of a loop whose last iterations take another path (causal
     attention: the blocks that cross the diagonal are masked, a CTA's row sets its trips). The loop holds every
@@ -389,20 +405,7 @@ def test_a_loop_whose_ctas_run_different_trips_and_a_tail_path_keeps_its_loads_i
     from gpusim.ir import AddrCtx, Compute
 
     cu = tmp_path / "tri.cu"
-    cu.write_text("""
-extern "C" __global__ void tri(const float* x, float* y) {
-  float s = 0.f;
-  const int trips = blockIdx.x + 4;
-  for (int j = 0; j < trips; ++j) {
-    float v = x[j * blockDim.x + threadIdx.x];
-    if (j >= trips - 2) {
-#pragma unroll
-      for (int k = 0; k < 24; ++k) v = __expf(v * 0.5f + (float)k) - v;
-    }
-    s += v;
-  }
-  y[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}""")
+    cu.write_text(TRI_SRC.format(name="tri", k=24, body="v = __expf(v * 0.5f + (float)k) - v"))
     k = kernel_from_source(cu, "tri", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])
     assert [k.trips_of(c) for c in range(8)] == [c + 4 for c in range(8)]
     assert not any(isinstance(o, Compute) and o.pipe == "sfu" for o in k.loop.body)
@@ -429,20 +432,8 @@ def test_a_loop_whose_last_iterations_load_on_their_own_is_refused_in_one_line(t
     from gpusim.frontend.trace import LoweringError
 
     cu = tmp_path / "tri2.cu"
-    cu.write_text("""
-extern "C" __global__ void tri2(const float* x, float* y) {
-  float s = 0.f;
-  const int trips = blockIdx.x + 4;
-  for (int j = 0; j < trips; ++j) {
-    float v = x[j * blockDim.x + threadIdx.x];
-    if (j >= trips - 2) {
-#pragma unroll
-      for (int k = 0; k < 16; ++k) v = v * x[4096 + (j + k) * blockDim.x + threadIdx.x] + __expf(v);
-    }
-    s += v;
-  }
-  y[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}""")
+    cu.write_text(TRI_SRC.format(name="tri2", k=16,
+                                 body="v = v * x[4096 + (j + k) * blockDim.x + threadIdx.x] + __expf(v)"))
     with pytest.raises(LoweringError, match="not the common one with compute added") as e:
         kernel_from_source(cu, "tri2", grid=(8, 1, 1), block=(64, 1, 1), args=["x=f32[8192]", "y=f32[512]"])
     assert "\n" not in str(e.value)
