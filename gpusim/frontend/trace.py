@@ -17,6 +17,7 @@ iterations 1 and 2, checked on iteration 0 and on the last two iterations, which
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -382,9 +383,7 @@ def _extra_after_loop(recs, rows, it, where, trips, tail, extra, lp, nw, main):
         if r.index in extra:
             continue
         if r.witer is None or ((it[j] >= 0) != (r.witer >= 0)).any():  # a warp whose loop runs once: iteration 0
-            r = _merge([(r, r.warps)], nw)
-            r.witer = it[j].astype(np.int32)
-            r.addr, r.saddr = recs[i].addr, recs[i].saddr
+            r = dataclasses.replace(r, witer=it[j].astype(np.int32))
         out.append(r)
     out = out[:rows[0]] + _fill_blocks(out[rows[0]:], lp["back"], main, nw)
     lp = dict(lp, start=rows[0], end=len(out))
@@ -424,9 +423,9 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
     lp = choose_loop(loops, recs)
     if lp is None:
         return Segments(recs, (), {}, [])
-    split = None if lp["jumped"] or not split else split_tail(recs, lp)
-    if split is not None:
-        recs, lp, tail, lane_trips = split
+    rewritten = None if lp["jumped"] or not split else split_tail(recs, lp)
+    if rewritten is not None:
+        recs, lp, tail, lane_trips = rewritten
         seg = segment(recs, [lp], None, split=False)
         if not seg.template or seg.peel_first or seg.peel_last:
             raise LoweringError(f"the loop at instruction {lp['head']}: its CTAs run different trips, its last {tail} "
@@ -533,7 +532,7 @@ class AddressBook:
         """Every batch CTA's iteration model where the loop was emulated in full and its CTAs run different trips
         (:func:`split_tail`): each lane's offsets advance by the step between the first two iterations it executes
         the operation in; a lane that executes it once takes the step of the same lane of the CTA with the most trips
-        (its CTAs outside the batch run further). Checked on every recorded iteration (:meth:`verify_loop`)."""
+        (its CTAs outside the batch run further). Checked here on every recorded iteration."""
         fits = []
         for s, t in zip(self.per_cta, self.lane_trips, strict=True):
             ks = sorted(k for k in s if isinstance(k, int))
