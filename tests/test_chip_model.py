@@ -170,6 +170,32 @@ def test_merged_waves_of_unequal_ctas_keep_the_time(monkeypatch):
     assert merged == pytest.approx(every, rel=0.02)
 
 
+def test_merged_waves_of_many_heads_stay_few_and_hold_the_grids_trips():
+    """With several heads every merge group holds the start of a head (query blocks of a few trips): a slot's CTAs
+    merge when their mean trips dwarf the prologue (once their least had to: H=16 at 1M tokens simulated all 496
+    waves, 64 s), and the merged slots are those whose stacks hold the group's mean trips (two slots picked by
+    position once held 12% more trips than the grid's CTAs): the simulated CTAs stay few and their trips, weighted,
+    are the grid's."""
+    from gpusim import chip
+    from gpusim.config import load_config
+    from gpusim.registry import build_kernel
+    from gpusim.sm.occupancy import occupancy
+
+    cfg = load_config()
+    for shape in ((1, 16, 1 << 20, 128), (1, 16, 1 << 15, 128)):
+        k = build_kernel("fa2", shape, {"causal": "1"}, cfg)
+        launch = k.launch
+        occ = occupancy(cfg.sm, launch.threads_per_block, launch.regs_per_thread, launch.smem_bytes,
+                        cfg.shared_memory.carveouts_bytes)
+        real = sum(k.trips_of(i) for i in range(launch.num_ctas))
+        for reps in (1, 2):
+            works, _ = chip.representative_works(k, occ.ctas_per_sm, cfg.chip.sm_count, reps)
+            if shape[2] == 1 << 20:  # 496 full waves: past the first groups, every group merges
+                assert len(works) <= 2 * (chip.MERGED_WAVES + 1) * reps * occ.ctas_per_sm, (reps, len(works))
+            sampled = sum(w.trips * w.weight for w in works)
+            assert sampled == pytest.approx(real, rel=0.01), (shape, reps)
+
+
 def test_causal_attention_never_beats_the_tensor_peak_at_any_length():
     """Causal CTAs lengthen along the queue (one head: CTA i visits i + 1 KV blocks), so the grid fast-forward
     must not charge the rest of the queue the early CTAs' durations (it once predicted 78 PFLOP/s at 16M)."""
