@@ -27,7 +27,7 @@ import numpy as np
 from gpusim import patterns
 from gpusim.config import HardwareConfig
 from gpusim.engine import ChipModel, ChipResult, CtaWork, MemTiming
-from gpusim.ir import Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
+from gpusim.ir import STORES, Compute, Kernel, KernelError, Loop, Mem, instructions_per_warp
 from gpusim.memory import l2_atomics
 from gpusim.memory.l1 import L1Stats, l1_hit_model
 from gpusim.memory.l2 import (L2Footprint, L2Result, cap_at_requests, cap_reads_when_everything_fits, fitting_footprint,
@@ -189,7 +189,7 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
         sampled = min(per_chunk, L2_SAMPLE_ITERATIONS)
         store_share = 1.0
         if i in union:
-            if op.kind == "st":
+            if op.kind in STORES:
                 store_share = len(base) / max(own_sectors[id(union[i])], 1)
             base0, base, half = union[i]
         if in_loop:  # distinct bytes of a chunk: exact when it is short, else the sampled iterations' and what
@@ -218,7 +218,8 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
         loads = op.kind in ("ld", "tma")
         fetch = hbm.fetch_ratio(base, sector_bytes) if loads else 1.0
         isolated = hbm.isolated_share(base, sector_bytes) if loads else 0.0
-        out.append(L2Footprint(op.name, op.tensor, op.kind, depends, data,
+        # the L2 sees a write, whichever unit sends it (a TMA store's, as the LSU's)
+        out.append(L2Footprint(op.name, op.tensor, "st" if op.kind in STORES else op.kind, depends, data,
                                tile_bytes_per_chunk=tile * scale * store_share,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated, invariant=invariant))
@@ -423,6 +424,17 @@ def _timings(cfg, pats, l1, l2, hbm_cost=None, local=frozenset()) -> dict[str, M
                                   hbm_bytes=l2b * l2.dram_bytes_per_request_byte(name, sb), l1_miss_fraction=1.0,
                                   l2_miss_fraction=l2.latency_miss_fraction(name, sb),
                                   latency_hit_cycles=cfg.tma.l2_latency_cycles, l2_read_cost=cost)
+            continue
+        if op.kind == "tma_st":  # one instruction; the copy engine reads the box out of shared memory and writes it
+            # to the L2's write path (L1 bypassed), as a store's sectors; HBM sees the write-backs
+            l2b = p.sectors * sb * 1.0
+            written = l2.dram_write_bytes.get(name, 0.0)
+            req = l2.request_sectors.get(name, 0.0) * sb
+            out[name] = MemTiming(l1tex_cycles=np.zeros_like(l2b), instructions=(p.instructions > 0).astype(np.int64),
+                                  period=p.period, l2_bytes=l2b, hbm_bytes=l2b * (written / req if req else 0.0),
+                                  l1_miss_fraction=0.0, l2_miss_fraction=0.0,
+                                  latency_hit_cycles=cfg.tma.l2_latency_cycles,
+                                  l2_write_cycles=cfg.l2.write_cycles(p.lines, p.sectors))
             continue
         l1cyc = cfg.l1.pipe_cycles(p.lines, p.sectors, sb, local=op.tensor in local)
         if op.kind == "ld":

@@ -655,6 +655,33 @@ class ChipModel:
         self.mbarriers.arrive(cta.serial, op.arrive, seq, done)
         return math.ceil(issue_end)
 
+    def _tma_store(self, wp: _Warp, op: Mem, tm: _OpTiming, l2_bytes: float, hbm_bytes: float,
+                   write_cycles: float) -> int:
+        """One thread issues a TMA store: the SM's copy engine reads the box out of shared memory at its data rate
+        (``[tma] bytes_per_cycle``), then its bytes take the L2's write path. The warp goes on; the store's group
+        (``cp.async``, SASS's SB0 that DEPBAR waits on) completes when the box has been read, and the warp's exit
+        waits for its bytes to reach the L2, as a store's do. Returns when the warp may go on."""
+        cta = wp.cta
+        tma = cta.sm.tma
+        t = self._deps(wp, op.after, self.env.now)
+        start, _ = wp.slot.book(wp.work, t, 1)
+        if start > t:
+            wp.stats[NOT_SELECTED] += start - t
+        wp.stats[SELECTED] += 1
+        issue_end = start + tma.issue_cycles
+        if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
+            wp.stats[WAIT] += tma.issue_cycles - 1
+        req = Request(wp.work, cta.work.weight, l2_bytes, hbm_bytes, write_cycles, None, tm.hbm_cost)
+        eng_start = tma.serve(req, start)
+        read = eng_start + tma.read_cycles(l2_bytes)
+        walk(cta.sm.memory_side[op.space, op.kind], req, read)
+        wp.stores_done = max(wp.stores_done, req.l2_done)
+        if op.group:
+            wp.groups.join(op.group, read)
+        if wp.tracing:
+            self._span(wp, op.name, "tma", start, read)
+        return math.ceil(issue_end)
+
     def _mem(self, wp: _Warp, op: Mem, it: int, j: int) -> int | None:
         """A memory operation: books it on the units it uses and returns when the warp may go on (None: at once)."""
         tm = wp.t[op.name]
@@ -665,6 +692,8 @@ class ChipModel:
             return None
         if op.kind == "tma":
             return self._tma(wp, op, tm, l2_bytes, hbm_bytes, self._seq(wp, op, it, j), read_cost)
+        if op.kind == "tma_st":
+            return self._tma_store(wp, op, tm, l2_bytes, hbm_bytes, write_cycles)
         if op.async_copy and op.group:
             self._async_store(wp, op, l1tex_cycles)
             return None

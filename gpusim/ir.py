@@ -19,9 +19,13 @@ import numpy as np
 
 SPACES = ("global", "shared")
 # ldsm/stsm: ldmatrix/stmatrix (shared only, 16-B rows); tma: a TMA tile copy global -> shared (one thread
-# issues it; its addresses are the 16-B chunks of the box, listed over ``repeat`` x 32 lanes of one warp)
-KINDS = ("ld", "st", "ldsm", "stsm", "tma")
+# issues it; its addresses are the 16-B chunks of the box, listed over ``repeat`` x 32 lanes of one warp); tma_st:
+# a TMA tile store shared -> global, addressed alike, whose completion (its box read out of shared memory) joins
+# the ``cp.async`` queue's open group (SASS: UTMASTG, UTMACMDFLUSH commits, DEPBAR.LE SB0 waits, as for cp.async)
+KINDS = ("ld", "st", "ldsm", "stsm", "tma", "tma_st")
 LOADS = ("ld", "ldsm")
+TMA_KINDS = ("tma", "tma_st")  # copies of the SM's TMA unit: one instruction a box, L1 bypassed
+STORES = ("st", "tma_st")  # what writes global memory through the L2's write path
 QUEUES = ("cp.async", "wgmma")  # asynchronous-operation queues with commit/wait groups
 ATOMIC_RULES = ("", "lanes", "words")  # Mem.atomic: not atomic, each lane serialized per bank, one word's lanes combine
 # instruction-set facts, not hardware numbers: a warpgroup is 4 contiguous warps of 32 threads, and setmaxnreg
@@ -396,6 +400,10 @@ def _check_async(kernel: Kernel) -> None:
                                                            or op.width_bytes != 16):
             raise KernelError(f"{name}: TMA copy '{op.name}' needs space 'global', width_bytes=16 and an mbarrier "
                               "to arrive on (arrive=, seq=)")
+        if isinstance(op, Mem) and op.kind == "tma_st" and (op.space != "global" or op.arrive or op.width_bytes != 16
+                                                              or op.group not in ("", "cp.async")):
+            raise KernelError(f"{name}: TMA store '{op.name}' needs space 'global', width_bytes=16, no mbarrier and "
+                              "at most the 'cp.async' group (its bulk group)")
         if isinstance(op, Compute) and (op.units < 1 or op.count % op.units):
             raise KernelError(f"{name}: '{op.name}' count {op.count} is not a multiple of units={op.units}")
         if isinstance(op, Compute) and (isinstance(op.register_reads, bool)
@@ -409,7 +417,7 @@ def _check_async(kernel: Kernel) -> None:
                               "on a bundle the warp issues itself (no group)")
         for attr in ("stall_cycles", "operand_reuse") if isinstance(op, Mem) else ():
             v = getattr(op, attr)
-            if not isinstance(v, int) or v < 0 or (v and (op.async_copy or op.kind == "tma")):
+            if not isinstance(v, int) or v < 0 or (v and (op.async_copy or op.kind in TMA_KINDS)):
                 raise KernelError(f"{name}: '{op.name}' {attr}={v!r} must be a whole number >= 0, on an instruction "
                                   "the warp issues itself (not a TMA copy or an async store)")
     for bar, count in kernel.mbarriers.items():
@@ -453,7 +461,7 @@ def instructions_per_warp(ops, warp: int = 0) -> int:
         elif getattr(op, "warps", None) is not None and warp not in op.warps:
             continue
         elif isinstance(op, Mem):
-            n += 0 if op.async_copy else 1 if op.kind == "tma" else op.repeat  # one UTMALDG per box
+            n += 0 if op.async_copy else 1 if op.kind in TMA_KINDS else op.repeat  # one UTMALDG / UTMASTG a box
         elif isinstance(op, Compute):
             n += op.count // op.units
         else:

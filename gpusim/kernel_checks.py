@@ -253,7 +253,7 @@ class _Checker:
             if not isinstance(after, tuple) or not all(isinstance(a, str) for a in after):
                 raise self.fail(f"{label}: after must be a tuple of operation names, got {after!r:.60}")
         if isinstance(op, Mem):
-            if op.kind == "tma" and self.hw.tma is None:
+            if op.kind in ir.TMA_KINDS and self.hw.tma is None:
                 raise MissingFeatureError(f"{self.name}: {label} (a TMA copy) {self.hw.missing('tma')}")
             if op.name in mem_names:
                 raise self.fail(f"two memory operations are named {op.name!r}")
@@ -396,7 +396,7 @@ def _cost(op, threads: int) -> np.ndarray:
     """(operations, warp instructions, lane addresses) of one execution of ``op`` by one warp (a CTA's threads for
     the addresses), as :func:`gpusim.ir.instructions_per_warp` counts instructions."""
     if isinstance(op, Mem):
-        return np.array([1, 0 if op.async_copy else 1 if op.kind == "tma" else op.repeat, op.repeat * threads],
+        return np.array([1, 0 if op.async_copy else 1 if op.kind in ir.TMA_KINDS else op.repeat, op.repeat * threads],
                         dtype=object)
     if isinstance(op, Compute):
         return np.array([1, op.count // op.units, 0], dtype=object)

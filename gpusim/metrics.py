@@ -15,7 +15,7 @@ from gpusim.memory.tma import TmaEngine
 from gpusim.sm import clock as clock_model
 from gpusim.sm.pipes import ExecutionPipes
 from gpusim.sm.scheduler import IssueSlots
-from gpusim.ir import Compute, Loop, Mem
+from gpusim.ir import STORES, TMA_KINDS, Compute, Loop, Mem
 from gpusim.peaks import peaks
 from gpusim.stalls import CAUSES
 from gpusim.ncu import TIME
@@ -149,7 +149,7 @@ def report(sim: Simulation) -> dict:
     cfg, k = sim.config, sim.kernel
     clock = sim.clock_hz or sm_clock_hz_for(sim)
     time_ns = sim.total_cycles / clock * 1e9 + cfg.chip.kernel_overhead_ns
-    if any(op.kind == "tma" for op in sim.kernel.all_ops() if isinstance(op, Mem)):
+    if any(op.kind in TMA_KINDS for op in sim.kernel.all_ops() if isinstance(op, Mem)):
         time_ns += cfg.chip.tensor_map_param_launch_ns  # its tensor maps come as __grid_constant__ parameters
     sb = cfg.l2.sector_bytes
     ld_sectors = _sum_ops(sim, "global", "ld", "sectors")
@@ -161,7 +161,7 @@ def report(sim: Simulation) -> dict:
     sts_wf = _sum_ops(sim, "shared", "st", "wavefronts")
     l1_hits = _l1_sector_hits(sim, local=False)
     l2_req_ld = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in ("ld", "tma"))
-    l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind == "st")
+    l2_req_st = sum(v for n, v in sim.l2.request_sectors.items() if sim.pats[n].op.kind in STORES)
     dram_rd = sum(sim.l2.dram_read_bytes.values())
     dram_wr = sum(sim.l2.dram_write_bytes.values())
     # ncu counts lookups in both L2 partitions: a sector that misses to DRAM is looked up
@@ -231,6 +231,8 @@ def report(sim: Simulation) -> dict:
     m["gpusim__tma_load_bytes"] = round(tma_bytes)
     m["gpusim__tma_copies"] = round(sum(_op_total(sim, n, "instructions") / max(p.op.repeat, 1)
                                         for n, p in sim.pats.items() if p.op.kind == "tma"))
+    m["gpusim__tma_store_bytes"] = round(sum(_op_total(sim, n, "sectors") for n, p in sim.pats.items()
+                                             if p.op.kind == "tma_st") * sb)
     if k.warpgroup_regs:
         m["gpusim__setmaxnreg"] = "/".join(map(str, k.warpgroup_regs))
     for s in STALLS:

@@ -51,6 +51,9 @@ PATHS: dict[tuple[str, str], Path] = {
     ("global", "st"): Path((LSU, L1TEX, L2_PORT, L2_WRITE, L2_ATOMICS, HBM)),
     # a TMA copy: the SM's copy engine, then the L2 (bypassing L1) and HBM as a load's miss
     ("global", "tma"): Path((TMA, L2_PORT, L2, HBM, FILL), (L2, HBM)),
+    # a TMA store: the copy engine reads the box out of shared memory and sends it to the L2's write path, as a
+    # store's sectors (bypassing L1); HBM sees the write-backs
+    ("global", "tma_st"): Path((TMA, L2_PORT, L2_WRITE, HBM)),
     # shared memory: the MIO queue and the L1TEX pipe (its wavefronts)
     ("shared", "ld"): _SHARED, ("shared", "st"): _SHARED, ("shared", "ldsm"): _SHARED, ("shared", "stsm"): _SHARED,
 }

@@ -97,6 +97,7 @@ CATALOG: dict[str, MetricInfo] = {
     "gpusim__ldgsts_shared_wavefronts": MetricInfo(MEMORY, "wavefront", "shared wavefronts cp.async writes"),
     "gpusim__tma_load_bytes": MetricInfo(MEMORY, "byte", "bytes TMA copies bring into shared memory"),
     "gpusim__tma_copies": MetricInfo(MEMORY, "copy", "TMA copy instructions"),
+    "gpusim__tma_store_bytes": MetricInfo(MEMORY, "byte", "bytes TMA stores write from shared memory to global"),
     "gpusim__gflops": MetricInfo(COMPUTE, "GFLOP/s", "counted FLOPs over the duration"),
     "gpusim__tflops": MetricInfo(COMPUTE, "TFLOP/s", "counted FLOPs over the duration"),
     "smsp__inst_executed.sum": MetricInfo(COMPUTE, "inst", "warp instructions executed"),

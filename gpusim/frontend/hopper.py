@@ -17,14 +17,20 @@ Emulation (facts from the PTX ISA 8.x: mbarrier, cp.async.bulk.tensor, wgmma; th
   ``c[0x0][0x198]`` points to; or global memory). The map is read from its 128 bytes (:mod:`gpusim.frontend.args`:
   ``tmap(...)``); the box is copied into shared memory with the map's swizzle, and its bytes complete the mbarrier's
   transactions at once (the copy's time is the engine's).
+- ``UTMASTG.nD [URs], [URm]``: the tuple is the source's shared address, then the box's coordinates; the box is read
+  from shared memory with the map's swizzle and written to the tensor. ``UTMACMDFLUSH`` commits the thread's TMA
+  stores as a bulk group and ``DEPBAR.LE SB0, n`` waits for all but ``n`` (``cp.async.bulk.commit_group`` /
+  ``wait_group[.read]``: the same scoreboard as cp.async's groups).
 - ``HGMMA`` (wgmma.mma_async) and ``WARPGROUP.*`` change no address or control: their values are not computed.
 
 Lowering: a ``UTMALDG`` is an :class:`gpusim.ir.Mem` of kind ``tma`` (its 16-byte chunks over ``repeat`` x 32
-lanes of the issuing warp), arriving on an IR mbarrier; ``SYNCS.ARRIVE`` an :class:`gpusim.ir.Arrive`, the wait an
-:class:`gpusim.ir.MbarWait`; ``HGMMA`` a ``wgmma`` bundle of ``N/8`` pipe units; the ``gsb0`` of the group's last
-``HGMMA`` a :class:`gpusim.ir.Commit` (it takes the issue slot of the group's ``WARPGROUP.ARRIVE``, so the count stays
-the SASS's); ``WARPGROUP.DEPBAR.LE gsb0, n`` a :class:`gpusim.ir.WaitGroup`. The physical mbarriers one instruction
-uses over the loop (a ring of stages) are one IR mbarrier whose phases are numbered ``phase * barriers + index``.
+lanes of the issuing warp), arriving on an IR mbarrier; a ``UTMASTG`` one of kind ``tma_st`` in the ``cp.async``
+group (``UTMACMDFLUSH`` its :class:`gpusim.ir.Commit`, ``DEPBAR`` the :class:`gpusim.ir.WaitGroup`);
+``SYNCS.ARRIVE`` an :class:`gpusim.ir.Arrive`, the wait an :class:`gpusim.ir.MbarWait`; ``HGMMA`` a ``wgmma``
+bundle of ``N/8`` pipe units; the ``gsb0`` of the group's last ``HGMMA`` a :class:`gpusim.ir.Commit` (it takes the
+issue slot of the group's ``WARPGROUP.ARRIVE``, so the count stays the SASS's); ``WARPGROUP.DEPBAR.LE gsb0, n`` a
+:class:`gpusim.ir.WaitGroup`. The physical mbarriers one instruction uses over the loop (a ring of stages) are one
+IR mbarrier whose phases are numbered ``phase * barriers + index``.
 """
 
 from __future__ import annotations
@@ -39,9 +45,8 @@ from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Decoded, Imm, Pred, Reg
 from gpusim.frontend.memory import DATA, PARAM_BASE, UNKNOWN, EmulationError, MemAccess, set_words_taint
 
-MNEMONICS = {"SYNCS", "UTMALDG", "UTMACCTL", "HGMMA", "WARPGROUP", "ELECT", "USETMAXREG"}
+MNEMONICS = {"SYNCS", "UTMALDG", "UTMASTG", "UTMACCTL", "HGMMA", "WARPGROUP", "ELECT", "USETMAXREG"}
 REFUSED = {
-    "UTMASTG": "TMA tensor stores are not lowered yet (the IR has no TMA store)",
     "UBLKCP": "TMA bulk (non-tensor) copies are not emulated yet",
     "UTMAREDG": "TMA reductions are not emulated yet",
     **dict.fromkeys(("UCGABAR_ARV", "UCGABAR_WAIT", "UCGABAR_INIT"),
@@ -191,6 +196,8 @@ def execute(m, d: Decoded, mask: np.ndarray, em: np.ndarray, cond_taint: int) ->
             return
     elif mn == "UTMALDG":
         rec = _tma_load(m, st, d, em)
+    elif mn == "UTMASTG":
+        rec = _tma_store(m, st, d, em)
     elif mn == "USETMAXREG" and d.ops and isinstance(d.ops[0], Pred):  # .TRY_ALLOC: the emulator has no register
         S.put_p(m, d.ops[0], np.ones(m.N, dtype=bool), em, 0)  # pool to run out of: the allocation succeeds
     mem = _mem(m, rec) if rec.kind != "other" else None
@@ -333,6 +340,42 @@ def _tma_load(m, st: State, d: Decoded, em) -> Record:
         b.tx -= nbytes
         st.settle(c, bar)
     return rec
+
+
+def _tma_store(m, st: State, d: Decoded, em) -> Record:
+    """``UTMASTG.nD [URs], [URm]``: ``URs`` .. are the source's shared address, then the box's coordinates (no
+    mbarrier: a store's completion is waited for as a bulk group, ``UTMACMDFLUSH`` then ``DEPBAR.LE SB0``). The box is
+    read from shared memory with the map's swizzle and written to the tensor, rows outside it dropped."""
+    src, mp = d.ops[0], d.ops[1]
+    rank = next((int(k[0]) for k in d.mods if re.fullmatch(r"[1-5]D", k)), 0)
+    rec = Record("tma_st")
+    for c, w, lane in _warps(m, em):
+        u = src.ureg.idx
+        addr = _ur(m, mp.ureg.idx, lane) | (_ur(m, mp.ureg.idx + 1, lane) << 32)
+        tm, tensor = _tmap(m, st, d, addr)
+        if rank != len(tm.dims):
+            raise EmulationError(f"{d.where}: a {rank}D copy with the {len(tm.dims)}D tensor map {tm.name}")
+        ssrc = (_ur(m, u, lane) & 0xFFFFFF) - 0x400
+        coords = [np.int32(np.uint32(_ur(m, u + 1 + k, lane))) for k in range(rank)]
+        chunks, _ = _box_chunks(tm, coords)
+        nbytes = int(np.prod(tm.box)) * tm.elem_bytes
+        if ssrc < 0 or ssrc + nbytes > m.launch.smem_bytes:
+            raise EmulationError(f"{d.where}: the box of {nbytes} B at shared byte {ssrc} is outside the CTA's "
+                                 f"{m.launch.smem_bytes} B")
+        rec.issues[(c, w)] = Issue(-1, 0, chunks, tensor)
+        if not m.probing and not m.skip_values:
+            _store_box(m, c, tm, tensor, chunks, ssrc)
+    return rec
+
+
+def _store_box(m, c, tm, tensor, chunks, ssrc) -> None:
+    valid = chunks >= 0
+    if not valid.any():
+        return
+    soff = swizzled(ssrc + np.arange(len(chunks), dtype=np.int64) * 16, tm.swizzle)
+    flat = m.smem.reshape(-1)
+    data = flat[(c * m.smem.shape[1] + soff)[:, None] + np.arange(16)]
+    m.gmem.write(tensor, chunks[valid], data[valid])
 
 
 def _box_chunks(tm, coords):

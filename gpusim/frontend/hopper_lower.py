@@ -26,7 +26,8 @@ def is_commit(d: Decoded) -> bool:
 
 
 
-LOWERED = {"UTMALDG", "HGMMA", "WARPGROUP"}  # (and SYNCS arrivals and waits) become IR operations of their own
+# (and SYNCS arrivals and waits) become IR operations of their own
+LOWERED = {"UTMALDG", "UTMASTG", "HGMMA", "WARPGROUP"}
 
 
 def lowered(d: Decoded) -> bool:
@@ -139,6 +140,8 @@ class Lowering:
             if self.commits:  # wgmma.fence: its issue slot is the group's Commit's (the gsb0 of the last HGMMA)
                 return []
             return [ir.Compute(builder._name(unit, "int32"), "int32", 1, warps=warps)]
+        if d.mnemonic == "UTMASTG":  # no mbarrier: its completion joins the bulk group UTMACMDFLUSH commits
+            return [self._tma(builder, unit, "", None, warps, store=True)]
         per = self._per_slot(p)
         if not per:
             return []
@@ -162,7 +165,7 @@ class Lowering:
             key = (v[0], v[1])
             self.arrivals[key] = self.arrivals.get(key, 0) + len(v[2])
 
-    def _tma(self, builder, unit, name, fn, warps):
+    def _tma(self, builder, unit, name, fn, warps, store: bool = False):
         W = WARP
         ctx = self.ctx
         p = unit[0]
@@ -185,8 +188,11 @@ class Lowering:
                             a[:, w, :] = flat.reshape(rep, W)
                 slots[slot] = a
             per_cta.append(slots)
-        op_name = builder._name(unit, "tma")
+        op_name = builder._name(unit, "tmast" if store else "tma")
         book = builder.book(op_name, unit, per_cta)
+        if store:
+            return ir.Mem(op_name, "global", "tma_st", 16, book, ctx.tensor_names[tensor], repeat=rep, warps=warps,
+                          group="cp.async")
         return ir.Mem(op_name, "global", "tma", 16, book, ctx.tensor_names[tensor], repeat=rep, warps=warps,
                       arrive=name, seq=fn)
 

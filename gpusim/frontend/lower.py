@@ -326,7 +326,7 @@ class Builder:
             if warps is None:
                 return ir.Barrier(self._name(unit, "bar"))
             return ir.Barrier("__syncthreads", warps, members=self.ctx.warps)
-        if d.mnemonic == "LDGDEPBAR":
+        if d.mnemonic in ("LDGDEPBAR", "UTMACMDFLUSH"):  # cp.async's and TMA stores' groups: one scoreboard (SB0)
             return ir.Commit("cp.async", warps)
         if d.mnemonic == "DEPBAR":
             n = next((o.bits for o in d.ops if isinstance(o, Imm)), 0)

@@ -7,7 +7,8 @@ from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
 
 NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
            "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CGAERRBAR", "CCTL", "YIELD",
-           "BMOV", "JMP", "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG"}
+           "BMOV", "JMP", "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG",
+           "UTMACMDFLUSH"}
 TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
 
 
@@ -92,7 +93,9 @@ def _tuple_regs(d: Decoded, i: int) -> int:
     tensor map's 64-bit address."""
     if d.mnemonic in ("UTMALDG", "UTMASTG", "UTMACCTL"):
         rank = next((int(k[0]) for k in d.mods if len(k) == 2 and k[1] == "D" and k[0].isdigit()), 0)
-        return 2 if i == 1 or d.mnemonic == "UTMACCTL" else 2 + rank
+        if i == 1 or d.mnemonic == "UTMACCTL":
+            return 2
+        return (1 if d.mnemonic == "UTMASTG" else 2) + rank  # a store's tuple has no mbarrier
     return 0
 
 

@@ -125,7 +125,7 @@ PIPE_OF = {"FFMA": "fp32", "FADD": "fp32", "FMUL": "fp32", "FMNMX": "fp32", "FSE
            "HFMA2": "fp32", "HADD2": "fp32", "HMUL2": "fp32", "HMNMX2": "fp32", "FCHK": "fp32", "FRND": "fp32",
            "F2FP": "fp32", "MUFU": "sfu", "SHFL": "shfl", "MATCH": "shfl", "HMMA": "tensor", "IMMA": "tensor",
            "DMMA": "tensor"}
-SYNC_MNEMONICS = {"BAR", "LDGDEPBAR", "DEPBAR", "MEMBAR"}
+SYNC_MNEMONICS = {"BAR", "LDGDEPBAR", "DEPBAR", "MEMBAR", "UTMACMDFLUSH"}
 
 
 def pipe_of(d: Decoded) -> str:

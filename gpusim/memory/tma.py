@@ -1,5 +1,9 @@
 """The Tensor Memory Accelerator (TMA): one per SM, copying tiles between global and shared memory.
 
+A TMA store (``tma_st``) takes the same engine: it starts one copy per ``copy_interval_cycles``, reads its box out of
+shared memory at ``bytes_per_cycle`` and sends it to the L2's write path (:data:`gpusim.request.PATHS`); its rates
+are the loads' (a store's own are not yet measured).
+
 A TMA copy is issued by one thread (``issue_cycles`` of that warp's time), queued on the SM's copy engine,
 which starts one copy per ``copy_interval_cycles``; its bytes travel through the L2 (and HBM on a miss) like
 any global load, bypassing L1, and it completes ``latency + bytes / bytes_per_cycle`` after it started by
@@ -62,6 +66,11 @@ class TmaEngine:
     def latency_cycles(self, nbytes: float, from_hbm: bool) -> float:
         """From the copy's start to its mbarrier arrival, when nothing it uses is busy."""
         return self.spec.latency_cycles(nbytes, from_hbm)
+
+    def read_cycles(self, nbytes: float) -> float:
+        """A store's box read out of shared memory at one copy's data rate (not measured for stores: the loads'
+        ``bytes_per_cycle``)."""
+        return nbytes / self.spec.bytes_per_cycle
 
     def serve(self, request, t: float) -> float:
         """Stage ``TMA``: a copy issued at ``t`` waits for the engine; when it starts (the rest of its path from
