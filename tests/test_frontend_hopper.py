@@ -202,3 +202,60 @@ def test_a_tma_store_writes_its_box_through_the_copy_engine_and_its_group_is_wai
     assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] == 0
     assert m["lts__t_sectors_op_write.sum"] == round(ctas * 4096 / 32 * cfg.l2.store_lookups_per_sector)
     assert m["smsp__inst_executed.sum"] > 0
+
+
+BULK = r"""
+extern "C" __global__ void bulk(const float* in, float* out) {
+  __shared__ alignas(128) float tile[1024];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+  unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(tile));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+    asm volatile("fence.mbarrier_init.release.cluster;");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(4096));
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 :: "r"(s), "l"(in + blockIdx.x * 1024), "r"(4096), "r"(b) : "memory");
+  }
+  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W; }" :: "r"(b));
+  tile[threadIdx.x] *= 2.0f;
+  asm volatile("fence.proxy.async.shared::cta;");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                 :: "l"(out + blockIdx.x * 1024), "r"(s), "r"(4096) : "memory");
+    asm volatile("cp.async.bulk.commit_group;");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  }
+}
+"""
+
+
+@needs_cuda
+def test_bulk_copies_load_on_an_mbarrier_and_store_in_a_bulk_group(tmp_path):
+    """UBLKCP (cp.async.bulk, no tensor map): thread 0 copies each CTA's 4 KiB into shared memory, completing the
+    mbarrier its warps wait on, and stores it back: a `tma` operation arriving on that mbarrier and a `tma_st` one,
+    each its 256 contiguous 16-byte chunks of the CTA's slice."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+    from gpusim.patterns import eval_addresses
+
+    src = tmp_path / "bulk.cu"
+    src.write_text(BULK)
+    cfg = load_config()
+    ctas = 64
+    k = kernel_from_source(src, "bulk", grid=ctas, block=1024, config=cfg,
+                           args=[f"in=f32[{1024 * ctas}]:normal", f"out=f32[{1024 * ctas}]"])
+    mem = [o for o in k.all_ops() if isinstance(o, ir.Mem) and o.kind in ir.TMA_KINDS]
+    assert [(o.kind, o.tensor, o.warps) for o in mem] == [("tma", "in", (0,)), ("tma_st", "out", (0,))]
+    assert mem[0].arrive in k.mbarriers and not mem[1].arrive and mem[1].group == "cp.async"
+    for o in mem:
+        a = eval_addresses(k, o, (5, 0, 0), 0, 0, 32)
+        assert np.array_equal(np.sort(a[a >= 0]), 5 * 4096 + np.arange(256) * 16)
+    m = report(simulate(k, cfg))
+    assert m["gpusim__tma_load_bytes"] == m["gpusim__tma_store_bytes"] == ctas * 4096
+    assert m["gpusim__tma_copies"] == ctas

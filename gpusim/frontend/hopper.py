@@ -21,6 +21,8 @@ Emulation (facts from the PTX ISA 8.x: mbarrier, cp.async.bulk.tensor, wgmma; th
   from shared memory with the map's swizzle and written to the tensor. ``UTMACMDFLUSH`` commits the thread's TMA
   stores as a bulk group and ``DEPBAR.LE SB0, n`` waits for all but ``n`` (``cp.async.bulk.commit_group`` /
   ``wait_group[.read]``: the same scoreboard as cp.async's groups).
+- ``UBLKCP`` (``cp.async.bulk``, no tensor map): contiguous bytes, a load into shared memory completing an
+  mbarrier's transactions as ``UTMALDG``'s box does, a store as ``UTMASTG``'s.
 - ``HGMMA`` (wgmma.mma_async) and ``WARPGROUP.*`` change no address or control: their values are not computed.
 
 Lowering: a ``UTMALDG`` is an :class:`gpusim.ir.Mem` of kind ``tma`` (its 16-byte chunks over ``repeat`` x 32
@@ -45,9 +47,8 @@ from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Decoded, Imm, Pred, Reg
 from gpusim.frontend.memory import DATA, PARAM_BASE, UNKNOWN, EmulationError, MemAccess, set_words_taint
 
-MNEMONICS = {"SYNCS", "UTMALDG", "UTMASTG", "UTMACCTL", "HGMMA", "WARPGROUP", "ELECT", "USETMAXREG"}
+MNEMONICS = {"SYNCS", "UTMALDG", "UTMASTG", "UBLKCP", "UTMACCTL", "HGMMA", "WARPGROUP", "ELECT", "USETMAXREG"}
 REFUSED = {
-    "UBLKCP": "TMA bulk (non-tensor) copies are not emulated yet",
     "UTMAREDG": "TMA reductions are not emulated yet",
     **dict.fromkeys(("UCGABAR_ARV", "UCGABAR_WAIT", "UCGABAR_INIT"),
                     "thread-block clusters (barrier.cluster, distributed shared memory) need the cluster's CTAs "
@@ -198,6 +199,8 @@ def execute(m, d: Decoded, mask: np.ndarray, em: np.ndarray, cond_taint: int) ->
         rec = _tma_load(m, st, d, em)
     elif mn == "UTMASTG":
         rec = _tma_store(m, st, d, em)
+    elif mn == "UBLKCP":
+        rec = _bulk_copy(m, st, d, em)
     elif mn == "USETMAXREG" and d.ops and isinstance(d.ops[0], Pred):  # .TRY_ALLOC: the emulator has no register
         S.put_p(m, d.ops[0], np.ones(m.N, dtype=bool), em, 0)  # pool to run out of: the allocation succeeds
     mem = _mem(m, rec) if rec.kind != "other" else None
@@ -365,6 +368,47 @@ def _tma_store(m, st: State, d: Decoded, em) -> Record:
         rec.issues[(c, w)] = Issue(-1, 0, chunks, tensor)
         if not m.probing and not m.skip_values:
             _store_box(m, c, tm, tensor, chunks, ssrc)
+    return rec
+
+
+def _bulk_copy(m, st: State, d: Decoded, em) -> Record:
+    """``UBLKCP.S.G [URd], [URg], URn`` (``cp.async.bulk.shared::cluster.global``: ``URd`` the shared destination then
+    the mbarrier, ``URg`` the global source, ``URn`` the size in 16-byte units) copies contiguous bytes into shared
+    memory and completes their transactions on the mbarrier, as a one-row tensor box does; ``UBLKCP.G.S [URg], [URs],
+    URn`` (``cp.async.bulk.global.shared::cta``) stores them, its completion a bulk group's, as ``UTMASTG``'s."""
+    if "S" not in d.mods or "G" not in d.mods:
+        raise S.unsupported(d, "a bulk copy other than global -> shared or shared -> global")
+    load = d.mods.index("S") < d.mods.index("G")  # UBLKCP.S.G: into shared memory
+    a0, a1, size = d.ops[0], d.ops[1], d.ops[2]
+    rec = Record("tma" if load else "tma_st")
+    for c, w, lane in _warps(m, em):
+        n16 = _ur(m, size.idx, lane) if size.uniform else int(m.R[size.idx, lane])
+        nbytes = 16 * n16
+        g = a1 if load else a0
+        gaddr = _ur(m, g.ureg.idx, lane) | (_ur(m, g.ureg.idx + 1, lane) << 32)
+        sh = (_ur(m, (a0 if load else a1).ureg.idx, lane) & 0xFFFFFF) - 0x400
+        if nbytes <= 0 or sh < 0 or sh + nbytes > m.launch.smem_bytes:
+            raise EmulationError(f"{d.where}: a bulk copy of {nbytes} B at shared byte {sh} is outside the CTA's "
+                                 f"{m.launch.smem_bytes} B")
+        addrs = gaddr + 16 * np.arange(n16, dtype=np.int64)
+        tensor, chunks = m.gmem.locate(addrs, 16, d.where)
+        bar = (_ur(m, a0.ureg.idx + 1, lane) & 0xFFFFFF) - 0x400 if load else -1
+        rec.issues[(c, w)] = Issue(bar, 0, chunks, tensor)
+        if m.probing:
+            continue
+        soff = sh + 16 * np.arange(n16, dtype=np.int64)
+        flat = m.smem.reshape(-1)
+        base = c * m.smem.shape[1] + soff
+        if load:
+            b = st.bar(c, bar, d)
+            rec.issues[(c, w)].phase = b.completions
+            if not m.skip_values:
+                flat[base[:, None] + np.arange(16)] = m.gmem.read(tensor, chunks, 16)
+                set_words_taint(m.smem_taint, soff, 16, DATA | (0 if m.gmem.tensors[tensor].given else UNKNOWN))
+            b.tx -= nbytes
+            st.settle(c, bar)
+        elif not m.skip_values:
+            m.gmem.write(tensor, chunks, flat[base[:, None] + np.arange(16)])
     return rec
 
 

@@ -27,7 +27,7 @@ def is_commit(d: Decoded) -> bool:
 
 
 # (and SYNCS arrivals and waits) become IR operations of their own
-LOWERED = {"UTMALDG", "UTMASTG", "HGMMA", "WARPGROUP"}
+LOWERED = {"UTMALDG", "UTMASTG", "UBLKCP", "HGMMA", "WARPGROUP"}
 
 
 def lowered(d: Decoded) -> bool:
@@ -140,7 +140,8 @@ class Lowering:
             if self.commits:  # wgmma.fence: its issue slot is the group's Commit's (the gsb0 of the last HGMMA)
                 return []
             return [ir.Compute(builder._name(unit, "int32"), "int32", 1, warps=warps)]
-        if d.mnemonic == "UTMASTG":  # no mbarrier: its completion joins the bulk group UTMACMDFLUSH commits
+        if d.mnemonic == "UTMASTG" or _bulk_store(p):  # no mbarrier: its completion joins the bulk group
+            # UTMACMDFLUSH commits
             return [self._tma(builder, unit, "", None, warps, store=True)]
         per = self._per_slot(p)
         if not per:
@@ -210,6 +211,12 @@ class Lowering:
             elif counts:
                 out[name] = max(counts.values())
         return out
+
+
+def _bulk_store(p) -> bool:
+    """A UBLKCP that stores (its recorded copies are ``tma_st``)."""
+    return p.inst.mnemonic == "UBLKCP" and any(isinstance(r.extra, Record) and r.extra.kind == "tma_st"
+                                               for r in p.recs.values())
 
 
 def flops(d: Decoded) -> int:

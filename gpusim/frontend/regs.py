@@ -8,7 +8,7 @@ from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
 NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
            "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CGAERRBAR", "CCTL", "YIELD",
            "BMOV", "JMP", "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG",
-           "UTMACMDFLUSH"}
+           "UTMACMDFLUSH", "UBLKCP"}
 TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
 
 
@@ -91,6 +91,9 @@ def reads_of(d: Decoded) -> set[str]:
 def _tuple_regs(d: Decoded, i: int) -> int:
     """Uniform registers a TMA operand spans: the destination tuple (shared address, mbarrier, coordinates), the
     tensor map's 64-bit address."""
+    if d.mnemonic == "UBLKCP":  # [shared, mbarrier] or [64-bit global] first, then the other
+        load = d.mods.index("S") < d.mods.index("G") if "S" in d.mods and "G" in d.mods else True
+        return 2 if i == 0 or (i == 1 and load) else 1
     if d.mnemonic in ("UTMALDG", "UTMASTG", "UTMACCTL"):
         rank = next((int(k[0]) for k in d.mods if len(k) == 2 and k[1] == "D" and k[0].isdigit()), 0)
         if i == 1 or d.mnemonic == "UTMACCTL":
@@ -111,7 +114,8 @@ def writes_of(d: Decoded) -> set[str]:
 
 LOADS = {"LDG", "LD", "LDS", "LDL", "LDSM", "ATOMS", "ATOMG", "ATOM"}
 ACCESSES = LOADS | {"STG", "ST", "STS", "STL", "LDGSTS", "RED", "REDG", "STSM"}
-HOPPER = {"UTMALDG", "UTMASTG", "UTMACCTL", "SYNCS"}  # TMA copies and mbarriers: every register they read matters
+# TMA copies and mbarriers: every register they read matters
+HOPPER = {"UTMALDG", "UTMASTG", "UBLKCP", "UTMACCTL", "SYNCS"}
 FLOW = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT", "BAR"}
 # instructions whose cost depends on their operands' values (MATCH: its distinct values, Machine.distinct): their
 # sources are needed like a branch's, and they are never skipped
