@@ -153,6 +153,50 @@ def test_warp_specialized_roles_are_lowered_apart_and_joined():
     assert "warp-specialized" in k.notes
 
 
+@needs_cuda
+def test_a_producer_whose_first_iterations_skip_the_wait_keeps_its_loop():
+    """hgemm_ws at K = 1024 (16 k-tiles, 3 stages): the producer's first 3 iterations fill free slots without waiting
+    on the empty barrier. Its loop is kept, the left-out wait's phase following the other iterations (it - 3: before
+    the first phase there, so it returns at once), and joined with the consumers' loop of the same trips; the
+    elect-one loop around each TMA copy is not taken for the producer's loop."""
+    M, N, K, BN = 128, 256, 1024, 256
+    k = kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws.cu", "hgemm_ws", grid=(N // BN, M // 128, 1),
+                           block=(384, 1, 1),
+                           args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
+                                 f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M), str(N),
+                                 str(K)],
+                           smem_dynamic=3 * (128 + BN) * 128 + 1024 + 128, defines=("STAGES=3", f"BN={BN}"))
+    assert k.loop.trips == K // 64
+    body = k.loop.body
+    tma = [o for o in body if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert len(tma) == 2 and all(o.warps == (0,) for o in tma)
+    assert not [o for o in k.prologue + k.epilogue if isinstance(o, ir.Mem) and o.kind == "tma"]
+    wait = [o for o in body if isinstance(o, ir.MbarWait) and o.warps == (0,)]
+    assert len(wait) == 1 and [wait[0].seq(it, 0) for it in (0, 2, 3, 15)] == [-3, -1, 0, 12]
+
+
+@needs_cuda
+def test_a_producer_loading_the_consumers_last_turn_keeps_their_trips():
+    """fa3 at 3,072 keys (24 KV blocks): the consumers' loop runs 23 turns and the last comes after it; the producer
+    loads 24 blocks. It keeps 23 in the loop and writes the 24th after it (written out whole, its waits on phases
+    the consumers' fast-forwarded iterations settle were never reached: the engine deadlocked)."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+
+    B, H, N, d, br, bc, stages = 1, 1, 3072, 128, 128, 128, 2
+    smem = 1024 + br * d * 2 + 2 * stages * bc * d * 2 + 8 * (1 + 4 * stages)
+    maps = [f"tmap({t},bf16,[{d},{N},{B * H}],[64,{r},1],swizzle=128)" for t, r in (("Q", br), ("K", bc), ("V", bc))]
+    cfg = load_config()
+    k = kernel_from_source(REPO / "validate" / "kernels" / "fa3.cu", "fa3", grid=(N // br, H, B), block=(384, 1, 1),
+                           args=[*maps, f"bf16[{B * H * N * d}]", str(N), "0.1275"], smem_dynamic=smem,
+                           defines=(f"HEAD_DIM={d}", f"STAGES={stages}"), config=cfg)
+    assert k.loop.trips == N // bc - 1
+    producer = [o for o in k.loop.body if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert len(producer) == 4 and all(o.warps == (0,) for o in producer)  # K and V, two 64-column panels each
+    assert len([o for o in k.epilogue if isinstance(o, ir.Mem) and o.kind == "tma"]) == 4
+    assert simulate(k, cfg).result.cycles > 0
+
+
 TMA_STORE = r"""
 #include <cuda.h>
 extern "C" __global__ void tile_out(const __grid_constant__ CUtensorMap tm, const float* in) {

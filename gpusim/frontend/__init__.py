@@ -190,21 +190,30 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
 
     warps = batch.warps_per_cta
     role_list = hopper.roles(batch.recs, warps, base)
-    def lower_role(role, summarise: bool):
+    def lower_role(role, summarise: bool, trips: int | None = None):
         recs, loops = hopper.role_recs(batch.recs, role, warps, ck.program, len(batch.ctas))
         b = Batch(batch.ctas, grid, warps, recs, None, None)
-        seg = segment(recs, loops if summarise else [], None)
+        seg = segment(recs, loops if summarise else [], None, trips=trips)
         ctx = Context(b, seg, [x.name for x in bufs], threads, warps, base, ck.stack_bytes,
                       threads * grid[0] * grid[1] * grid[2], match_slots_per_distinct_value=match_slots)
         return lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors, ck.source, notes, 0)
 
     kernels = [lower_role(role, True) for role in role_list]
-    # the role with the most warps keeps its loop; a role whose loop runs other trips (a producer whose first
-    # iterations skip a wait) is written out in full
+    # the role with the most warps keeps its loop; a role whose loop runs more trips (a producer that loads the
+    # block of the consumers' last turn, which follows their loop) keeps as many and writes the others after it; one
+    # that runs fewer is written out in full
     main = max(range(len(role_list)), key=lambda i: (kernels[i].loop is not None, len(role_list[i])))
     trips = kernels[main].loop.trips if kernels[main].loop is not None else None
-    kernels = [k if k.loop is None or k.loop.trips == trips else lower_role(r, False)
-               for k, r in zip(kernels, role_list, strict=True)]
+
+    def fit(k, r):
+        if k.loop is None or k.loop.trips == trips:
+            return k
+        if trips is not None and k.loop.trips > trips:
+            cut = lower_role(r, True, trips)
+            if cut.loop is not None and cut.loop.trips == trips:
+                return cut
+        return lower_role(r, False)
+    kernels = [fit(k, r) for k, r in zip(kernels, role_list, strict=True)]
     pro, loop, epi, bars = hopper.merge_roles(kernels, role_list)
     flops = sum(k.flops for k in kernels)
     note = f"warp-specialized: {len(role_list)} roles (warps {'; '.join(map(str, role_list))}) lowered apart"

@@ -119,6 +119,12 @@ class Lowering:
         if bad:
             raise _lowering_error(f"{pos.inst.where}: its mbarrier phase is not an affine function of the loop's "
                                   f"iteration (iteration {bad[0]})")
+        # a wait the first iterations left out (trace._pad_head) must fall before the barrier's first phase there:
+        # such a wait returns at once, as their leaving it out did
+        late = [k for k, r in pos.recs.items() if isinstance(k, int) and r.padded and a * k + b >= 0]
+        if late:
+            raise _lowering_error(f"{pos.inst.where}: the loop's first iterations leave out this wait, but its phase "
+                                  f"there would be {a * late[0] + b}, not one before the first: not supported yet")
         return lambda it, j, a=a, b=b, peel=peel: a * (it + peel) + b
 
     def ops(self, builder, unit) -> list:
@@ -286,8 +292,14 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
                 backs.setdefault(r.index, []).append(i)
     if not backs:
         return out, []
-    back = max(backs, key=lambda b: len(backs[b]))
     index_of = {d.addr: d.index for d in program}
+
+    def span(b: int) -> int:  # instructions the back edge's loop covers
+        t = next(o.addr for o in program[b].ops if type(o).__name__ == "Target")
+        return b - index_of[t]
+    # the loop whose back edge runs most; of those, the outermost (an elect-one loop around each TMA copy in the
+    # k-loop runs its back edge as often, untaken)
+    back = max(backs, key=lambda b: (len(backs[b]), span(b)))
     tgt = next(o.addr for o in program[back].ops if type(o).__name__ == "Target")
     head = index_of[tgt]
     first = next(i for i, r in enumerate(out) if r.index == head)

@@ -50,6 +50,8 @@ class Rec:
     issues: np.ndarray | None = None  # BSYNC: (batch warps,) times each warp issued it (0: not there)
     extra: object = None  # a Hopper instruction's record (gpusim.frontend.hopper.Record)
     mnemonic: str = ""
+    # a stand-in for a step a loop's first iterations leave out (:func:`_pad_head`): no warp executed it
+    padded: bool = False
 
 
 class Recorder:
@@ -104,8 +106,12 @@ class Recorder:
 
 # --- helpers the lowerings share (gpusim.frontend.lower, hopper_lower) ------------------------------------------
 def key_rec(pos) -> Rec:
-    """The record that speaks for a program position: its second iteration slot's, else its first's, else any."""
-    return pos.recs.get(1, pos.recs.get(0, next(iter(pos.recs.values()))))
+    """The record that speaks for a program position: its second iteration slot's, else its first's, else any (of
+    the iterations that executed it, where the first left it out: :func:`_pad_head`)."""
+    r = pos.recs.get(1, pos.recs.get(0, next(iter(pos.recs.values()))))
+    if r.padded:
+        r = next((x for x in pos.recs.values() if not x.padded), r)
+    return r
 
 
 def cta_warps(ctx, rec: Rec, i: int) -> np.ndarray:
@@ -419,7 +425,11 @@ def choose_loop(loops: list[dict], recs: list[Rec]) -> dict | None:
     return best[1] if best else None
 
 
-def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bool = True) -> Segments:
+def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bool = True,
+            trips: int | None = None) -> Segments:
+    """The recorded steps cut into prologue, one loop and epilogue. ``trips``: a loop emulated in full keeps at most
+    that many iterations, the ones after it written out after the loop (a warp-specialized producer that loads one
+    block more than its consumers' loop runs: the consumers' last turn comes after their loop)."""
     lp = choose_loop(loops, recs)
     if lp is None:
         return Segments(recs, (), {}, [])
@@ -456,6 +466,12 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
         pre, post = blocks, []
         middle, tail = blocks[1:-1], blocks[-1]
     template = _seq(middle[0]) if middle else _seq(tail)
+    if any(_seq(b) != template for b in middle) and not lp["jumped"]:
+        padded = _pad_head(blocks)
+        if padded is not None:  # the first iterations leave out a wait they need not do (a producer's free slots)
+            pre = blocks = padded
+            middle, tail = blocks[1:-1], blocks[-1]
+            template = _seq(middle[-1])
     if any(_seq(b) != template for b in middle):
         if lp["jumped"]:
             raise LoweringError("the loop's iterations run different instruction paths", retry_without_jump=True)
@@ -477,10 +493,58 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
     else:
         slots = {k: b for k, b in enumerate(blocks) if (k > 0 or not peel_first) and
                  (k < len(blocks) - 1 or not peel_last)}
+    moved: list[Rec] = []
+    if trips is not None and not lp["jumped"] and len(slots) > trips:
+        for k in sorted(slots)[trips:]:
+            moved += slots.pop(k)
     prologue = recs[:first] + (pre[0] if peel_first else [])
-    epilogue = (tail if peel_last else []) + recs[last + 1:]
+    epilogue = moved + (tail if peel_last else []) + recs[last + 1:]
     return Segments(prologue, template, slots, epilogue, peel_first, peel_last,
                     jump.period if lp["jumped"] else 1, not lp["jumped"])
+
+
+def _pad_head(blocks: list[list[Rec]]) -> list[list[Rec]] | None:
+    """A loop emulated in full whose first iterations run its common path with an mbarrier wait left out, and with it
+    only control and compute, no access, arrival or barrier (a warp-specialized producer: its first ``STAGES``
+    iterations fill free slots without waiting on the "empty" barrier; the wait's retry path and clock reads go with
+    it, counted as issued there: a few instructions), the other iterations but the last the common path: the blocks
+    with the left-out steps padded with stand-ins no warp executed (:attr:`Rec.padded`), so that every iteration
+    takes the common path. The wait's phase follows the loop's other iterations
+    (:meth:`gpusim.frontend.hopper_lower.Lowering.seq_fn`, which checks that it falls before the first in every
+    padded iteration: such a wait returns at once). None otherwise."""
+    if len(blocks) < 4:
+        return None
+    template = _seq(blocks[-2])
+    h = len(blocks) - 2
+    while h > 0 and _seq(blocks[h - 1]) == template:
+        h -= 1
+    if h == 0 or h > len(blocks) - 3:  # nothing to pad, or too few iterations on the common path to follow
+        return None
+    ref = blocks[h]  # a block on the common path: what each left-out step is
+    out = []
+    waits = 0
+    for b in blocks[:h]:
+        path = _seq(b)
+        if not _subsequence(path, template):
+            return None
+        aligned, k = [], 0
+        for pos, idx in enumerate(template):
+            if k < len(b) and b[k].index == idx:
+                aligned.append(b[k])
+                k += 1
+                continue
+            r = ref[pos]
+            wait = getattr(r.extra, "kind", None) == "wait"
+            if not wait and (r.addr is not None or r.extra is not None or r.mnemonic in SYNC_MNEMONICS):
+                return None  # a left-out access, arrival or barrier: its iterations differ in what they do
+            waits += wait
+            aligned.append(Rec(idx, np.zeros_like(r.warps), None, mnemonic=r.mnemonic, padded=True))
+        if k != len(b):
+            return None
+        out.append(aligned)
+    if not waits:  # only a skipped wait (with the control and the few instructions around it) is taken as one
+        return None
+    return out + blocks[h:]
 
 
 # --- addresses of the CTAs and iterations the engine asks for -----------------------------------------------------
