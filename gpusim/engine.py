@@ -848,6 +848,8 @@ class ChipModel:
         now = env.now
         members = op.members or (self.wpc if op.warps is None else len(op.warps))
         ev, count = self.barriers.arrive((cta.serial, "__syncthreads" if op.warps is None else op.name), members)
+        if op.arrive:  # bar.arrive: counted, and the warp goes on
+            return
         self.waiting[(cta.serial, wp.lw)] = f"barrier '{op.name}' ({count} of {members} warps arrived)"
         yield ev
         self.waiting.pop((cta.serial, wp.lw), None)

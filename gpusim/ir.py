@@ -155,6 +155,9 @@ class Barrier:
     name: str = "bar"
     warps: tuple[int, ...] | None = None
     members: int = 0
+    # ``bar.arrive`` (SASS ``BAR.ARV``): the warp counts as arrived and goes on; the warps that ``bar.sync`` on the
+    # same barrier wait until ``members`` have arrived (a producer hands a consumer its turn)
+    arrive: bool = False
 
 
 @dataclass(frozen=True)

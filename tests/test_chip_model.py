@@ -439,3 +439,25 @@ def test_a_conflicted_shared_access_takes_two_cycles_a_wavefront_alone_and_share
     else:
         assert slope < 0.6 * measured
         assert cycles(32, kind="st") < 0.6 * 62.29
+
+
+def test_a_warp_that_only_arrives_at_a_named_barrier_goes_on():
+    """bar.arrive (Barrier(arrive=True)): warp 0 hands warp 1 its turn and goes on at once; warp 1's bar.sync waits
+    for both. As a bar.sync, warp 0 waited for warp 1's long chain (what the front-end once made of FA3's ping-pong)."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.ir import Barrier, Compute, Kernel, Launch, Tensor
+    from gpusim.metrics import report
+
+    def kernel(arrive: bool) -> Kernel:
+        ops = (Compute("chain", "fp32", 400, ilp=1, warps=(1,)),
+               Barrier("bar1", (0,), members=2, arrive=arrive), Barrier("bar1", (1,), members=2),
+               Compute("after", "fp32", 400, ilp=1, warps=(0,)))
+        return Kernel("turns", "user", (1,), {}, Launch((1, 1, 1), (64, 1, 1), 16, 0), ops, None, (),
+                      (Tensor("t", 4),), 0, "")
+
+    cfg = load_config()
+    stall = "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+    went_on, waited = report(simulate(kernel(True), cfg)), report(simulate(kernel(False), cfg))
+    assert 5 * went_on[stall] < waited[stall]  # warp 1 waits only the barrier's release when it arrives last
+    assert went_on["gpu__time_duration.sum"] < waited["gpu__time_duration.sum"]

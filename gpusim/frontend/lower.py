@@ -319,21 +319,44 @@ class Builder:
         warps_arr = cta_warps(self.ctx, key_rec(p), self.ctx.base)
         warps = warps_tuple(self.ctx, warps_arr)
         if d.mnemonic == "BAR":
-            bid = d.ops[0].bits if d.ops and isinstance(d.ops[0], Imm) else 0
-            if len(d.ops) > 1:  # a named barrier with a thread count
+            if len(d.ops) > 1:  # a named barrier with a thread count: bar.sync id, n / bar.arrive id, n (BAR.ARV)
                 count = d.ops[1].bits if isinstance(d.ops[1], Imm) else self.ctx.threads
-                return ir.Barrier(f"bar{bid}", warps, members=-(-count // WARP))
+                return [ir.Barrier(f"bar{bid}", ws, members=-(-count // WARP), arrive=d.has("ARV"))
+                        for bid, ws in self._bar_groups(unit, warps_arr)]
             if warps is None:
-                return ir.Barrier(self._name(unit, "bar"))
-            return ir.Barrier("__syncthreads", warps, members=self.ctx.warps)
+                return [ir.Barrier(self._name(unit, "bar"))]
+            return [ir.Barrier("__syncthreads", warps, members=self.ctx.warps)]
         if d.mnemonic in ("LDGDEPBAR", "UTMACMDFLUSH"):  # cp.async's and TMA stores' groups: one scoreboard (SB0)
-            return ir.Commit("cp.async", warps)
+            return [ir.Commit("cp.async", warps)]
         if d.mnemonic == "DEPBAR":
             n = next((o.bits for o in d.ops if isinstance(o, Imm)), 0)
-            return ir.WaitGroup("cp.async", n, warps)
+            return [ir.WaitGroup("cp.async", n, warps)]
         if d.mnemonic == "MEMBAR":  # __threadfence: waits for the warp's stores to reach the L2
-            return ir.Fence(warps)
+            return [ir.Fence(warps)]
         raise LoweringError(f"{d.where}: no IR operation for it")
+
+    def _bar_groups(self, unit: list[Position], warps_arr: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
+        """A named barrier instruction's (barrier id, warps of the base CTA naming it): one instruction names a
+        register's barrier, which differs by warp (FA3's consumer warpgroups each sync on their own turn's), the same
+        in every recorded execution."""
+        d = unit[0].inst
+        lo = self.ctx.base * self.ctx.warps
+        named: dict[int, int] = {}
+        for r in unit[0].recs.values():
+            if r.bar is None or r.padded:
+                continue
+            for w in np.nonzero(r.bar[lo:lo + self.ctx.warps] >= 0)[0]:
+                b = int(r.bar[lo + w])
+                if named.setdefault(int(w), b) != b:
+                    raise LoweringError(f"{d.where}: warp {w} names barrier {named[int(w)]} and then {b} (a barrier "
+                                        "id that changes over the loop's iterations): not supported yet")
+        if not named:  # not recorded (a stand-in): the immediate's
+            bid = d.ops[0].bits if isinstance(d.ops[0], Imm) else 0
+            return [(bid, tuple(int(w) for w in np.nonzero(warps_arr)[0]))]
+        groups: dict[int, list[int]] = {}
+        for w, b in sorted(named.items()):
+            groups.setdefault(b, []).append(w)
+        return sorted((b, tuple(ws)) for b, ws in groups.items())
 
 
 def _warp_mean(unit: list[Position], field: str, default: float) -> float:
@@ -445,7 +468,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
         elif kind == "mem":
             ops = b.memory(u)
         elif kind == "sync":
-            ops = [b.sync(u)]
+            ops = b.sync(u)
         else:
             ops = [b.compute(u)]
         units_ops.append((u, ops))

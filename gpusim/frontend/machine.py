@@ -56,6 +56,7 @@ class Step:
     cond_taint: int = 0  # a branch: its predicate's taint
     distinct: np.ndarray | None = None  # MATCH: (warps,) distinct values among each warp's executing lanes
     issues: np.ndarray | None = None  # BSYNC: (warps,) times each warp issues it (once per group of its lanes arriving)
+    bar: np.ndarray | None = None  # BAR: (warps,) the barrier id each warp names (a register's value, or the immediate)
 
 
 @dataclass
@@ -655,12 +656,13 @@ class Machine:
         elif mn in BARRIER:
             if d.has("RED", "SCAN"):
                 raise S.unsupported(d, "barrier reductions (__syncthreads_count/and/or)")
-            self._record(d, mask, em, None, cond_taint)
+            ids = self._bar_ids(d, em)
+            self._record(d, mask, em, None, cond_taint, bar=ids.reshape(-1, WARP).max(axis=1))
             if self.probing:
                 self._goto(nxt, mask)
             else:
                 self._goto(nxt, mask & ~em)
-                self._barrier(d, em)
+                self._barrier(d, em, ids)
             return
         else:
             fn = S.SEMANTICS.get(mn)
@@ -675,11 +677,11 @@ class Machine:
         self._record(d, mask, em, mem, cond_taint, self.distinct if mn == "MATCH" else None, issues)
         self._goto(nxt, mask)
 
-    def _record(self, d, mask, em, mem, cond_taint, distinct=None, issues=None) -> None:
+    def _record(self, d, mask, em, mem, cond_taint, distinct=None, issues=None, bar=None) -> None:
         if self.recorder is not None and not self.probing:
             iters = self.iters.copy() if self.tracked is not None else None
             self.recorder.step(Step(d, mask.copy(), em.copy() if em is not mask else em.copy(), iters, mem,
-                                    cond_taint, distinct, issues))
+                                    cond_taint, distinct, issues, bar))
 
     def _control(self, d: Decoded, mask, em, cond_taint) -> None:
         mn = d.mnemonic
@@ -735,16 +737,31 @@ class Machine:
         raise S.unsupported(d)
 
     # --- barriers -------------------------------------------------------------------------------------------------
-    def _barrier(self, d: Decoded, em: np.ndarray) -> None:
+    def _bar_ids(self, d: Decoded, em: np.ndarray) -> np.ndarray:
+        """(lanes,) the barrier each executing lane names: ``BAR.SYNC 0x1`` an immediate, ``BAR.SYNC R2`` a register's
+        value (FA3's ping-pong: each consumer warpgroup its own turn's barrier); -1 elsewhere. A warp names one."""
+        ids = np.full(self.N, -1, dtype=np.int64)
+        o = d.ops[0] if d.ops else None
+        if isinstance(o, Reg) and not o.zero:
+            v = (self.UR[o.idx] if o.uniform else self.R[o.idx]).astype(np.int64)
+            ids[em] = v[em] & 0xF  # the 16 named barriers
+        else:
+            ids[em] = o.bits if o is not None and hasattr(o, "bits") else 0
+        w = np.where(em, ids, -1).reshape(-1, WARP)
+        lo = np.where(em.reshape(-1, WARP), w, 1 << 20).min(axis=1)
+        if ((w >= 0) & (w != lo[:, None])).any():
+            raise EmulationError(f"{d.where}: the lanes of one warp name different barriers")
+        return ids
+
+    def _barrier(self, d: Decoded, em: np.ndarray, ids: np.ndarray) -> None:
         """``BAR.SYNC id[, count]`` (``BAR.ARV``: arrive and go on): the lanes wait until every live warp of their CTA
         (or ``count`` threads) has arrived at barrier ``id``, wherever in the code."""
-        bid = d.ops[0].bits if d.ops and hasattr(d.ops[0], "bits") else 0
         count = None
         if len(d.ops) > 1:
             c = d.ops[1]
             count = int(c.bits) if hasattr(c, "bits") else int(self.R[c.idx][em][0])
-        for c in np.unique(self.cta_of[em]):
-            lanes = em & (self.cta_of == c)
+        for c, bid in sorted({(int(c), int(b)) for c, b in zip(self.cta_of[em], ids[em], strict=True)}):
+            lanes = em & (self.cta_of == c) & (ids == bid)
             key = (int(c), bid)
             warps = len(np.unique(self.warp[lanes]))
             self._bar_count[key] = self._bar_count.get(key, 0) + WARP * warps

@@ -52,6 +52,7 @@ class Rec:
     mnemonic: str = ""
     # a stand-in for a step a loop's first iterations leave out (:func:`_pad_head`): no warp executed it
     padded: bool = False
+    bar: np.ndarray | None = None  # BAR: (batch warps,) the barrier id each warp named (-1: not there)
 
 
 class Recorder:
@@ -72,6 +73,8 @@ class Recorder:
             r.distinct = np.where(warps, s.distinct, 0).astype(np.int32)
         if s.issues is not None:
             r.issues = np.where(warps, s.issues, 0).astype(np.int32)
+        if s.bar is not None:
+            r.bar = np.where(warps, s.bar, -1).astype(np.int32)
         m = s.mem
         if m is not None:
             r.addr = np.where(s.exec, m.addr, np.where(s.group, PREDICATED_OFF, INACTIVE))
