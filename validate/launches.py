@@ -10,6 +10,8 @@ index permutation, written as the script writes it).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 KERNELS = "validate/kernels"
@@ -31,9 +33,10 @@ TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padd
               "mem_transpose_naive_guarded", "mem_transpose_padded_guarded")
 REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_reduce_shuffle": 1024}
 # the Hopper twins gpusim validate --frontend does not send through the front-end: clusters need the partner CTAs
-# emulated together (refused); hgemm_ws goes through (gpusim/frontend/hopper.py: roles lowered apart) but is emulated
-# in full and its producer written out: minutes a row, left to `gpusim run` until that is summarised
-HOPPER_ONLY = ("hgemm_ws", "hgemm_ws_cluster", "hgemm_persistent", "fa3")
+# emulated together (refused, hgemm_ws_cluster); hgemm_persistent's producer runs a loop over its tiles around the
+# k-loop (two nested loops per role: not summarised). hgemm_ws and fa3 go through (gpusim/frontend/hopper_lower.py:
+# roles lowered apart and joined), fa3's causal rows refused (a warp-specialized loop of unequal trips)
+HOPPER_ONLY = ("hgemm_ws_cluster", "hgemm_persistent")
 TMA_STAGE_BYTES = (128 + 128) * 128  # hgemm_tma_wgmma: a stage's A and B tiles (128 rows x 128 B each)
 FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults
 # the irregular twins (run_irregular.py; no hand IR): CSR SpMV, histograms, block scans, a stencil with border guards
@@ -54,6 +57,7 @@ class TwinLaunch:
     args: tuple[str, ...]
     smem_dynamic: int = 0
     defines: tuple[str, ...] = ()
+    compiler: str = ""  # how the measured binary was built, where not NVRTC as CuPy's RawModule ("nvcc")
 
 
 def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
@@ -117,6 +121,25 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
                           (f"tmap(A,bf16,[{K},{M}],{box})", f"tmap(B,bf16,[{K},{N}],{box})", f"bf16[{M * N}]",
                            str(M), str(N), str(K)), stages * TMA_STAGE_BYTES + 1024 + 128,
                           tuple(f"{k}={v}" for k, v in defs.items()))
+    if kernel == "hgemm_ws":  # run_tc_sm90.py: maps by value, A boxes {SWIZZLE/2, 128}, B boxes {SWIZZLE/2, BN}
+        M, N, K = shape
+        stages, swz, bn = int(defs.get("STAGES", 3)), int(defs.get("SWIZZLE", 128)), int(defs.get("BN", 256))
+        return TwinLaunch(src, kernel, (N // bn, M // 128, 1), (384, 1, 1),
+                          (f"tmap(A,bf16,[{K},{M}],[{swz // 2},128],swizzle={swz})",
+                           f"tmap(B,bf16,[{K},{N}],[{swz // 2},{bn}],swizzle={swz})", f"bf16[{M * N}]",
+                           str(M), str(N), str(K)), stages * (128 + bn) * 128 + 1024 + 128,
+                          tuple(f"{k}={v}" for k, v in defs.items()))
+    if kernel == "fa3":  # run_fa3.py: nvcc -O3 for sm_90a, 3D maps {d, N, B*H} by value, boxes {64, rows, 1}
+        B, H, N, d = shape
+        bc, stages, causal = int(params.get("bc", 128)), int(params.get("stages", 2)), int(params.get("causal", 0))
+        kv = {t: f"tmap({t},bf16,[{d},{N},{B * H}],[64,{r},1],swizzle=128)" for t, r in (("Q", 128), ("K", bc),
+                                                                                        ("V", bc))}
+        smem = 1024 + 128 * d * 2 + 2 * stages * bc * d * 2 + 8 * (1 + 4 * stages)
+        return TwinLaunch(src, kernel, (N // 128, H, B), (384, 1, 1),
+                          (kv["Q"], kv["K"], kv["V"], f"bf16[{B * H * N * d}]", str(N),
+                           f"{math.log2(math.e) / math.sqrt(d)}"),
+                          smem, ("BR=128", f"BC={bc}", f"HEAD_DIM={d}", f"CAUSAL={causal}", f"STAGES={stages}",
+                                 "PV_SPLIT=0", "PINGPONG=1"), compiler="nvcc")
     if kernel == "fa2":
         B, H, N, d = shape
         br, bc = FA_DEFAULT_TILES[d]

@@ -153,7 +153,8 @@ def compare(cfg, data: dict, workers: int | None = None, progress=None) -> list[
                              measured_same_binary=same.get(_key(e))))
         # built as the measured binary was: CuPy's RawModule (NVRTC, -ftz=true), or NVRTC alone where the row is
         # compared with frontend-binary-*.json (validate/run_tc_sm80.py's GPUSIM_NVRTC_CUBIN cubins)
-        tasks.append((e, launch, cfg, "nvrtc-plain" if _key(e) in same else "nvrtc"))
+        tasks.append((e, launch, cfg, getattr(launch, "compiler", "") or ("nvrtc-plain" if _key(e) in same
+                                                                             else "nvrtc")))
     results: list = [None] * len(tasks)
 
     def finish(i, r):
