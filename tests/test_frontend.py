@@ -77,6 +77,26 @@ extern "C" __global__ void split(const float* in, float* out) {
     assert np.allclose(y, 3 * x)
 
 
+def test_fused_add_min_max_computes_the_clamp(tmp_path):
+    """nvcc for sm_90 writes min(a + k, n) and max(a + k, n) as VIADDMNMX (PT: min, !PT: max; .U32 unsigned), as
+    fa3's causal trip count min(row block + 1, blocks) is."""
+    cu = tmp_path / "clamp.cu"
+    cu.write_text("""
+extern "C" __global__ void clamp(const int* a, int* out, int n, int k) {
+  int i = threadIdx.x;
+  out[i] = min(a[i] + k, n);
+  out[i + 32] = max(a[i] + k, n);
+  out[i + 64] = (int)min((unsigned)a[i] + (unsigned)k, (unsigned)n);
+}""")
+    gmem = _emulate_all(cu, "clamp", (1, 1, 1), (32, 1, 1), ["a=i32[32]:randint(-50,50)", "out=i32[96]", "n=5",
+                                                               "k=3"])
+    a = _tensor(gmem, "a", np.int32, 32).astype(np.int64)
+    out = _tensor(gmem, "out", np.int32, 96)
+    assert np.array_equal(out[:32], np.minimum(a + 3, 5))
+    assert np.array_equal(out[32:64], np.maximum(a + 3, 5))
+    assert np.array_equal(out[64:].view(np.uint32), np.minimum((a + 3) % 2**32, 5))
+
+
 def test_prediction_counts_the_compiled_instructions():
     """A front-end kernel issues, per warp, the instructions the emulator executed (checked against the static
     count of the SASS for a loop-free kernel: every instruction once, EXIT included)."""

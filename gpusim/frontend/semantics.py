@@ -442,6 +442,16 @@ def imnmx(m, d, em):
     put(m, dst, v, em, taint(m, a, b, p))
 
 
+def viaddmnmx(m, d, em):
+    """``VIADDMNMX Rd, Ra, Rb, Rc, P``: min (P true) or max of ``Ra + Rb`` (32-bit, wrapping) and ``Rc``, signed
+    unless ``.U32`` (nvcc for ``min(a + k, n)``)."""
+    dst, a, b, c, p = d.ops[:5]
+    total = (u32(m, a).astype(np.uint64) + u32(m, b)).astype(U32)
+    vs, vc = (total, u32(m, c)) if d.has("U32") else (total.view(np.int32), s32(m, c))
+    v = np.where(pred(m, p), np.minimum(vs, vc), np.maximum(vs, vc))
+    put(m, dst, v, em, taint(m, a, b, c, p))
+
+
 def iabs(m, d, em):
     put(m, d.ops[0], np.abs(s32(m, d.ops[1])), em, taint(m, d.ops[1]))
 
@@ -981,6 +991,7 @@ SEMANTICS = {
     "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
     "DSETP": fsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
     "SHFL": shfl, "VOTE": vote, "VOTEU": vote, "REDUX": redux, "MATCH": match,
+    "VIADDMNMX": viaddmnmx,
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
     "ERRBAR": nop, "CGAERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
     "UTMACMDFLUSH": nop,
