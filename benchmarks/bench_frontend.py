@@ -31,6 +31,12 @@ KERNELS = [  # (label, gpusim run arguments)
                                      "--arg", "M=4096", "--arg", "N=4096", "--arg", "K=4096", "--arg", "alpha=1.0",
                                      "--arg", "A=f32[4096*4096]", "--arg", "B=f32[4096*4096]", "--arg", "beta=0.0",
                                      "--arg", "C=f32[4096*4096]"]),
+    # warp-specialized (a TMA producer warp, two wgmma consumer warpgroups): emulated in full, roles lowered apart
+    ("hgemm_ws 4096^3", ["validate/kernels/hgemm_ws.cu", "--grid", "16,32", "--block", "384", "-D", "STAGES=3", "-D",
+                         "BN=256", "--smem", str(3 * (128 + 256) * 128 + 1024 + 128), "--arg",
+                         "tmap(A,bf16,[4096,4096],[64,128],swizzle=128)", "--arg",
+                         "tmap(B,bf16,[4096,4096],[64,256],swizzle=128)", "--arg", "bf16[16777216]", "--arg", "4096",
+                         "--arg", "4096", "--arg", "4096"]),
     # a loop of unequal trips whose last iterations add the mask: emulated in full (no loop jump)
     ("fa2 causal 1,4,1024,64", ["validate/kernels/fa2.cu", "--grid", "8,4", "--block", "128", "-D", "CAUSAL=1", "-D",
                                 "HEAD_DIM=64", "--smem", "49152", "--arg", "B=1", "--arg", "H=4", "--arg", "N=1024",

@@ -173,6 +173,12 @@ def test_a_producer_whose_first_iterations_skip_the_wait_keeps_its_loop():
     assert not [o for o in k.prologue + k.epilogue if isinstance(o, ir.Mem) and o.kind == "tma"]
     wait = [o for o in body if isinstance(o, ir.MbarWait) and o.warps == (0,)]
     assert len(wait) == 1 and [wait[0].seq(it, 0) for it in (0, 2, 3, 15)] == [-3, -1, 0, 12]
+    from gpusim.frontend.trace import AFFINE
+    from gpusim.patterns import eval_addresses
+
+    assert all(AFFINE in slots for slots in tma[0].addr.per_cta)  # 16 iterations' boxes kept as a model
+    a10, a11 = (eval_addresses(k, tma[0], (0, 0, 0), it, 0, 32) for it in (10, 11))
+    assert np.array_equal(np.sort(a11[a11 >= 0]) - np.sort(a10[a10 >= 0]), np.full((a10 >= 0).sum(), 128))
 
 
 @needs_cuda
@@ -321,3 +327,22 @@ def test_bulk_copies_load_on_an_mbarrier_and_store_in_a_bulk_group(tmp_path):
     m = report(simulate(k, cfg))
     assert m["gpusim__tma_load_bytes"] == m["gpusim__tma_store_bytes"] == ctas * 4096
     assert m["gpusim__tma_copies"] == ctas
+
+
+def test_a_full_loops_offsets_that_step_alike_are_kept_as_a_model():
+    """compact_full: a loop emulated in full keeps every iteration's offsets of every warp (a producer's boxes: 357
+    MB at hgemm_ws 4096^3); where they step alike from iteration 1 on, iterations 1 and 2 and the model are kept, and
+    the model answers for the others. Offsets that do not step alike are kept whole."""
+    from gpusim.frontend.trace import AFFINE, compact_full
+
+    off = np.full((2, 3, 32), -1, dtype=np.int64)
+    off[:, 0, :] = np.arange(64).reshape(2, 32) * 16  # warp 0 alone issues it
+    step = np.where(off >= 0, 4096, 0)
+    slots = {0: off.copy(), **{k: np.where(off >= 0, off + (k - 1) * step, -1) for k in range(1, 65)}}
+    kept = compact_full(slots)
+    assert set(kept) == {0, 1, 2, AFFINE} and kept[AFFINE][2] == 64
+    a, st, _ = kept[AFFINE]
+    for k in (3, 40, 64):
+        assert np.array_equal(np.where(a >= 0, a + (k - 1) * st, a), slots[k])
+    slots[33] = slots[33] + 16  # one iteration off the stride
+    assert compact_full(slots) is slots

@@ -11,7 +11,7 @@ import numpy as np
 from gpusim import ir
 from gpusim.frontend.hopper import Issue, Record, WARP
 from gpusim.frontend.isa import Decoded, Imm, Named
-from gpusim.frontend.trace import LoweringError, cta_warps, key_rec, warps_tuple
+from gpusim.frontend.trace import LoweringError, compact_full, cta_warps, key_rec, warps_tuple
 
 # --- lowering -------------------------------------------------------------------------------------------------
 def hgemm_shape(d: Decoded) -> tuple[int, int, int]:
@@ -194,7 +194,8 @@ class Lowering:
                             flat[:len(i.chunks)] = i.chunks
                             a[:, w, :] = flat.reshape(rep, W)
                 slots[slot] = a
-            per_cta.append(slots)
+            # a loop emulated in full: its iterations' boxes as a model where they step alike (compact_full)
+            per_cta.append(compact_full(slots) if p.part == "l" and ctx.seg.full and not ctx.seg.tail else slots)
         op_name = builder._name(unit, "tmast" if store else "tma")
         book = builder.book(op_name, unit, per_cta)
         if store:

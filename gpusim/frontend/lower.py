@@ -15,8 +15,8 @@ from gpusim.frontend import hopper_lower as hopper
 from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
-from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, cta_warps, key_rec,
-                                   pipe_of, reads_of, ref_of, stride_pair, warps_tuple, writes_of)
+from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, compact_full, cta_warps,
+                                   key_rec, pipe_of, reads_of, ref_of, stride_pair, warps_tuple, writes_of)
 from gpusim.kernel_checks import MAX_UNROLLED_OPERATIONS
 
 MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
@@ -230,6 +230,8 @@ class Builder:
         trips = strides = None
         if in_loop and not self.ctx.seg.full:
             trips, strides = self.ctx.lane_trips, self.ctx.trip_strides
+        if in_loop and self.ctx.seg.full and not self.ctx.seg.tail:
+            per_cta = [compact_full(s) for s in per_cta]
         book = AddressBook(name, per_cta, b.grid, b.ctas, in_loop, trips, self.ctx.seg.peel_first,
                            self.ctx.seg.period, self.ctx.seg.full, strides, self.ctx.seg.tail)
         if in_loop:
