@@ -49,13 +49,14 @@ CO_LIMIT_PTS = 3.0
 
 # The SOL units in display order: the memory side from HBM inwards, then the SM side.
 UNITS = ("HBM", "L2", "L2 write path", "L2 atomics", "L2 port", "L1/shared pipe", "issue slots", "FP32 pipe",
-         "tensor pipe", "SFU pipe", "TMA unit")
+         "tensor pipe", "SFU pipe", "TMA unit", "TMA stores")
 MEMORY_UNITS = ("HBM", "L2", "L2 write path", "L2 atomics")  # chip-wide, rates per second (the rest: per SM cycle)
 ALWAYS = ("HBM", "L2", "L2 write path", "L2 port", "L1/shared pipe", "issue slots", "FP32 pipe")
 BOUND_NAMES = {"HBM": "HBM-bound", "L2": "L2-bound", "L2 write path": "L2-write-bound",
                "L2 atomics": "L2-atomics-bound", "L2 port": "L2-port-bound",
                "L1/shared pipe": "L1/shared-bound", "issue slots": "issue-bound", "FP32 pipe": "FP32-bound",
-               "tensor pipe": "tensor-bound", "SFU pipe": "SFU-bound", "TMA unit": "TMA-bound"}
+               "tensor pipe": "tensor-bound", "SFU pipe": "SFU-bound", "TMA unit": "TMA-bound",
+               "TMA stores": "TMA-store-bound"}
 MEANING = {
     "HBM": "device memory: bytes read and written, against the measured sustained rate",
     "L2": "the L2's read side: sector lookups and line operations of loads and TMA copies",
@@ -71,6 +72,7 @@ MEANING = {
     "tensor pipe": "the tensor cores: FLOPs against the peak of the instruction the kernel uses",
     "SFU pipe": "MUFU (exp2, rcp, ...), 16 lanes per SM",
     "TMA unit": "the SM's bulk-copy engine",
+    "TMA stores": "the SM's TMA stores reading their boxes out of shared memory, one after another",
 }
 
 
@@ -225,6 +227,9 @@ def _work(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks) -> tuple[str, str]
     if unit == "TMA unit":
         return (f"{u.count(_num(m, 'gpusim__tma_copies'), 'copies')}, {u.bytes_(_num(m, 'gpusim__tma_load_bytes'))}",
                 "one copy at a time per SM")
+    if unit == "TMA stores":
+        rate = cfg.tma.store_bytes_per_cycle * pk.sm_count * pk.sm_clock_hz
+        return u.bytes_(_num(m, "gpusim__tma_store_bytes")), f"{u.bytes_(rate)}/s {ghz}"
     return "", ""
 
 
@@ -313,6 +318,8 @@ def _path(unit: str, m: dict, cfg: HardwareConfig, pk: Peaks, pct: float) -> str
         return "transcendentals (MUFU) at 16 per cycle per SM"
     if unit == "TMA unit":
         return f"{u.count(_num(m, 'gpusim__tma_copies'), 'TMA copies')} issued one after another per SM"
+    if unit == "TMA stores":
+        return f"TMA stores read out of shared memory at {cfg.tma.store_bytes_per_cycle:g} B per cycle per SM"
     return ""
 
 

@@ -657,8 +657,9 @@ class ChipModel:
 
     def _tma_store(self, wp: _Warp, op: Mem, tm: _OpTiming, l2_bytes: float, hbm_bytes: float,
                    write_cycles: float) -> int:
-        """One thread issues a TMA store: the SM's copy engine reads the box out of shared memory at its data rate
-        (``[tma] bytes_per_cycle``), then its bytes take the L2's write path. The warp goes on; the store's group
+        """One thread issues a TMA store: the SM's TMA unit reads the box out of shared memory at its store rate
+        (``[tma] store_bytes_per_cycle``, measured), then its bytes take the L2's write path. The warp goes on; the
+        store's group
         (``cp.async``, SASS's SB0 that DEPBAR waits on) completes when the box has been read, and the warp's exit
         waits for its bytes to reach the L2, as a store's do. Returns when the warp may go on."""
         cta = wp.cta
@@ -672,8 +673,7 @@ class ChipModel:
         if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
             wp.stats[WAIT] += tma.issue_cycles - 1
         req = Request(wp.work, cta.work.weight, l2_bytes, hbm_bytes, write_cycles, None, tm.hbm_cost)
-        eng_start = tma.serve(req, start)
-        read = eng_start + tma.read_cycles(l2_bytes)
+        read = tma.store(wp.work, issue_end, l2_bytes)
         walk(cta.sm.memory_side[op.space, op.kind], req, read)
         wp.stores_done = max(wp.stores_done, req.l2_done)
         if op.group:

@@ -293,7 +293,8 @@ def sol(sim: Simulation, time_ns: float) -> dict[str, float]:
     if tensor_activity(sim):
         kind = "wgmma" if _share(sim, PIPE.format("wgmma")) > 0 else "mma.sync"
         out["tensor pipe"] = k.flops / (time_ns * 1e-9) / pk.tensor_for(kind) if time_ns else 0.0
-    for name, unit in (("SFU pipe", PIPE.format("sfu")), ("TMA unit", TmaEngine.NAME)):
+    for name, unit in (("SFU pipe", PIPE.format("sfu")), ("TMA unit", TmaEngine.NAME),
+                       ("TMA stores", TmaEngine.NAME + " store")):
         if _share(sim, unit) > 0:
             out[name] = _share(sim, unit) * elapsed
     atomics = max(_share(sim, L2Atomics.LINES), _share(sim, L2Atomics.SLICES))  # the busier of lines and slices

@@ -49,7 +49,8 @@ def _cause_sentence(reason: str, cause: str) -> str:
             return f"{bar} (an mbarrier try_wait: waiting for {by} to complete its phase)"
         return f"{bar} (an mbarrier try_wait: waiting for a TMA copy to land or a producer warp to arrive)"
     if cause == "cp.async.wait_group":
-        return "cp.async.wait_group (waiting for the asynchronous copies of a stage to land in shared memory)"
+        return ("cp.async.wait_group (waiting for the asynchronous copies of a stage to land in shared memory, or for "
+                "TMA stores to read their boxes out of it: one scoreboard, SASS DEPBAR.LE SB0)")
     if cause == "wgmma.wait_group":
         return "wgmma.wait_group (waiting for the warpgroup's tensor-core batch to finish)"
     if cause.startswith("global load"):

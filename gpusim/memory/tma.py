@@ -1,8 +1,8 @@
 """The Tensor Memory Accelerator (TMA): one per SM, copying tiles between global and shared memory.
 
-A TMA store (``tma_st``) takes the same engine: it starts one copy per ``copy_interval_cycles``, reads its box out of
-shared memory at ``bytes_per_cycle`` and sends it to the L2's write path (:data:`gpusim.request.PATHS`); its rates
-are the loads' (a store's own are not yet measured).
+A TMA store (``tma_st``) reads its box out of shared memory at the SM's store rate (``store_bytes_per_cycle``, the
+SM's stores one after another; measured), its bulk group read ``store_latency_cycles`` after, and sends it to the L2's
+write path (:data:`gpusim.request.PATHS`).
 
 A TMA copy is issued by one thread (``issue_cycles`` of that warp's time), queued on the SM's copy engine,
 which starts one copy per ``copy_interval_cycles``; its bytes travel through the L2 (and HBM on a miss) like
@@ -36,6 +36,10 @@ class TmaSpec:
     hbm_latency_cycles: int = memory_clocked(spec_field(1, 10000, "issue to mbarrier completion of a small copy "
                                                         "from HBM"))
     bytes_per_cycle: float = spec_field(1, 4096, "one copy's data rate (latency growth with size)")
+    store_bytes_per_cycle: float = spec_field(1, 4096, "the SM's rate of reading TMA stores' boxes out of shared "
+                                                       "memory")
+    store_latency_cycles: int = spec_field(0, 5000, "a TMA store's issue to its box read (wait_group.read), "
+                                                    "less its bytes at store_bytes_per_cycle")
 
     def latency_cycles(self, nbytes: float, from_hbm: bool) -> float:
         base = self.hbm_latency_cycles if from_hbm else self.l2_latency_cycles
@@ -50,6 +54,8 @@ class TmaEngine:
     def __init__(self, sm: int, spec: TmaSpec) -> None:
         self.spec = spec
         self.server = RateServer(1.0 / spec.copy_interval_cycles, f"SM{sm} {self.NAME}")
+        # the stores' reads of their boxes out of shared memory, one after another at the SM's store rate
+        self.store_server = RateServer(spec.store_bytes_per_cycle, f"SM{sm} {self.NAME} store")
 
     @classmethod
     def from_spec(cls, spec: TmaSpec, clock: Clock, sm: int = 0) -> TmaEngine:
@@ -67,10 +73,12 @@ class TmaEngine:
         """From the copy's start to its mbarrier arrival, when nothing it uses is busy."""
         return self.spec.latency_cycles(nbytes, from_hbm)
 
-    def read_cycles(self, nbytes: float) -> float:
-        """A store's box read out of shared memory at one copy's data rate (not measured for stores: the loads'
-        ``bytes_per_cycle``)."""
-        return nbytes / self.spec.bytes_per_cycle
+    def store(self, ledger: dict, t: float, nbytes: float) -> float:
+        """A TMA store of ``nbytes`` issued at ``t``: when its box has been read out of shared memory (its bulk
+        group's ``wait_group.read``), the SM's stores read one after another at ``store_bytes_per_cycle``, then
+        ``store_latency_cycles`` (measured: validate/micro/run_tma_store.py)."""
+        _, end = self.store_server.book(ledger, t, nbytes)
+        return end + self.spec.store_latency_cycles
 
     def serve(self, request, t: float) -> float:
         """Stage ``TMA``: a copy issued at ``t`` waits for the engine; when it starts (the rest of its path from
@@ -85,4 +93,4 @@ class TmaEngine:
                    request.hbm_done)
 
     def reported(self) -> list[tuple[str, RateServer, float]]:
-        return [(self.NAME, self.server, 1.0)]
+        return [(self.NAME, self.server, 1.0), (self.NAME + " store", self.store_server, 1.0)]
