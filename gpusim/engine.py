@@ -629,20 +629,26 @@ class ChipModel:
         if wp.tracing:
             self._span(wp, op.name, "shared_st_async", t, end)
 
+    def _tma_issue(self, wp: _Warp, op: Mem) -> tuple[float, float]:
+        """A TMA instruction's issue by one thread, once its operands are ready: (its issue slot's cycle, when the
+        thread may go on, ``[tma] issue_cycles`` later)."""
+        issue_cycles = wp.cta.sm.tma.issue_cycles
+        t = self._deps(wp, op.after, self.env.now)
+        start, _ = wp.slot.book(wp.work, t, 1)
+        if start > t:
+            wp.stats[NOT_SELECTED] += start - t
+        wp.stats[SELECTED] += 1
+        if issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
+            wp.stats[WAIT] += issue_cycles - 1
+        return start, start + issue_cycles
+
     def _tma(self, wp: _Warp, op: Mem, tm: _OpTiming, l2_bytes: float, hbm_bytes: float, seq: int,
              read_cost: float) -> int:
         """One thread issues a TMA copy; the SM's copy engine moves it through L2/HBM into shared memory. Returns
         when the warp may go on."""
         cta = wp.cta
         tma = cta.sm.tma
-        t = self._deps(wp, op.after, self.env.now)
-        start, _ = wp.slot.book(wp.work, t, 1)
-        if start > t:
-            wp.stats[NOT_SELECTED] += start - t
-        wp.stats[SELECTED] += 1
-        issue_end = start + tma.issue_cycles
-        if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
-            wp.stats[WAIT] += tma.issue_cycles - 1
+        start, issue_end = self._tma_issue(wp, op)
         req = Request(wp.work, cta.work.weight, l2_bytes, hbm_bytes, 0.0, read_cost, tm.hbm_cost)
         eng_start = tma.serve(req, start)
         walk(cta.sm.memory_side[op.space, op.kind], req, eng_start)
@@ -659,19 +665,11 @@ class ChipModel:
                    write_cycles: float) -> int:
         """One thread issues a TMA store: the SM's TMA unit reads the box out of shared memory at its store rate
         (``[tma] store_bytes_per_cycle``, measured), then its bytes take the L2's write path. The warp goes on; the
-        store's group
-        (``cp.async``, SASS's SB0 that DEPBAR waits on) completes when the box has been read, and the warp's exit
-        waits for its bytes to reach the L2, as a store's do. Returns when the warp may go on."""
+        store's group (``cp.async``, SASS's SB0 that DEPBAR waits on) completes when the box has been read, and the
+        warp's exit waits for its bytes to reach the L2, as a store's do. Returns when the warp may go on."""
         cta = wp.cta
         tma = cta.sm.tma
-        t = self._deps(wp, op.after, self.env.now)
-        start, _ = wp.slot.book(wp.work, t, 1)
-        if start > t:
-            wp.stats[NOT_SELECTED] += start - t
-        wp.stats[SELECTED] += 1
-        issue_end = start + tma.issue_cycles
-        if tma.issue_cycles > 1:  # [tma] issue_cycles less the selected cycle
-            wp.stats[WAIT] += tma.issue_cycles - 1
+        start, issue_end = self._tma_issue(wp, op)
         req = Request(wp.work, cta.work.weight, l2_bytes, hbm_bytes, write_cycles, None, tm.hbm_cost)
         read = tma.store(wp.work, issue_end, l2_bytes)
         walk(cta.sm.memory_side[op.space, op.kind], req, read)

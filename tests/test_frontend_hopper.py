@@ -8,6 +8,10 @@ import numpy as np
 import pytest
 
 from gpusim import ir, registry
+from gpusim.chip import simulate
+from gpusim.config import load_config
+from gpusim.metrics import report
+from gpusim.patterns import eval_addresses
 from gpusim.frontend import kernel_from_source
 from gpusim.frontend.args import ArgError, parse_tmap
 from gpusim.frontend.hopper import swizzled
@@ -131,19 +135,25 @@ def test_a_phase_that_never_completes_is_one_line(tmp_path):
         kernel_from_source(src, "wait_first", grid=1, block=64, args=["i32[64]", "7"])
 
 
+def _hgemm_ws(M: int, N: int, K: int, BN: int = 256, stages: int = 3) -> ir.Kernel:
+    """validate/kernels/hgemm_ws.cu from its source, launched as validate/run_tc_sm90.py launches it."""
+    return kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws.cu", "hgemm_ws", grid=(N // BN, M // 128, 1),
+                              block=(384, 1, 1),
+                              args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
+                                    f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M),
+                                    str(N), str(K)],
+                              smem_dynamic=stages * (128 + BN) * 128 + 1024 + 128,
+                              defines=(f"STAGES={stages}", f"BN={BN}"))
+
+
 @needs_cuda
 def test_warp_specialized_roles_are_lowered_apart_and_joined():
     """hgemm_ws: a producer thread (TMA into a ring of 3 stages) and two consumer warpgroups (wgmma), each running a
     loop of its own, synchronised by full and empty mbarriers: each role lowered on its own, joined into one
     program; a full phase completes with the producer's arrive and its two copies, an empty one with the two consumer
     warpgroups' arrivals."""
-    M, N, K, BN = 128, 256, 256, 256
-    k = kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws.cu", "hgemm_ws", grid=(N // BN, M // 128, 1),
-                           block=(384, 1, 1),
-                           args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
-                                 f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M), str(N),
-                                 str(K)],
-                           smem_dynamic=3 * (128 + BN) * 128 + 1024 + 128, defines=("STAGES=3", f"BN={BN}"))
+    K = 256
+    k = _hgemm_ws(128, 256, K)
     assert sorted(k.mbarriers.values()) == [2, 3]
     ops = k.all_ops()
     tma = [o for o in ops if isinstance(o, ir.Mem) and o.kind == "tma"]
@@ -159,13 +169,8 @@ def test_a_producer_whose_first_iterations_skip_the_wait_keeps_its_loop():
     on the empty barrier. Its loop is kept, the left-out wait's phase following the other iterations (it - 3: before
     the first phase there, so it returns at once), and joined with the consumers' loop of the same trips; the
     elect-one loop around each TMA copy is not taken for the producer's loop."""
-    M, N, K, BN = 128, 256, 1024, 256
-    k = kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws.cu", "hgemm_ws", grid=(N // BN, M // 128, 1),
-                           block=(384, 1, 1),
-                           args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
-                                 f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M), str(N),
-                                 str(K)],
-                           smem_dynamic=3 * (128 + BN) * 128 + 1024 + 128, defines=("STAGES=3", f"BN={BN}"))
+    K = 1024
+    k = _hgemm_ws(128, 256, K)
     assert k.loop.trips == K // 64
     body = k.loop.body
     tma = [o for o in body if isinstance(o, ir.Mem) and o.kind == "tma"]
@@ -174,7 +179,6 @@ def test_a_producer_whose_first_iterations_skip_the_wait_keeps_its_loop():
     wait = [o for o in body if isinstance(o, ir.MbarWait) and o.warps == (0,)]
     assert len(wait) == 1 and [wait[0].seq(it, 0) for it in (0, 2, 3, 15)] == [-3, -1, 0, 12]
     from gpusim.frontend.trace import AFFINE
-    from gpusim.patterns import eval_addresses
 
     assert all(AFFINE in slots for slots in tma[0].addr.per_cta)  # 16 iterations' boxes kept as a model
     a10, a11 = (eval_addresses(k, tma[0], (0, 0, 0), it, 0, 32) for it in (10, 11))
@@ -186,8 +190,6 @@ def test_a_producer_loading_the_consumers_last_turn_keeps_their_trips():
     """fa3 at 3,072 keys (24 KV blocks): the consumers' loop runs 23 turns and the last comes after it; the producer
     loads 24 blocks. It keeps 23 in the loop and writes the 24th after it (written out whole, its waits on phases
     the consumers' fast-forwarded iterations settle were never reached: the engine deadlocked)."""
-    from gpusim.chip import simulate
-    from gpusim.config import load_config
 
     B, H, N, d, br, bc, stages = 1, 1, 3072, 128, 128, 128, 2
     smem = 1024 + br * d * 2 + 2 * stages * bc * d * 2 + 8 * (1 + 4 * stages)
@@ -221,6 +223,13 @@ def test_fa3s_turns_are_named_barriers_of_their_own_and_a_handover_only_arrives(
                      ("bar1", wg2, True, 8)}
 
 
+def _from_text(tmp_path, text: str, name: str, grid: int, block: int, cfg, args: list[str]) -> ir.Kernel:
+    """A kernel written out to ``name``.cu under ``tmp_path`` and taken from its source."""
+    src = tmp_path / f"{name}.cu"
+    src.write_text(text)
+    return kernel_from_source(src, name, grid=grid, block=block, config=cfg, args=args)
+
+
 TMA_STORE = r"""
 #include <cuda.h>
 extern "C" __global__ void tile_out(const __grid_constant__ CUtensorMap tm, const float* in) {
@@ -245,17 +254,9 @@ def test_a_tma_store_writes_its_box_through_the_copy_engine_and_its_group_is_wai
     """UTMASTG: thread 0 stores each CTA's 32 x 32 floats with one instruction; the box's 16-byte chunks are its
     rows of the tensor, its bytes reach the L2's write path without the LSU (no global store sectors there), and
     UTMACMDFLUSH / DEPBAR.LE SB0 are the commit and the wait of its bulk group."""
-    from gpusim.chip import simulate
-    from gpusim.config import load_config
-    from gpusim.metrics import report
-    from gpusim.patterns import eval_addresses
-
-    src = tmp_path / "tile_out.cu"
-    src.write_text(TMA_STORE)
-    cfg = load_config()
-    ctas = 64
-    k = kernel_from_source(src, "tile_out", grid=ctas, block=256, config=cfg,
-                           args=[f"tm=tmap(out,f32,[32,{32 * ctas}],[32,32])", f"in=f32[{1024 * ctas}]:normal"])
+    cfg, ctas = load_config(), 64
+    k = _from_text(tmp_path, TMA_STORE, "tile_out", ctas, 256, cfg,
+                   [f"tm=tmap(out,f32,[32,{32 * ctas}],[32,32])", f"in=f32[{1024 * ctas}]:normal"])
     ops = list(k.epilogue)
     st = [o for o in ops if isinstance(o, ir.Mem) and o.kind == "tma_st"]
     assert [(o.tensor, o.warps, o.group) for o in st] == [("out", (0,), "cp.async")]
@@ -307,17 +308,9 @@ def test_bulk_copies_load_on_an_mbarrier_and_store_in_a_bulk_group(tmp_path):
     """UBLKCP (cp.async.bulk, no tensor map): thread 0 copies each CTA's 4 KiB into shared memory, completing the
     mbarrier its warps wait on, and stores it back: a `tma` operation arriving on that mbarrier and a `tma_st` one,
     each its 256 contiguous 16-byte chunks of the CTA's slice."""
-    from gpusim.chip import simulate
-    from gpusim.config import load_config
-    from gpusim.metrics import report
-    from gpusim.patterns import eval_addresses
-
-    src = tmp_path / "bulk.cu"
-    src.write_text(BULK)
-    cfg = load_config()
-    ctas = 64
-    k = kernel_from_source(src, "bulk", grid=ctas, block=1024, config=cfg,
-                           args=[f"in=f32[{1024 * ctas}]:normal", f"out=f32[{1024 * ctas}]"])
+    cfg, ctas = load_config(), 64
+    k = _from_text(tmp_path, BULK, "bulk", ctas, 1024, cfg,
+                   [f"in=f32[{1024 * ctas}]:normal", f"out=f32[{1024 * ctas}]"])
     mem = [o for o in k.all_ops() if isinstance(o, ir.Mem) and o.kind in ir.TMA_KINDS]
     assert [(o.kind, o.tensor, o.warps) for o in mem] == [("tma", "in", (0,)), ("tma_st", "out", (0,))]
     assert mem[0].arrive in k.mbarriers and not mem[1].arrive and mem[1].group == "cp.async"

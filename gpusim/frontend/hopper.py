@@ -313,26 +313,33 @@ def swizzled(off: np.ndarray, span: int) -> np.ndarray:
     return off ^ ((off >> 3) & mask)
 
 
+def _box(m, st: State, d: Decoded, tup, mp, lane: int, first_coord: int):
+    """A tensor copy's box as ``lane`` names it: the map (``[URm]``), its tensor, the shared byte offset (the tuple's
+    first register), the box's 16-byte chunks in the tensor (coordinates from the tuple's ``first_coord``-th
+    register: 2 for a load, after its mbarrier; 1 for a store) and its bytes, checked inside the CTA's shared
+    memory."""
+    rank = next((int(k[0]) for k in d.mods if re.fullmatch(r"[1-5]D", k)), 0)
+    u = tup.ureg.idx
+    tm, tensor = _tmap(m, st, d, _ur(m, mp.ureg.idx, lane) | (_ur(m, mp.ureg.idx + 1, lane) << 32))
+    if rank != len(tm.dims):
+        raise EmulationError(f"{d.where}: a {rank}D copy with the {len(tm.dims)}D tensor map {tm.name}")
+    soff = (_ur(m, u, lane) & 0xFFFFFF) - 0x400
+    chunks, _ = _box_chunks(tm, [np.int32(np.uint32(_ur(m, u + first_coord + k, lane))) for k in range(rank)])
+    nbytes = int(np.prod(tm.box)) * tm.elem_bytes
+    if soff < 0 or soff + nbytes > m.launch.smem_bytes:
+        raise EmulationError(f"{d.where}: the box of {nbytes} B at shared byte {soff} is outside the CTA's "
+                             f"{m.launch.smem_bytes} B")
+    return tm, tensor, soff, chunks, nbytes
+
+
 def _tma_load(m, st: State, d: Decoded, em) -> Record:
     dst, mp = d.ops[0], d.ops[1]
     if d.has("MULTICAST") or len(d.ops) > 2:
         raise S.unsupported(d, "TMA multicast needs the cluster's CTAs emulated together: not supported yet")
-    rank = next((int(k[0]) for k in d.mods if re.fullmatch(r"[1-5]D", k)), 0)
     rec = Record("tma")
     for c, w, lane in _warps(m, em):
-        u = dst.ureg.idx
-        addr = _ur(m, mp.ureg.idx, lane) | (_ur(m, mp.ureg.idx + 1, lane) << 32)
-        tm, tensor = _tmap(m, st, d, addr)
-        if rank != len(tm.dims):
-            raise EmulationError(f"{d.where}: a {rank}D copy with the {len(tm.dims)}D tensor map {tm.name}")
-        sdst = (_ur(m, u, lane) & 0xFFFFFF) - 0x400
-        bar = (_ur(m, u + 1, lane) & 0xFFFFFF) - 0x400
-        coords = [np.int32(np.uint32(_ur(m, u + 2 + k, lane))) for k in range(rank)]
-        chunks, _ = _box_chunks(tm, coords)
-        nbytes = int(np.prod(tm.box)) * tm.elem_bytes
-        if sdst < 0 or sdst + nbytes > m.launch.smem_bytes:
-            raise EmulationError(f"{d.where}: the box of {nbytes} B at shared byte {sdst} is outside the CTA's "
-                                 f"{m.launch.smem_bytes} B")
+        tm, tensor, sdst, chunks, nbytes = _box(m, st, d, dst, mp, lane, 2)
+        bar = (_ur(m, dst.ureg.idx + 1, lane) & 0xFFFFFF) - 0x400
         rec.issues[(c, w)] = Issue(bar, 0, chunks, tensor)
         if m.probing:
             continue
@@ -350,21 +357,9 @@ def _tma_store(m, st: State, d: Decoded, em) -> Record:
     mbarrier: a store's completion is waited for as a bulk group, ``UTMACMDFLUSH`` then ``DEPBAR.LE SB0``). The box is
     read from shared memory with the map's swizzle and written to the tensor, rows outside it dropped."""
     src, mp = d.ops[0], d.ops[1]
-    rank = next((int(k[0]) for k in d.mods if re.fullmatch(r"[1-5]D", k)), 0)
     rec = Record("tma_st")
     for c, w, lane in _warps(m, em):
-        u = src.ureg.idx
-        addr = _ur(m, mp.ureg.idx, lane) | (_ur(m, mp.ureg.idx + 1, lane) << 32)
-        tm, tensor = _tmap(m, st, d, addr)
-        if rank != len(tm.dims):
-            raise EmulationError(f"{d.where}: a {rank}D copy with the {len(tm.dims)}D tensor map {tm.name}")
-        ssrc = (_ur(m, u, lane) & 0xFFFFFF) - 0x400
-        coords = [np.int32(np.uint32(_ur(m, u + 1 + k, lane))) for k in range(rank)]
-        chunks, _ = _box_chunks(tm, coords)
-        nbytes = int(np.prod(tm.box)) * tm.elem_bytes
-        if ssrc < 0 or ssrc + nbytes > m.launch.smem_bytes:
-            raise EmulationError(f"{d.where}: the box of {nbytes} B at shared byte {ssrc} is outside the CTA's "
-                                 f"{m.launch.smem_bytes} B")
+        tm, tensor, ssrc, chunks, _ = _box(m, st, d, src, mp, lane, 1)
         rec.issues[(c, w)] = Issue(-1, 0, chunks, tensor)
         if not m.probing and not m.skip_values:
             _store_box(m, c, tm, tensor, chunks, ssrc)
