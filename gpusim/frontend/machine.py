@@ -41,6 +41,7 @@ MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", 
           "RED", "REDG"}
 CONTROL = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT"}
 BARRIER = {"BAR"}
+BARRIER_IDS = 16  # a CTA's named barriers (PTX bar.sync: 0..15)
 UNSUPPORTED_WHY = {
     **hopper.REFUSED, "BPT": "breakpoints and traps stop the kernel", "KILL": "KILL ends threads abnormally",
 }
@@ -744,7 +745,7 @@ class Machine:
         o = d.ops[0] if d.ops else None
         if isinstance(o, Reg) and not o.zero:
             v = (self.UR[o.idx] if o.uniform else self.R[o.idx]).astype(np.int64)
-            ids[em] = v[em] & 0xF  # the 16 named barriers
+            ids[em] = v[em] % BARRIER_IDS
         else:
             ids[em] = o.bits if o is not None and hasattr(o, "bits") else 0
         w = np.where(em, ids, -1).reshape(-1, WARP)
@@ -760,9 +761,10 @@ class Machine:
         if len(d.ops) > 1:
             c = d.ops[1]
             count = int(c.bits) if hasattr(c, "bits") else int(self.R[c.idx][em][0])
-        for c, bid in sorted({(int(c), int(b)) for c, b in zip(self.cta_of[em], ids[em], strict=True)}):
+        for pair in np.unique(self.cta_of[em].astype(np.int64) * BARRIER_IDS + ids[em]).tolist():
+            c, bid = divmod(pair, BARRIER_IDS)
             lanes = em & (self.cta_of == c) & (ids == bid)
-            key = (int(c), bid)
+            key = (c, bid)
             warps = len(np.unique(self.warp[lanes]))
             self._bar_count[key] = self._bar_count.get(key, 0) + WARP * warps
             if count is not None:
