@@ -323,8 +323,9 @@ class Builder:
         if d.mnemonic == "BAR":
             if len(d.ops) > 1:  # a named barrier with a thread count: bar.sync id, n / bar.arrive id, n (BAR.ARV)
                 count = d.ops[1].bits if isinstance(d.ops[1], Imm) else self.ctx.threads
-                return [ir.Barrier(f"bar{bid}", ws, members=-(-count // WARP), arrive=d.has("ARV"))
-                        for bid, ws in self._bar_groups(unit, warps_arr)]
+                # (the CTA's every warp naming it: warps=None, as the engine keys a whole-CTA barrier)
+                return [ir.Barrier(f"bar{bid}", None if len(ws) == self.ctx.warps else ws, members=-(-count // WARP),
+                                   arrive=d.has("ARV")) for bid, ws in self._bar_groups(unit, warps_arr)]
             if warps is None:
                 return [ir.Barrier(self._name(unit, "bar"))]
             return [ir.Barrier("__syncthreads", warps, members=self.ctx.warps)]
