@@ -541,26 +541,3 @@ def test_a_compute_bundle_goes_on_while_later_loads_are_on_their_way(monkeypatch
     stall = "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"
     assert split[stall] < 0.6 * merged[stall]
     assert split["gpu__time_duration.sum"] < 0.9 * merged["gpu__time_duration.sum"]
-
-
-def test_a_back_edge_on_a_copied_uniform_compare_is_solved_not_searched():
-    """ptxas tests sgemm_2d_blocktiling's k-loop as UISETP.GE UP0 then PLOP3.LUT P0, PT, PT, PT, UP0, 0x80 (a copy) and
-    @!P0 BRA: the trip count is solved from the compare through the copy (once searched by 15 probes)."""
-    from gpusim.frontend.isa import decode
-    from gpusim.frontend.machine import _predicate_copy
-    from gpusim.sass import Inst
-
-    copy = decode(Inst(0x24e0, "PLOP3.LUT", "P0, PT, PT, PT, UP0, 0x80, 0x0", False), 0)
-    src = _predicate_copy(copy)
-    assert src is not None and src.uniform and src.idx == 0 and not src.neg
-    assert _predicate_copy(decode(Inst(0x24e0, "PLOP3.LUT", "P0, PT, PT, PT, UP0, 0x40, 0x0", False), 0)) is None
-    ck = pick(compile_cuda(TWINS / "sgemm_2d_blocktiling.cu"), "sgemm_2d_blocktiling", "sgemm_2d_blocktiling.cu")
-    loops = [(d.index, i) for i, d in enumerate(ck.program) if d.mnemonic == "BRA" and d.guard is not None
-             and any(type(o).__name__ == "Target" and o.addr < d.addr for o in d.ops)]
-    back, = [i for _, i in loops if ck.program[i - 1].mnemonic != "BRA"][-1:]
-    head = next(d.index for d in ck.program
-                if d.addr == next(o.addr for o in ck.program[back].ops if type(o).__name__ == "Target"))
-    m = Machine.__new__(Machine)
-    m.program = ck.program
-    cmp, negated = m._deciding_compare(head, back)
-    assert cmp.mnemonic == "UISETP" and negated

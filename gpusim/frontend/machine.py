@@ -24,7 +24,7 @@ import numpy as np
 
 from gpusim.frontend import hopper, regs
 from gpusim.frontend import semantics as S
-from gpusim.frontend.isa import Addr, Const, Decoded, Imm, Pred, Reg, Target
+from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_DESC, CONST_GRID_DIM, CONST_STACK, DATA, PARAM_BASE,
                                     ORDER, UNKNOWN, EmulationError, GlobalMemory, MemAccess, set_words_taint)
 from gpusim.patterns import PREDICATED_OFF
@@ -79,18 +79,6 @@ class Launch:
     smem_bytes: int  # static + dynamic shared memory of a CTA
     local_bytes: int  # per-thread local memory (stack frame)
     params: bytes  # the kernel parameters as laid out in constant bank 0 from PARAM_BASE
-
-
-def _predicate_copy(d: Decoded) -> Pred | None:
-    """The predicate a ``PLOP3.LUT Pd, PT, PT, PT, Ps, 0x80, 0x0`` copies into ``Pd`` (the AND of true, true and
-    ``Ps``: ptxas moves a uniform compare's result to the branch's predicate so), or None for any other instruction."""
-    if d.mnemonic not in ("PLOP3", "UPLOP3") or len(d.ops) < 6 or not isinstance(d.ops[0], Pred):
-        return None
-    a, b, c, lut = d.ops[2], d.ops[3], d.ops[4], d.ops[5]
-    if isinstance(a, Pred) and a.const_true and isinstance(b, Pred) and b.const_true and isinstance(c, Pred) \
-            and isinstance(lut, Imm) and lut.bits == 0x80:
-        return c
-    return None
 
 
 @dataclass
@@ -960,15 +948,9 @@ class Machine:
         guard = br.guard if br.guard is not None else next((o for o in br.ops if isinstance(o, Pred)), None)
         if guard is None:
             return None
-        negated = guard.neg
         for d in reversed(self.program[head:back]):
             dests = [o for o in d.ops[:2] if isinstance(o, Pred)]
             if not any(p.idx == guard.idx and p.uniform == guard.uniform for p in dests):
-                continue
-            src = _predicate_copy(d)
-            if src is not None and d.ops[0].idx == guard.idx and d.ops[0].uniform == guard.uniform:
-                # PLOP3.LUT P0, PT, PT, PT, UP0, 0x80, 0x0: the branch tests a copy of the compare's predicate
-                guard, negated = src, negated != src.neg
                 continue
             if d.mnemonic not in ("ISETP", "UISETP") or len(d.ops) < 5 or d.has("EX"):
                 return None
@@ -977,7 +959,7 @@ class Machine:
             if not (first.idx == guard.idx and first.uniform == guard.uniform) or not isinstance(comb, Pred) \
                     or not comb.const_true:
                 return None
-            return d, negated
+            return d, guard.neg
         return None
 
     def _solve_trips(self, head, back, lanes, ind, saved) -> np.ndarray | None:
