@@ -541,3 +541,14 @@ def test_a_compute_bundle_goes_on_while_later_loads_are_on_their_way(monkeypatch
     stall = "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"
     assert split[stall] < 0.6 * merged[stall]
     assert split["gpu__time_duration.sum"] < 0.9 * merged["gpu__time_duration.sum"]
+
+
+def test_bulk_copies_move_the_bytes(tmp_path):
+    """UBLKCP both ways, emulated with values: each CTA's 4 KiB lands in shared memory, is doubled there and is stored
+    back (test_frontend_hopper.BULK)."""
+    from test_frontend_hopper import BULK
+
+    cu = tmp_path / "bulk.cu"
+    cu.write_text(BULK)
+    gmem = _emulate_all(cu, "bulk", (4, 1, 1), (1024, 1, 1), ["in=f32[4096]:normal", "out=f32[4096]"])
+    assert np.allclose(_tensor(gmem, "out", np.float32, 4096), 2 * _tensor(gmem, "in", np.float32, 4096))

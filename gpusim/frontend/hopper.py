@@ -392,29 +392,39 @@ def _bulk_copy(m, st: State, d: Decoded, em) -> Record:
         if m.probing:
             continue
         soff = sh + 16 * np.arange(n16, dtype=np.int64)
-        flat = m.smem.reshape(-1)
-        base = c * m.smem.shape[1] + soff
         if load:
             b = st.bar(c, bar, d)
             rec.issues[(c, w)].phase = b.completions
             if not m.skip_values:
-                flat[base[:, None] + np.arange(16)] = m.gmem.read(tensor, chunks, 16)
-                set_words_taint(m.smem_taint, soff, 16, DATA | (0 if m.gmem.tensors[tensor].given else UNKNOWN))
+                _land_chunks(m, c, tensor, chunks, soff)
             b.tx -= nbytes
             st.settle(c, bar)
         elif not m.skip_values:
-            m.gmem.write(tensor, chunks, flat[base[:, None] + np.arange(16)])
+            _store_chunks(m, c, tensor, chunks, soff)
     return rec
 
 
 def _store_box(m, c, tm, tensor, chunks, ssrc) -> None:
+    _store_chunks(m, c, tensor, chunks, swizzled(ssrc + np.arange(len(chunks), dtype=np.int64) * 16, tm.swizzle))
+
+
+def _store_chunks(m, c, tensor, chunks, soff) -> None:
+    """CTA ``c``'s 16-byte chunks of shared memory at ``soff`` written to the tensor at ``chunks`` (-1: dropped)."""
     valid = chunks >= 0
-    if not valid.any():
-        return
-    soff = swizzled(ssrc + np.arange(len(chunks), dtype=np.int64) * 16, tm.swizzle)
-    flat = m.smem.reshape(-1)
-    data = flat[(c * m.smem.shape[1] + soff)[:, None] + np.arange(16)]
-    m.gmem.write(tensor, chunks[valid], data[valid])
+    if valid.any():
+        data = m.smem.reshape(-1)[(c * m.smem.shape[1] + soff)[:, None] + np.arange(16)]
+        m.gmem.write(tensor, chunks[valid], data[valid])
+
+
+def _land_chunks(m, c, tensor, chunks, soff) -> None:
+    """The tensor's 16-byte chunks at ``chunks`` (-1: zeros, read from nowhere) landed in CTA ``c``'s shared memory at
+    ``soff``, their taint the tensor's."""
+    valid = chunks >= 0
+    data = np.zeros((len(chunks), 16), dtype=np.uint8)
+    if valid.any():
+        data[valid] = m.gmem.read(tensor, chunks[valid], 16)
+    m.smem.reshape(-1)[(c * m.smem.shape[1] + soff)[:, None] + np.arange(16)] = data
+    set_words_taint(m.smem_taint, soff, 16, DATA | (0 if m.gmem.tensors[tensor].given else UNKNOWN))
 
 
 def _box_chunks(tm, coords):
@@ -443,14 +453,4 @@ def _box_chunks(tm, coords):
 
 
 def _copy_box(m, c, tm, tensor, chunks, sdst) -> None:
-    valid = chunks >= 0
-    data = np.zeros((len(chunks), 16), dtype=np.uint8)
-    if valid.any():
-        data[valid] = m.gmem.read(tensor, chunks[valid], 16)
-    soff = sdst + np.arange(len(chunks), dtype=np.int64) * 16
-    soff = swizzled(soff, tm.swizzle)
-    flat = m.smem.reshape(-1)
-    base = c * m.smem.shape[1] + soff
-    flat[base[:, None] + np.arange(16)] = data
-
-    set_words_taint(m.smem_taint, soff, 16, DATA | (0 if m.gmem.tensors[tensor].given else UNKNOWN))
+    _land_chunks(m, c, tensor, chunks, swizzled(sdst + np.arange(len(chunks), dtype=np.int64) * 16, tm.swizzle))
