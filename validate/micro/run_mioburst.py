@@ -5,7 +5,7 @@ queues-2026-11-24.json; the reductions through the front-end turn on it: validat
     python3 validate/micro/run_mioburst.py --out validate/measurements/h100/mioburst-2026-12-07.json
 
 validate/micro/mioburst.cu: one CTA per SM, ``warps`` warps, each issuing a burst of 32 independent conflict-free
-loads (predicate on, or off for every lane) between two clock64 reads, then adding them up (a third read). Per case
+loads (predicate on, or off for every lane; or 8-way conflicted) between two clock64 reads, then adding them up (a third read). Per case
 the median over 5 launches (after one warm-up) of each warp's cycles, then the median, min and max over the warps of
 all SMs: to the last load's issue, and to its data.
 """
@@ -38,18 +38,18 @@ def main() -> int:
     res = common.cupy_header(cp, "micro-1") | {"results": {"mioburst": {"burst": BURST, "rows": []}}}
     rows = res["results"]["mioburst"]["rows"]
     sink = cp.zeros(4, dtype=cp.float32)
-    for on in (1, 0):
+    for on, stride in ((1, 1), (0, 1), (1, 8)):
         for warps in WARPS:
             out = cp.zeros(sms * 32 * 2, dtype=cp.int64)
             runs = []
             for rep in range(6):
-                f((sms,), (warps * 32,), (np.int32(warps), np.int32(32 if on else 0), sink, out))
+                f((sms,), (warps * 32,), (np.int32(warps), np.int32(32 if on else 0), np.int32(stride), sink, out))
                 cp.cuda.runtime.deviceSynchronize()
                 if rep:
                     runs.append(out.get().reshape(sms, 32, 2)[:, :warps, :])
             cyc = np.median(np.stack(runs), axis=0)  # per SM, warp, (issued, returned)
             by_warp = np.median(cyc, axis=0)  # per warp position: its sub-partition is warp % 4
-            row = {"lanes_on": bool(on), "warps": warps,
+            row = {"lanes_on": bool(on), "stride_words": stride, "warps": warps,
                    "issue_cycles": {"median": float(np.median(cyc[..., 0])), "min": float(cyc[..., 0].min()),
                                     "max": float(cyc[..., 0].max())},
                    "data_cycles": {"median": float(np.median(cyc[..., 1])), "min": float(cyc[..., 1].min()),
@@ -57,7 +57,7 @@ def main() -> int:
                    "issue_cycles_by_warp": [float(x) for x in by_warp[:, 0]],
                    "data_cycles_by_warp": [float(x) for x in by_warp[:, 1]]}
             rows.append(row)
-            common.log(f"on={on} warps={warps}: issue {row['issue_cycles']} data {row['data_cycles']}; by warp "
+            common.log(f"on={on} stride={stride} warps={warps}: issue {row['issue_cycles']} data {row['data_cycles']}; by warp "
                        f"{[int(x) for x in row['issue_cycles_by_warp']]}")
     common.write_json(Path(a.out), res)
     return 0
