@@ -5,7 +5,8 @@ queues-2026-11-24.json; the reductions through the front-end turn on it: validat
     python3 validate/micro/run_mioburst.py --out validate/measurements/h100/mioburst-2026-12-07.json
 
 validate/micro/mioburst.cu: one CTA per SM, ``warps`` warps, each issuing a burst of 32 independent conflict-free
-loads (predicate on, or off for every lane; or 8-way conflicted) between two clock64 reads, then adding them up (a third read). Per case
+loads (predicate on, or off for every lane; or 8-way conflicted) between two clock64 reads, then adding them up
+(a third read). Per case
 the median over 5 launches (after one warm-up) of each warp's cycles, then the median, min and max over the warps of
 all SMs: to the last load's issue, and to its data.
 """
@@ -57,8 +58,8 @@ def main() -> int:
                    "issue_cycles_by_warp": [float(x) for x in by_warp[:, 0]],
                    "data_cycles_by_warp": [float(x) for x in by_warp[:, 1]]}
             rows.append(row)
-            common.log(f"on={on} stride={stride} warps={warps}: issue {row['issue_cycles']} data {row['data_cycles']}; by warp "
-                       f"{[int(x) for x in row['issue_cycles_by_warp']]}")
+            common.log(f"on={on} stride={stride} warps={warps}: issue {row['issue_cycles']} "
+                       f"data {row['data_cycles']}; by warp {[int(x) for x in row['issue_cycles_by_warp']]}")
     common.write_json(Path(a.out), res)
     return 0
 
