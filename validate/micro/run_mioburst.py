@@ -5,10 +5,9 @@ queues-2026-11-24.json; the reductions through the front-end turn on it: validat
     python3 validate/micro/run_mioburst.py --out validate/measurements/h100/mioburst-2026-12-07.json
 
 validate/micro/mioburst.cu: one CTA per SM, ``warps`` warps, each issuing a burst of 32 independent conflict-free
-loads (predicate on, or off for every lane; or 8-way conflicted) between two clock64 reads, then adding them up
-(a third read). Per case
-the median over 5 launches (after one warm-up) of each warp's cycles, then the median, min and max over the warps of
-all SMs: to the last load's issue, and to its data.
+loads (predicate on, or off for every lane; or 8-way conflicted) between two clock64 reads, then adding them up (a
+third read). Per case the median over 5 launches (after one warm-up) of each warp's cycles, then the median, min and
+max over the warps of all SMs: to the last load's issue, and to its data.
 """
 
 from __future__ import annotations
