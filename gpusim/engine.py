@@ -175,10 +175,6 @@ class OpRow(NamedTuple):
     conflict_pace: float  # cycles its bank conflicts add to a shared access's own pace through the pipe
 
 
-import os as _os
-_OFFX = float(_os.environ.get('OFFX', '0'))
-
-
 class _OpTiming:
     """A :class:`MemTiming` as the warps read it: per pattern row, inner iteration and warp, an :class:`OpRow`, and
     its scalars."""
@@ -692,8 +688,6 @@ class ChipModel:
             tm.rows[par][j][wp.lw]
         if instructions == 0:
             return None
-        if op.space == "shared" and l1tex_cycles == 0 and not op.predicated and not op.async_copy and _OFFX:
-            l1tex_cycles = instructions * _OFFX
         if op.kind == "tma":
             return self._tma(wp, op, tm, l2_bytes, hbm_bytes, self._seq(wp, op, it, j), read_cost)
         if op.kind == "tma_st":
@@ -1323,7 +1317,7 @@ class ChipModel:
         self.serial += 1
         cta = _Cta(serial, work, sm, slot, self.wpc)
         # the timeline shows SM 0's first CTA in each slot (the CTAs resident together at the start)
-        cta.traced = self.tracing and sm.index == 0 and (slot not in self.traced_slots or _os.environ.get('TRACEALL'))
+        cta.traced = self.tracing and sm.index == 0 and slot not in self.traced_slots
         if cta.traced:
             self.traced_slots.add(slot)
         cta.loop_warps = self.wpc - sum(self.loop_idle)
