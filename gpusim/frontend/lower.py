@@ -230,10 +230,10 @@ class Builder:
         trips = strides = None
         if in_loop and not self.ctx.seg.full:
             trips, strides = self.ctx.lane_trips, self.ctx.trip_strides
-        if in_loop and self.ctx.seg.full and not self.ctx.seg.tail:
+        if in_loop and self.ctx.seg.full:
             per_cta = [compact_full(s) for s in per_cta]
         book = AddressBook(name, per_cta, b.grid, b.ctas, in_loop, trips, self.ctx.seg.peel_first,
-                           self.ctx.seg.period, self.ctx.seg.full, strides, self.ctx.seg.tail)
+                           self.ctx.seg.period, self.ctx.seg.full, strides, self.ctx.seg.uneven)
         if in_loop:
             book.verify_loop()
         self.books.append(book)

@@ -227,6 +227,9 @@ class Segments:
     # :func:`split_tail`): it follows the loop, and the loop runs each lane's trips (``lane_trips``, per batch lane)
     tail: int = 0
     lane_trips: np.ndarray | None = None
+    # every iteration was emulated and the CTAs run different trips (``lane_trips``): the addresses are modelled per
+    # lane over the recorded iterations (:meth:`AddressBook._tail_models`)
+    uneven: bool = False
 
 
 def _iterations(recs: list[Rec], lp: dict) -> tuple[list[int], np.ndarray, np.ndarray]:
@@ -444,7 +447,7 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
             raise LoweringError(f"the loop at instruction {lp['head']}: its CTAs run different trips, its last {tail} "
                                 "iterations add compute, and its other iterations do not repeat one path: not "
                                 "supported yet")
-        seg.full, seg.tail, seg.lane_trips = False, tail, lane_trips
+        seg.full, seg.tail, seg.lane_trips, seg.uneven = False, tail, lane_trips, True
         return seg
     lo, hi = lp["start"], lp["end"] if lp["end"] is not None else len(recs)
     in_loop = [lo <= i < hi and r.witer is not None and bool((r.witer >= 0).any()) for i, r in enumerate(recs)]
@@ -487,6 +490,13 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
                                 "every CTA would run the same iterations; not supported yet")
         return Segments(recs, (), {}, [])  # written out in full
     peel_first = _seq(pre[0]) != template
+    if peel_first and not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
+        # CTAs of unequal trips: a peeled first iteration would be run by every CTA, those that run none too
+        padded = _pad_head(blocks)
+        if padded is not None:
+            pre = blocks = padded
+            middle, tail = blocks[1:-1], blocks[-1]
+            peel_first = False
     peel_last = _seq(tail) != template
     if lp["jumped"]:
         slots = {k: b for k, b in enumerate(pre) if k > 0 or not peel_first}
@@ -502,8 +512,27 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
             moved += slots.pop(k)
     prologue = recs[:first] + (pre[0] if peel_first else [])
     epilogue = moved + (tail if peel_last else []) + recs[last + 1:]
-    return Segments(prologue, template, slots, epilogue, peel_first, peel_last,
-                    jump.period if lp["jumped"] else 1, not lp["jumped"])
+    seg = Segments(prologue, template, slots, epilogue, peel_first, peel_last,
+                   jump.period if lp["jumped"] else 1, not lp["jumped"])
+    if not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
+        _uneven(seg, lp)
+    return seg
+
+
+def _uneven(seg: Segments, lp: dict) -> None:
+    """A loop emulated in full whose warps run different trips (a warp-specialized producer of causal attention,
+    every iteration on the common path): each lane's trips are the iterations its warp ran, from the first on; its
+    addresses are modelled per lane (``uneven``), so that a CTA answers for the iterations another runs further."""
+    if seg.peel_first or seg.peel_last:
+        raise LoweringError(f"the loop at instruction {lp['head']}: its CTAs run different trips and its first or "
+                            "last iteration another path: not supported yet")
+    nw = len(next(iter(seg.slots.values()))[0].warps)
+    active = np.stack([np.any([r.warps for r in seg.slots[k]], axis=0) for k in sorted(seg.slots)])
+    trips = active.sum(axis=0)
+    if (active != (np.arange(len(active))[:, None] < trips[None, :])).any():
+        raise LoweringError(f"the loop at instruction {lp['head']}: a warp leaves out an iteration between others: "
+                            "not supported yet")
+    seg.full, seg.uneven, seg.lane_trips = False, True, np.repeat(trips, WARP).reshape(nw * WARP)
 
 
 def _pad_head(blocks: list[list[Rec]]) -> list[list[Rec]] | None:
@@ -586,7 +615,7 @@ class AddressBook:
 
     def __init__(self, name: str, per_cta: list[dict], grid, ctas, in_loop: bool, lane_trips: list | None,
                  peel_first: bool, period: int, full: bool = False, trip_strides: dict | None = None,
-                 tail: int = 0) -> None:
+                 uneven: bool = False) -> None:
         self.name = name
         self.grid = grid
         self.index = {c: i for i, c in enumerate(ctas)}
@@ -601,14 +630,14 @@ class AddressBook:
         self._strides: dict = {}  # (the other coordinates, dimension) -> stride, or None
         self.affine = True  # CTAs outside the batch follow the strides (False: they take their reference's offsets)
         self.outside = 0  # lookups of CTAs outside the batch while not affine
-        self.tail = tail  # a loop split from its tail (Segments.tail): every iteration recorded, trips per CTA
+        self.uneven = uneven  # every iteration recorded, trips per CTA (Segments.uneven)
         if in_loop and not full:
-            if tail:
+            if uneven:
                 self.model = self._tail_models()
             else:
                 self.model = [self._model_arrays(i) for i in range(len(ctas))]
         self._cta_strides(ctas)
-        if tail and in_loop:
+        if uneven and in_loop:
             self._fill_idle(ctas)
 
     # the loop model: iteration k >= 1 of a lane is A[1 + j] + q * step[j], j = (k - 1) % p, q = (k - 1) // p
@@ -681,7 +710,7 @@ class AddressBook:
         if self.full:
             return
         p = self.p
-        if self.tail:  # checked where the models are fitted (_tail_models)
+        if self.uneven:  # checked where the models are fitted (_tail_models)
             return
         for i, s in enumerate(self.per_cta):
             for k in sorted(x for x in s if isinstance(x, int) and x > 2 * p):
@@ -704,7 +733,7 @@ class AddressBook:
 
     # the CTA model: a CTA outside the batch is its reference CTA moved by the strides between interior CTAs
     def _slot1(self, i: int) -> np.ndarray | None:
-        if self.tail and self.in_loop:  # the model's iteration 1 (recorded only where the CTA runs it)
+        if self.uneven and self.in_loop:  # the model's iteration 1 (recorded only where the CTA runs it)
             return self.model[i][0][0]
         s = self.per_cta[i]
         return s.get(1 if self.in_loop else 0)
@@ -768,7 +797,7 @@ class AddressBook:
             mine, theirs = self.per_cta[i], self.per_cta[self.index[ref]]
             slots = [k for k in mine if k in theirs and (not self.in_loop or (isinstance(k, int) and k >= 1))]
             for k in slots:
-                if self.tail and self.in_loop:  # compared where both CTAs run the iteration and the operation (a
+                if self.uneven and self.in_loop:  # compared where both CTAs run the iteration and the operation (a
                     # CTA's last iteration skips the next block's prefetch)
                     live = (k < self.lane_trips[i]) & (k < self.lane_trips[self.index[ref]]) & (mine[k] >= 0) & \
                         (theirs[k] >= 0)
@@ -817,7 +846,7 @@ class AddressBook:
                         out = np.full(any_slot.shape, INACTIVE)
             else:
                 trips = self.lane_trips[i] + self._trip_shift(c, ref)
-                if self.tail:  # every iteration from the model (checked on every recorded one), past its CTA's
+                if self.uneven:  # every iteration from the model (checked on every recorded one), past its CTA's
                     # trips too (the engine never runs them; the pattern analysis samples them, as a hand-written
                     # address function answers), lanes off only where they leave before their CTA's longest
                     out = self._at(i, k)
