@@ -11,7 +11,7 @@ import numpy as np
 from gpusim import ir
 from gpusim.frontend.hopper import Issue, Record, WARP
 from gpusim.frontend.isa import Decoded, Imm, Named
-from gpusim.frontend.trace import LoweringError, compact_full, cta_warps, key_rec, warps_tuple
+from gpusim.frontend.trace import LoweringError, compact_full, compact_uneven, cta_warps, key_rec, warps_tuple
 
 # --- lowering -------------------------------------------------------------------------------------------------
 def hgemm_shape(d: Decoded) -> tuple[int, int, int]:
@@ -233,7 +233,11 @@ class Lowering:
                             a[:, w, :] = flat.reshape(rep, W)
                 slots[slot] = a
             # a loop emulated in full: its iterations' boxes as a model where they step alike (compact_full)
-            per_cta.append(compact_full(slots) if p.part == "l" and ctx.seg.full else slots)
+            if p.part == "l" and ctx.seg.full:
+                slots = compact_full(slots)
+            elif p.part == "l" and ctx.seg.uneven:
+                slots = compact_uneven(slots, int(ctx.lane_trips[ci].max()))
+            per_cta.append(slots)
         op_name = builder._name(unit, "tmast" if store else "tma")
         book = builder.book(op_name, unit, per_cta)
         if store:
@@ -320,6 +324,10 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
             c.addr = np.where(lmask, r.addr, -1)
         if r.saddr is not None:
             c.saddr = np.where(lmask, r.saddr, -1)
+        for name, off in (("distinct", 0), ("issues", 0), ("bar", -1)):  # per warp: the role's warps' alone
+            a = getattr(r, name)
+            if a is not None:
+                setattr(c, name, np.where(wmask, a, off).astype(a.dtype))
         if isinstance(r.extra, Record):
             c.extra = Record(r.extra.kind, {k: v for k, v in r.extra.issues.items() if keep[k[1]]})
         c.witer = None
@@ -373,6 +381,8 @@ def _split(r, w: np.ndarray, wpc: int):
     import copy
 
     c = copy.copy(r)
+    if not (r.warps & ~w).any():  # all of its warps: shared, not copied
+        return c
     c.warps = r.warps & w
     lanes = np.repeat(w, WARP)
     if r.addr is not None:
@@ -431,11 +441,14 @@ def _by_warp_phase(out: list, head: int, back: int, nw: int, peel: int, wpc: int
             for w in np.nonzero(r.warps)[0]:
                 last[int(w)] = i
     pre, loop, post = [], [], []
+    witers: dict = {}  # the iterations of the warps of a step, shared by the steps alike (a loop's 20,000)
+    version = 0  # counts the changes of ``it``
     for i, r in enumerate(out):
         w = r.warps
         enter = w & (phase == 0) & (r.index == head)
         phase[enter] = 1
         it[enter] = 0
+        version += bool(enter.any())
         skip = w & (phase == 0) & (r.index > back) & ~np.isin(np.arange(nw), list(last))
         phase[skip] = 2
         early = w & (phase == 1) & (it < peel)
@@ -443,7 +456,12 @@ def _by_warp_phase(out: list, head: int, back: int, nw: int, peel: int, wpc: int
         for part, mask in ((pre, w & ((phase == 0) | early)), (loop, inside), (post, w & (phase == 2))):
             if mask.any():
                 c = _split(r, mask, wpc)
-                c.witer = np.where(mask, it - peel, -1).astype(np.int32) if part is loop else None
+                c.witer = None
+                if part is loop:
+                    key = (mask.tobytes(), version)
+                    if key not in witers:
+                        witers[key] = np.where(mask, it - peel, -1).astype(np.int32)
+                    c.witer = witers[key]
                 part.append((i, c))
         if r.index == back:
             for x in np.nonzero(w)[0]:
@@ -451,6 +469,7 @@ def _by_warp_phase(out: list, head: int, back: int, nw: int, peel: int, wpc: int
                     phase[x] = 2
                 else:
                     it[x] += 1
+            version += 1
     # the steps after the loop: joined by (instruction, its execution count in the warp), in an order every warp keeps
     occ: dict = {}
     nodes: dict = {}
