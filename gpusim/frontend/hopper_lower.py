@@ -324,10 +324,8 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
             c.addr = np.where(lmask, r.addr, -1)
         if r.saddr is not None:
             c.saddr = np.where(lmask, r.saddr, -1)
-        for name, off in (("distinct", 0), ("issues", 0), ("bar", -1)):  # per warp: the role's warps' alone
-            a = getattr(r, name)
-            if a is not None:
-                setattr(c, name, np.where(wmask, a, off).astype(a.dtype))
+        if r.bar is not None:  # the barrier ids its own warps named (the lowering groups a BAR's warps by them)
+            c.bar = np.where(wmask, r.bar, -1).astype(r.bar.dtype)
         if isinstance(r.extra, Record):
             c.extra = Record(r.extra.kind, {k: v for k, v in r.extra.issues.items() if keep[k[1]]})
         c.witer = None
@@ -381,7 +379,11 @@ def _split(r, w: np.ndarray, wpc: int):
     import copy
 
     c = copy.copy(r)
-    if not (r.warps & ~w).any():  # all of its warps: shared, not copied
+    for name, off in (("distinct", 0), ("issues", 0), ("bar", -1)):  # per warp: of ``w`` alone
+        a = getattr(r, name)
+        if a is not None:
+            setattr(c, name, np.where(w, a, off).astype(a.dtype))
+    if not (r.warps & ~w).any():  # all of its warps: its lanes' offsets shared, not copied
         return c
     c.warps = r.warps & w
     lanes = np.repeat(w, WARP)
@@ -389,10 +391,6 @@ def _split(r, w: np.ndarray, wpc: int):
         c.addr = np.where(lanes, r.addr, -1)
     if r.saddr is not None:
         c.saddr = np.where(lanes, r.saddr, -1)
-    for name, off in (("distinct", 0), ("issues", 0), ("bar", -1)):
-        a = getattr(r, name)
-        if a is not None:
-            setattr(c, name, np.where(w, a, off).astype(a.dtype))
     if r.witer is not None:
         c.witer = np.where(w, r.witer, -1).astype(np.int32)
     if isinstance(r.extra, Record):
@@ -403,6 +401,12 @@ def _split(r, w: np.ndarray, wpc: int):
 def _join(parts: list, wpc: int):
     """One step made of the same instruction's steps of several warps (``parts``: step, batch warps taken from it)."""
     out = _split(parts[0][0], parts[0][1], wpc)
+    for name in ("addr", "saddr", "witer"):  # filled in below: its own arrays
+        a = getattr(out, name)
+        if a is not None:
+            setattr(out, name, a.copy())
+    if isinstance(out.extra, Record):
+        out.extra = Record(out.extra.kind, dict(out.extra.issues))
     for r, w in parts[1:]:
         c = _split(r, w, wpc)
         out.warps = out.warps | c.warps

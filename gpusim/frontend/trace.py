@@ -223,8 +223,8 @@ class Segments:
     peel_last: bool = False  # the last iteration runs another path: moved to the epilogue
     period: int = 1
     full: bool = False  # every iteration was emulated (the slots are 0..trips-1), no jump
-    # the last ``tail`` iterations of every warp add compute to the common path (causal attention's diagonal blocks,
-    # :func:`split_tail`): it follows the loop, and the loop runs each lane's trips (``lane_trips``, per batch lane)
+    # the last iterations of each warp (``tail`` at most) add compute to the common path (causal attention's diagonal
+    # blocks, :func:`split_tail`): it follows the loop, and the loop runs each lane's trips (``lane_trips``, per lane)
     tail: int = 0
     lane_trips: np.ndarray | None = None
     # every iteration was emulated and the CTAs run different trips (``lane_trips``): the addresses are modelled per
@@ -277,12 +277,13 @@ def _merge(parts: list[tuple[Rec, np.ndarray]], nw: int) -> Rec:
 
 
 def split_tail(recs: list[Rec], lp: dict) -> tuple[list[Rec], dict, int, np.ndarray] | None:
-    """A loop emulated in full whose warps run different trip counts and whose last ``tail`` iterations take another
-    path than the others (causal attention: the blocks that cross the diagonal are masked, the last skips the next
-    block's prefetch). Where each tail path is the common path with compute inserted (and instructions left out),
-    the steps are rewritten (:func:`_extra_after_loop`): the loop holds every iteration of every warp on the common
-    path, and the inserted compute of each tail iteration follows the loop. Returns (steps, loop, tail, per-lane
-    trips), or None where the iterations do not split so."""
+    """A loop emulated in full whose warps run different trip counts and whose last iterations take another path than
+    the others (causal attention: the blocks that cross the diagonal are masked, the last skips the next block's
+    prefetch; how many are masked may differ by warp: FA3's two consumer warpgroups of 64 query rows against key
+    blocks of 64). Where each tail path is the common path with compute inserted (and instructions left out), the
+    steps are rewritten (:func:`_extra_after_loop`): the loop holds every iteration of every warp on the common path,
+    and the inserted compute of each tail iteration follows the loop, for the warps whose tail reaches back to it.
+    Returns (steps, loop, the longest tail, per-lane trips), or None where the iterations do not split so."""
     rows, warps, it = _iterations(recs, lp)
     if (warps & (it < 0)).any():  # code outside the loop among its iterations
         return None
