@@ -518,12 +518,11 @@ def merge_roles(kernels: list, role_list: list) -> tuple:
 
     pro, body, epi = [], [], []
     trips = {k.loop.trips for k in kernels if k.loop is not None}
-    by_cta = [k for k in kernels if k.loop is not None and k.trips_of is not None]
-    if by_cta:  # CTAs of unequal trips: every role's loop runs each CTA's trips
-        n = by_cta[0].launch.num_ctas
-        runs = {tuple(k.trips_of(i) for i in range(n)) for k in by_cta}
-        if len(runs) > 1 or len(by_cta) < len(trips) + sum(k.loop is not None and k.trips_of is None
-                                                            for k in kernels) - 1:
+    looped = [k for k in kernels if k.loop is not None]
+    if any(k.trips_of is not None for k in looped):  # CTAs of unequal trips: every role's loop runs each CTA's
+        n = looped[0].launch.num_ctas
+        runs = {tuple(k.trips_of(i) for i in range(n)) if k.trips_of else None for k in looped}
+        if len(runs) > 1:
             raise _lowering_error("the warp-specialized roles' loops run different trips in some CTAs: not "
                                   "supported yet")
         trips = {max(trips)}
