@@ -680,7 +680,7 @@ class ChipModel:
             self._span(wp, op.name, "tma", start, read)
         return math.ceil(issue_end)
 
-    def _mem(self, wp: _Warp, op: Mem, it: int, j: int) -> int | None:
+    def _mem(self, wp: _Warp, op: Mem, it: int, j: int, phase: int) -> int | None:
         """A memory operation: books it on the units it uses and returns when the warp may go on (None: at once)."""
         tm = wp.t[op.name]
         par = pattern_row(tm.period, tm.last, it, self.trips)
@@ -689,7 +689,7 @@ class ChipModel:
         if instructions == 0:
             return None
         if op.kind == "tma":
-            return self._tma(wp, op, tm, l2_bytes, hbm_bytes, self._seq(wp, op, it, j), read_cost)
+            return self._tma(wp, op, tm, l2_bytes, hbm_bytes, self._seq(wp, op, phase, j), read_cost)
         if op.kind == "tma_st":
             return self._tma_store(wp, op, tm, l2_bytes, hbm_bytes, write_cycles)
         if op.async_copy and op.group:
@@ -926,13 +926,16 @@ class ChipModel:
                 self._span(wp, "fence", "stall", now, now + wait)
             yield env.timeout(wait)
 
-    def _run(self, wp: _Warp, steps: tuple, it: int):
+    def _run(self, wp: _Warp, steps: tuple, it: int, phase_it: int | None = None):
         """Walk ``steps`` (a part of the program, :func:`_unrolled`) in iteration ``it`` of the outer loop, sleeping
-        where the warp waits. Memory and compute operations book their work and say when the warp may go on."""
+        where the warp waits. Memory and compute operations book their work and say when the warp may go on.
+        ``phase_it``: the iteration the mbarrier phases (``seq``) are taken at, where not ``it`` (the epilogue's: the
+        CTA's trips, see :class:`gpusim.ir.MbarWait`)."""
         env, lw = self.env, wp.lw
+        phase = it if phase_it is None else phase_it
         for step, op, j, quanta in steps:
             if step == _MEM:
-                wake = self._mem(wp, op, it, j)
+                wake = self._mem(wp, op, it, j, phase)
                 if wake is not None:
                     now = env.now
                     if wake > now:
@@ -953,7 +956,7 @@ class ChipModel:
                             yield env.timeout(wake - now)
                     wp.ready[op.name] = t + self.pipe_latency[op.pipe]
             elif op.warps is None or lw in op.warps:
-                yield from self._sync(wp, op, it, j)
+                yield from self._sync(wp, op, phase, j)
 
     # --- the outer loop and its fast-forward ---------------------------------------------------------
     @staticmethod
@@ -1278,7 +1281,7 @@ class ChipModel:
             yield from self._run(wp, self.prologue, 0)
             if k.loop is not None and not self.loop_idle[lw]:
                 yield from self._loop(wp, tile)
-            yield from self._run(wp, self.epilogue, 0)
+            yield from self._run(wp, self.epilogue, 0, cta.work.trips if k.loop is not None else 0)
             if tiles == 1:
                 break
             tile_marks.append(self._mark(wp))

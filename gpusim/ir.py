@@ -34,6 +34,8 @@ WARPGROUP_THREADS = 128
 SETMAXNREG_RANGE = (24, 256)
 SETMAXNREG_STEP = 8
 SeqFn = Callable[[int, int], int]  # (outer iteration, inner iteration) -> mbarrier phase sequence number
+# (outside the loop the outer iteration is 0 in the prologue and the CTA's trips in the epilogue: the iteration
+# after its last, so that a phase there can continue the loop's count where CTAs run different trips)
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,76 @@ def test_fa3s_turns_are_named_barriers_of_their_own_and_a_handover_only_arrives(
                      ("bar1", wg2, True, 8)}
 
 
+def _fa3(B: int, H: int, N: int, d: int, bc: int, causal: int, cfg=None, stages: int = 2) -> ir.Kernel:
+    """validate/kernels/fa3.cu for a launch, as validate/launches.py describes it."""
+    br = 128
+    smem = 1024 + br * d * 2 + 2 * stages * bc * d * 2 + 8 * (1 + 4 * stages)
+    maps = [f"tmap({t},bf16,[{d},{N},{B * H}],[64,{r},1],swizzle=128)" for t, r in (("Q", br), ("K", bc), ("V", bc))]
+    return kernel_from_source(REPO / "validate" / "kernels" / "fa3.cu", "fa3", grid=(N // br, H, B), block=(384, 1, 1),
+                              args=[*maps, f"bf16[{B * H * N * d}]", str(N), "0.1275"], smem_dynamic=smem,
+                              defines=(f"HEAD_DIM={d}", f"STAGES={stages}", f"BC={bc}", f"CAUSAL={causal}"),
+                              config=cfg)
+
+
+@needs_cuda
+def test_causal_fa3s_ctas_run_their_own_trips_in_every_role():
+    """Causal FA3: query block q runs q + 1 key blocks, so its consumers' loop runs q turns (the first query block
+    none: its warps go from the first turn to the last, past the loop, while the others are still in it) and its
+    producer loads q + 1 blocks. Each warp's steps are placed by where the warp is; the producer's first block goes
+    before the loop (its phases count from the start, the same in every CTA), its second iteration's left-out wait
+    padded; both roles' loops run each CTA's trips, the producer's boxes of every CTA modelled per lane (compacted);
+    the consumers' last turn waits for the phase of the block the producer's loop loaded last, which follows the
+    CTA's trips (the epilogue's iteration). Once refused: its iterations took different paths per CTA."""
+    from gpusim.frontend.trace import AFFINE
+
+    cfg = load_config()
+    k = _fa3(1, 1, 1024, 128, 128, 1, cfg)
+    assert [k.trips_of(i) for i in range(8)] == list(range(8))
+    tma = [o for o in k.loop.body if isinstance(o, ir.Mem) and o.kind == "tma"]
+    assert [o.tensor for o in tma] == ["K", "K", "V", "V"] and all(o.warps == (0,) for o in tma)
+    assert [o.tensor for o in k.prologue if isinstance(o, ir.Mem) and o.kind == "tma"] == ["Q", "Q", "K", "K", "V",
+                                                                                           "V"]
+    last = tma[0].addr.per_cta[tma[0].addr.index[(7, 0, 0)]]
+    assert AFFINE in last and last[AFFINE][2] == 6  # 7 iterations: slot 0 and a model of 1..6
+    (wait,) = [o for o in k.epilogue if isinstance(o, ir.MbarWait)]
+    assert [wait.seq(t, 0) for t in (0, 3, 7)] == [0, 3, 7]  # the CTA's trips: the V block its producer loaded last
+    assert simulate(k, cfg).result.cycles > 0
+
+
+@needs_cuda
+def test_causal_fa3s_warpgroups_mask_their_own_number_of_blocks():
+    """Key blocks of 64 against the consumer warpgroups' 64 query rows each: in every CTA the first warpgroup masks
+    two blocks, the second one. The loop keeps every turn on the common path and the compute each warp's masked
+    turns add follows it: one block's mask (a select per score, 32 per thread) more for the first warpgroup.
+    Without tails per warp the loop was refused."""
+    k = _fa3(1, 1, 1024, 64, 64, 1)
+
+    def fp32(w):
+        return sum(o.count for o in k.epilogue if isinstance(o, ir.Compute) and o.pipe == "fp32"
+                   and (o.warps is None or w in o.warps))
+    assert [k.trips_of(i) for i in range(8)] == [2 * i + 1 for i in range(8)]
+    assert fp32(4) - fp32(8) == 64 // 2
+
+
+@needs_cuda
+def test_causal_fa3s_warpgroups_as_roles_of_their_own():
+    """Key blocks of 176: the base CTA's consumer warpgroups mask different turns, so they are two roles, each with
+    only its own warps' barrier ids: each syncs on its turn's barrier and hands over with an arrival, and the other
+    warpgroup's guarded handover (``if (w == 1) bar.arrive 1``, off in every warp of this one) is issued, not an
+    arrival (it was: a barrier of the wrong warps, and the engine deadlocked). The trips are not affine in the query
+    block; between the emulated ones they follow blockIdx.x alone (block 10 of any head runs 7, interpolated along
+    x; in launch order, between the emulated CTAs around it, 8)."""
+    k = _fa3(1, 4, 2048, 64, 176, 1)
+    wg1, wg2 = tuple(range(4, 8)), tuple(range(8, 12))
+    assert "4 roles" in k.notes
+    named = {(o.name, o.warps, o.arrive, o.members) for o in k.loop.body if isinstance(o, ir.Barrier)}
+    assert named == {("bar1", wg1, False, 8), ("bar2", wg2, False, 8), ("bar2", wg1, True, 8),
+                     ("bar1", wg2, True, 8)}
+    handover = [(o.name, o.warps) for o in k.prologue if isinstance(o, ir.Barrier) and o.arrive]
+    assert sorted(handover) == [("bar1", wg2), ("bar1", wg2), ("bar2", wg1)]
+    assert k.trips_of(10 + 16 * 3) == 7
+
+
 def _from_text(tmp_path, text: str, name: str, grid: int, block: int, cfg, args: list[str]) -> ir.Kernel:
     """A kernel written out to ``name``.cu under ``tmp_path`` and taken from its source."""
     src = tmp_path / f"{name}.cu"

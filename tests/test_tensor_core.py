@@ -124,3 +124,29 @@ def test_setmaxnreg_must_fit_the_launch_allocation():
     k = build_kernel("hgemm_ws", SMALL)
     with pytest.raises(KernelError, match="setmaxnreg 40/240/240 per warpgroup needs 66560 registers"):
         _check_async(dataclasses.replace(k, warpgroup_regs=(40, 240, 240)))
+
+
+def test_an_mbarrier_phase_after_the_loop_follows_the_ctas_trips():
+    """Outside the loop an mbarrier operation's ``seq`` is taken at iteration 0 in the prologue and at the CTA's
+    trips in the epilogue (the iteration after its last), so that a phase there can continue the loop's count where
+    CTAs run different trips (causal FA3's consumers wait, in their last turn, for the block their producer's loop
+    loaded last). Here warp 0 arrives once an iteration after its work, and warp 1, idle in the loop, waits after it
+    for the last iteration's arrival (phase trips - 1) before its own work: it waits for the loop, CTA by CTA (taken
+    at iteration 0, phase -1 is settled and it would not wait at all)."""
+    from gpusim.ir import Arrive, Compute, Kernel, Launch, Loop, MbarWait, Tensor
+
+    def kernel(wait: bool) -> Kernel:
+        body = (Compute("work", "fp32", 256, warps=(0,)), Arrive("done", lambda it, j: it, (0,)))
+        epi = ((MbarWait("done", lambda it, j: it - 1, (1,)),) if wait else ()) + (
+            Compute("after", "fp32", 256, warps=(1,)),)
+        return Kernel("phase_after_loop", "test", (2,), {}, Launch((2, 1, 1), (64, 1, 1), 32, 0), (),
+                      Loop(6, body), epi, (Tensor("x", 4096),), 0, "", mbarriers={"done": 1},
+                      trips_of=lambda i: 3 + 3 * i)
+
+    def busy(k):
+        return simulate(k, CFG).result.cycles
+
+    loop_alone = busy(dataclasses.replace(kernel(False), loop=Loop(6, (Compute("work", "fp32", 256, warps=(0,)),))))
+    beside = busy(kernel(False)) - loop_alone  # warp 1's work beside the loop: hidden
+    waited = busy(kernel(True)) - loop_alone  # after the loop's last iteration
+    assert beside == 0 and waited > 0.5 * loop_alone / 6  # (simulated: 0 and 1,024 cycles; an iteration 1,113)

@@ -35,7 +35,7 @@ REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_
 # the Hopper twins gpusim validate --frontend does not send through the front-end: clusters need the partner CTAs
 # emulated together (refused, hgemm_ws_cluster); hgemm_persistent's producer runs a loop over its tiles around the
 # k-loop (two nested loops per role: not summarised). hgemm_ws and fa3 go through (gpusim/frontend/hopper_lower.py:
-# roles lowered apart and joined), fa3's causal rows refused (a warp-specialized loop of unequal trips)
+# roles lowered apart and joined; fa3's causal rows with each CTA's trips in every role)
 HOPPER_ONLY = ("hgemm_ws_cluster", "hgemm_persistent")
 TMA_STAGE_BYTES = (128 + 128) * 128  # hgemm_tma_wgmma: a stage's A and B tiles (128 rows x 128 B each)
 FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults

@@ -190,22 +190,43 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
 
     warps = batch.warps_per_cta
     role_list = hopper.roles(batch.recs, warps, base)
-    def lower_role(role, summarise: bool, trips: int | None = None):
-        recs, loops = hopper.role_recs(batch.recs, role, warps, ck.program, len(batch.ctas))
+    def lower_role(role, summarise: bool, trips: int | None = None, peel: int = 0):
+        recs, loops = hopper.role_recs(batch.recs, role, warps, ck.program, len(batch.ctas), peel)
         b = Batch(batch.ctas, grid, warps, recs, None, None)
         seg = segment(recs, loops if summarise else [], None, trips=trips)
-        ctx = Context(b, seg, [x.name for x in bufs], threads, warps, base, ck.stack_bytes,
+        role_base = base
+        if seg.lane_trips is not None:  # a loop split from its tail iterations (causal attention): as in
+            # kernel_from_source, its trips per lane, and the CTA that runs the most decides who executes a bundle
+            b.lane_trips = seg.lane_trips
+            role_base = int(np.argmax(seg.lane_trips.reshape(len(batch.ctas), -1).max(axis=1)))
+        elif seg.full and seg.template:  # emulated in full: where its CTAs run different trips, likewise
+            lo = [slice(i * warps, (i + 1) * warps) for i in range(len(batch.ctas))]
+            runs = [sum(any(r.warps[w].any() for r in rs) for rs in seg.slots.values()) for w in lo]
+            if len(set(runs)) > 1:
+                role_base = int(np.argmax(runs))
+        ctx = Context(b, seg, [x.name for x in bufs], threads, warps, role_base, ck.stack_bytes,
                       threads * grid[0] * grid[1] * grid[2], match_slots_per_distinct_value=match_slots)
         return lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors, ck.source, notes, 0)
 
     kernels = [lower_role(role, True) for role in role_list]
     # the role with the most warps keeps its loop; a role whose loop runs more trips (a producer that loads the
     # block of the consumers' last turn, which follows their loop) keeps as many and writes the others after it; one
-    # that runs fewer is written out in full
+    # that runs fewer is written out in full. Where the CTAs run different trips (causal attention), the extra
+    # iterations go before the loop instead: their mbarrier phases count from the kernel's start, the same in every
+    # CTA, where after the loop they would follow each CTA's trips
     main = max(range(len(role_list)), key=lambda i: (kernels[i].loop is not None, len(role_list[i])))
     trips = kernels[main].loop.trips if kernels[main].loop is not None else None
+    main_trips_of = kernels[main].trips_of
+    ctas = [c[0] + grid[0] * (c[1] + grid[1] * c[2]) for c in batch.ctas]
 
     def fit(k, r):
+        if main_trips_of is not None and k.loop is not None:
+            if k.trips_of is None:
+                return k
+            extra = {k.trips_of(i) - main_trips_of(i) for i in ctas}
+            if len(extra) == 1 and (d := extra.pop()) > 0:
+                return lower_role(r, True, peel=d)
+            return k
         if k.loop is None or k.loop.trips == trips:
             return k
         if trips is not None and k.loop.trips > trips:
@@ -218,5 +239,5 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
     flops = sum(k.flops for k in kernels)
     note = f"warp-specialized: {len(role_list)} roles (warps {'; '.join(map(str, role_list))}) lowered apart"
     return dataclasses.replace(kernels[0], prologue=pro, loop=loop, epilogue=epi, mbarriers=bars, flops=flops,
-                               notes="; ".join(x for x in (notes, note) if x), trips_of=None,
+                               notes="; ".join(x for x in (notes, note) if x), trips_of=main_trips_of,
                                varying=frozenset().union(*(k.varying for k in kernels)))

@@ -11,7 +11,7 @@ import numpy as np
 from gpusim import ir
 from gpusim.frontend.hopper import Issue, Record, WARP
 from gpusim.frontend.isa import Decoded, Imm, Named
-from gpusim.frontend.trace import LoweringError, compact_full, cta_warps, key_rec, warps_tuple
+from gpusim.frontend.trace import LoweringError, compact_full, compact_uneven, cta_warps, key_rec, warps_tuple
 
 # --- lowering -------------------------------------------------------------------------------------------------
 def hgemm_shape(d: Decoded) -> tuple[int, int, int]:
@@ -95,6 +95,10 @@ class Lowering:
         """``seq(it, j)`` of a position from its slots' phases: a constant outside the loop, affine in the loop's
         iteration inside it (checked on every recorded iteration)."""
         seg = self.ctx.seg
+        if pos.part == "e":
+            after = self._after_loop(pos)
+            if after is not None:
+                return after
         if pos.part != "l":
             s = next(iter(per.values()))[1]
             return lambda it, j, s=s: s
@@ -126,6 +130,40 @@ class Lowering:
             raise _lowering_error(f"{pos.inst.where}: the loop's first iterations leave out this wait, but its phase "
                                   f"there would be {a * late[0] + b}, not one before the first: not supported yet")
         return lambda it, j, a=a, b=b, peel=peel: a * (it + peel) + b
+
+    def cta_trips(self) -> list[int] | None:
+        """The loop's trips in each batch CTA (as :func:`gpusim.frontend.lower.build` counts them), or None where it
+        has no loop."""
+        ctx, seg = self.ctx, self.ctx.seg
+        if not seg.template:
+            return None
+        if seg.full:
+            w = ctx.warps
+            return [sum(any(r.warps[i * w:(i + 1) * w].any() for r in rs) for rs in seg.slots.values())
+                    for i in range(len(ctx.batch.ctas))]
+        peel = int(seg.peel_first) + int(seg.peel_last)
+        return [int(t.max()) - peel for t in ctx.lane_trips]
+
+    def _after_loop(self, pos):
+        """Where the batch CTAs run the loop different numbers of times, an mbarrier phase after it continues the
+        loop's count (causal attention's consumers wait, in their last turn, for the block their producer's loop
+        loaded last): ``seq`` is the CTA's trips (the epilogue's iteration, :data:`gpusim.ir.SeqFn`) plus an offset
+        the same in every batch CTA that executes it (checked). None where the CTAs run the same trips (the phase is
+        the same constant in all)."""
+        trips = self.cta_trips()
+        if trips is None or len(set(trips)) < 2:
+            return None
+        offsets = set()
+        for r in pos.recs.values():
+            if not isinstance(r.extra, Record):
+                continue
+            for (c, _), i in r.extra.issues.items():
+                offsets.add(self._seq(i)[1] - trips[c])
+        if len(offsets) != 1:
+            raise _lowering_error(f"{pos.inst.where}: after the loop, its mbarrier phase is not the CTA's loop trips "
+                                  "plus one offset in every CTA: not supported yet")
+        offset = offsets.pop()
+        return lambda it, j, o=offset: it + o
 
     def ops(self, builder, unit) -> list:
         p = unit[0]
@@ -195,7 +233,11 @@ class Lowering:
                             a[:, w, :] = flat.reshape(rep, W)
                 slots[slot] = a
             # a loop emulated in full: its iterations' boxes as a model where they step alike (compact_full)
-            per_cta.append(compact_full(slots) if p.part == "l" and ctx.seg.full and not ctx.seg.tail else slots)
+            if p.part == "l" and ctx.seg.full:
+                slots = compact_full(slots)
+            elif p.part == "l" and ctx.seg.uneven:
+                slots = compact_uneven(slots, int(ctx.lane_trips[ci].max()))
+            per_cta.append(slots)
         op_name = builder._name(unit, "tmast" if store else "tma")
         book = builder.book(op_name, unit, per_cta)
         if store:
@@ -261,9 +303,11 @@ def roles(recs, warps_per_cta: int, base: int) -> list[tuple[int, ...]]:
     return sorted(tuple(ws) for ws in groups.values())
 
 
-def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: int):
+def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: int, peel: int = 0):
     """The recorded steps as the warps of ``role`` (in every batch CTA) executed them, with each step's iteration of
-    the role's loop (the back edge it takes most), and that loop as the recorder describes one."""
+    the role's loop (the back edge it takes most), and that loop as the recorder describes one. Where the role's warps
+    run the loop different numbers of times (or ``peel`` of its first iterations go before it), each warp's steps
+    are placed by where the warp is (:func:`_by_warp_phase`)."""
     import copy
 
     keep = np.zeros(warps_per_cta, dtype=bool)
@@ -280,6 +324,8 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
             c.addr = np.where(lmask, r.addr, -1)
         if r.saddr is not None:
             c.saddr = np.where(lmask, r.saddr, -1)
+        if r.bar is not None:  # the barrier ids its own warps named (the lowering groups a BAR's warps by them)
+            c.bar = np.where(wmask, r.bar, -1).astype(r.bar.dtype)
         if isinstance(r.extra, Record):
             c.extra = Record(r.extra.kind, {k: v for k, v in r.extra.issues.items() if keep[k[1]]})
         c.witer = None
@@ -303,6 +349,10 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
     back = max(backs, key=lambda b: (len(backs[b]), span(b)))
     tgt = next(o.addr for o in program[back].ops if type(o).__name__ == "Target")
     head = index_of[tgt]
+    nw = len(wmask)
+    counts = sum(r.warps.astype(np.int64) for r in out if r.index == back)
+    if peel or len(set(counts[wmask].tolist())) > 1:  # the role's warps run different trips (causal attention)
+        return _by_warp_phase(out, head, back, nw, peel, warps_per_cta)
     first = next(i for i, r in enumerate(out) if r.index == head)
     it = np.full(len(out[0].warps), -1, dtype=np.int32)
     it[wmask] = 0
@@ -324,6 +374,143 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
     return out, loops
 
 
+def _split(r, w: np.ndarray, wpc: int):
+    """A copy of step ``r`` restricted to the warps ``w`` (batch warps; ``wpc`` warps a CTA)."""
+    import copy
+
+    c = copy.copy(r)
+    for name, off in (("distinct", 0), ("issues", 0), ("bar", -1)):  # per warp: of ``w`` alone
+        a = getattr(r, name)
+        if a is not None:
+            setattr(c, name, np.where(w, a, off).astype(a.dtype))
+    if not (r.warps & ~w).any():  # all of its warps: its lanes' offsets shared, not copied
+        return c
+    c.warps = r.warps & w
+    lanes = np.repeat(w, WARP)
+    if r.addr is not None:
+        c.addr = np.where(lanes, r.addr, -1)
+    if r.saddr is not None:
+        c.saddr = np.where(lanes, r.saddr, -1)
+    if r.witer is not None:
+        c.witer = np.where(w, r.witer, -1).astype(np.int32)
+    if isinstance(r.extra, Record):
+        c.extra = Record(r.extra.kind, {k: v for k, v in r.extra.issues.items() if w[k[0] * wpc + k[1]]})
+    return c
+
+
+def _join(parts: list, wpc: int):
+    """One step made of the same instruction's steps of several warps (``parts``: step, batch warps taken from it)."""
+    out = _split(parts[0][0], parts[0][1], wpc)
+    for name in ("addr", "saddr", "witer"):  # filled in below: its own arrays
+        a = getattr(out, name)
+        if a is not None:
+            setattr(out, name, a.copy())
+    if isinstance(out.extra, Record):
+        out.extra = Record(out.extra.kind, dict(out.extra.issues))
+    for r, w in parts[1:]:
+        c = _split(r, w, wpc)
+        out.warps = out.warps | c.warps
+        lanes = np.repeat(w, WARP)
+        for name in ("addr", "saddr"):
+            a = getattr(c, name)
+            if a is not None:
+                getattr(out, name)[lanes] = a[lanes]
+        for name in ("distinct", "issues", "bar", "witer"):
+            a = getattr(c, name)
+            if a is not None:
+                getattr(out, name)[w] = a[w]
+        out.taint |= c.taint
+        out.tensor = max(out.tensor, c.tensor)
+        if isinstance(c.extra, Record):
+            out.extra.issues.update(c.extra.issues)
+    return out
+
+
+def _by_warp_phase(out: list, head: int, back: int, nw: int, peel: int, wpc: int):
+    """A role's steps where its warps run the loop [head, back] different numbers of times: in the emulation a warp
+    that leaves the loop early (or never enters it) runs the code after it while the others are still in the loop
+    (the minimum-PC rule runs it while they wait on a barrier). Each warp's steps are placed by where the warp is:
+    before the loop (its first ``peel`` iterations too), in it (numbered by the warp's own iterations) or after it,
+    each step split by warps where they differ, and every warp's steps keep their order. The steps after the loop are
+    joined across warps: the k-th execution of an instruction by each warp is one step, in an order that follows
+    every warp's (a warp skipping the loop, such as the first query block of causal attention, passes from the code
+    before it to the code after it at its first step past the back edge)."""
+    import heapq
+
+    phase = np.zeros(nw, np.int8)  # 0 before, 1 in, 2 after the loop
+    it = np.full(nw, -1, np.int32)
+    last = {}
+    for i, r in enumerate(out):
+        if r.index == back:
+            for w in np.nonzero(r.warps)[0]:
+                last[int(w)] = i
+    pre, loop, post = [], [], []
+    witers: dict = {}  # the iterations of the warps of a step, shared by the steps alike (a loop's 20,000)
+    version = 0  # counts the changes of ``it``
+    for i, r in enumerate(out):
+        w = r.warps
+        enter = w & (phase == 0) & (r.index == head)
+        phase[enter] = 1
+        it[enter] = 0
+        version += bool(enter.any())
+        skip = w & (phase == 0) & (r.index > back) & ~np.isin(np.arange(nw), list(last))
+        phase[skip] = 2
+        early = w & (phase == 1) & (it < peel)
+        inside = w & (phase == 1) & (it >= peel)
+        for part, mask in ((pre, w & ((phase == 0) | early)), (loop, inside), (post, w & (phase == 2))):
+            if mask.any():
+                c = _split(r, mask, wpc)
+                c.witer = None
+                if part is loop:
+                    key = (mask.tobytes(), version)
+                    if key not in witers:
+                        witers[key] = np.where(mask, it - peel, -1).astype(np.int32)
+                    c.witer = witers[key]
+                part.append((i, c))
+        if r.index == back:
+            for x in np.nonzero(w)[0]:
+                if last.get(int(x)) == i:
+                    phase[x] = 2
+                else:
+                    it[x] += 1
+            version += 1
+    # the steps after the loop: joined by (instruction, its execution count in the warp), in an order every warp keeps
+    occ: dict = {}
+    nodes: dict = {}
+    prev: dict = {}
+    edges: dict = {}
+    indeg: dict = {}
+    for i, r in post:
+        for w in np.nonzero(r.warps)[0]:
+            w = int(w)
+            k = (r.index, occ.setdefault((w, r.index), 0))
+            occ[(w, r.index)] += 1
+            node = nodes.setdefault(k, {"row": i, "parts": {}})
+            node["parts"].setdefault(id(r), [r, np.zeros(nw, dtype=bool)])[1][w] = True
+            indeg.setdefault(k, 0)
+            p = prev.get(w)
+            if p is not None and k not in edges.setdefault(p, set()):
+                edges[p].add(k)
+                indeg[k] += 1
+            prev[w] = k
+    heap = [(nodes[k]["row"], k) for k, d in indeg.items() if d == 0]
+    heapq.heapify(heap)
+    joined = []
+    while heap:
+        _, k = heapq.heappop(heap)
+        joined.append(_join([tuple(v) for v in nodes[k]["parts"].values()], wpc))
+        for n in edges.get(k, ()):
+            indeg[n] -= 1
+            if indeg[n] == 0:
+                heapq.heappush(heap, (nodes[n]["row"], n))
+    if len(joined) != len(nodes):
+        raise _lowering_error(f"the code after the loop at instruction {head}: its warps run its instructions in "
+                              "orders that do not agree: not supported yet")
+    steps = [c for _, c in pre] + [c for _, c in loop] + joined
+    loops = [{"head": head, "back": back, "start": len(pre), "end": len(pre) + len(loop), "jumped": False}]
+    return steps, loops
+
+
 def merge_roles(kernels: list, role_list: list) -> tuple:
     """One IR program from the roles' programs: each role's operations (their warps disjoint) one after another,
     renamed apart; the loops' bodies joined (their trip counts must agree)."""
@@ -331,6 +518,14 @@ def merge_roles(kernels: list, role_list: list) -> tuple:
 
     pro, body, epi = [], [], []
     trips = {k.loop.trips for k in kernels if k.loop is not None}
+    looped = [k for k in kernels if k.loop is not None]
+    if any(k.trips_of is not None for k in looped):  # CTAs of unequal trips: every role's loop runs each CTA's
+        n = looped[0].launch.num_ctas
+        runs = {tuple(k.trips_of(i) for i in range(n)) if k.trips_of else None for k in looped}
+        if len(runs) > 1:
+            raise _lowering_error("the warp-specialized roles' loops run different trips in some CTAs: not "
+                                  "supported yet")
+        trips = {max(trips)}
     if len(trips) > 1:
         raise _lowering_error(f"the warp-specialized roles' loops run {sorted(trips)} trips: not supported yet")
 

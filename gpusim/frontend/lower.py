@@ -15,7 +15,8 @@ from gpusim.frontend import hopper_lower as hopper
 from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
-from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, compact_full, cta_warps,
+from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, compact_full,
+                                   compact_uneven, cta_warps,
                                    key_rec, pipe_of, reads_of, ref_of, stride_pair, warps_tuple, writes_of)
 from gpusim.kernel_checks import MAX_UNROLLED_OPERATIONS
 
@@ -230,10 +231,12 @@ class Builder:
         trips = strides = None
         if in_loop and not self.ctx.seg.full:
             trips, strides = self.ctx.lane_trips, self.ctx.trip_strides
-        if in_loop and self.ctx.seg.full and not self.ctx.seg.tail:
+        if in_loop and self.ctx.seg.full:
             per_cta = [compact_full(s) for s in per_cta]
+        if in_loop and self.ctx.seg.uneven:
+            per_cta = [compact_uneven(s, int(t.max())) for s, t in zip(per_cta, self.ctx.lane_trips, strict=True)]
         book = AddressBook(name, per_cta, b.grid, b.ctas, in_loop, trips, self.ctx.seg.peel_first,
-                           self.ctx.seg.period, self.ctx.seg.full, strides, self.ctx.seg.tail)
+                           self.ctx.seg.period, self.ctx.seg.full, strides, self.ctx.seg.uneven)
         if in_loop:
             book.verify_loop()
         self.books.append(book)
@@ -321,6 +324,8 @@ class Builder:
         warps_arr = cta_warps(self.ctx, key_rec(p), self.ctx.base)
         warps = warps_tuple(self.ctx, warps_arr)
         if d.mnemonic == "BAR":
+            if self._guarded_off(unit):  # issued, but its guard lets no lane arrive: no barrier
+                return [ir.Compute(self._name(unit, "int32"), "int32", 1, warps=warps)]
             if len(d.ops) > 1:  # a named barrier with a thread count: bar.sync id, n / bar.arrive id, n (BAR.ARV)
                 count = d.ops[1].bits if isinstance(d.ops[1], Imm) else self.ctx.threads
                 # (the CTA's every warp naming it: warps=None, as the engine keys a whole-CTA barrier)
@@ -337,6 +342,13 @@ class Builder:
         if d.mnemonic == "MEMBAR":  # __threadfence: waits for the warp's stores to reach the L2
             return [ir.Fence(warps)]
         raise LoweringError(f"{d.where}: no IR operation for it")
+
+    @staticmethod
+    def _guarded_off(unit: list[Position]) -> bool:
+        """Whether a BAR's guard was off in every warp that issued it, in every recorded execution (FA3's ``if (w ==
+        0) bar.arrive``, seen by the other consumer warpgroup lowered as a role of its own)."""
+        recs = [r for r in unit[0].recs.values() if not r.padded and r.bar is not None and r.warps.any()]
+        return bool(recs) and all((r.bar[r.warps] < 0).all() for r in recs)
 
     def _bar_groups(self, unit: list[Position], warps_arr: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
         """A named barrier instruction's (barrier id, warps of the base CTA naming it): one instruction names a
@@ -455,6 +467,21 @@ def flops_per_cta(ctx: Context, pos: list[Position], trips: int) -> int:
     return total
 
 
+def _trips_dimension(trips_by_cta: dict) -> int | None:
+    """The one grid dimension the emulated CTAs' trips follow (CTAs alike in it run alike), where the others'
+    coordinates vary among them; None otherwise (a one-dimensional grid: its CTAs in launch order)."""
+    ctas = list(trips_by_cta)
+    for d in range(3):
+        if len({c[d] for c in ctas}) == len(ctas) or all(len({c[e] for c in ctas}) == 1 for e in range(3) if e != d):
+            continue
+        by: dict[int, set] = {}
+        for c, t in trips_by_cta.items():
+            by.setdefault(c[d], set()).add(t)
+        if all(len(v) == 1 for v in by.values()):
+            return d
+    return None
+
+
 def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, tensors: list[ir.Tensor],
           source: str, notes: str, loop_insts: int) -> ir.Kernel:
     seg = ctx.seg
@@ -532,7 +559,11 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
             # stride describes), each CTA takes the trips of the emulated CTAs around it in launch order, linearly
             # between them
             steps = all(by_strides(c) == t for c, t in trips_by_cta.items())
-            sampled = sorted((c[0] + gx * (c[1] + gy * c[2]), t) for c, t in trips_by_cta.items())
+            # where the trips follow one grid dimension alone (causal attention's query block, blockIdx.x, when its
+            # trips are not affine in it: a key block wider than a query block), between its emulated coordinates
+            dim = _trips_dimension(trips_by_cta)
+            sampled = sorted(((c[0] + gx * (c[1] + gy * c[2])) if dim is None else c[dim], t)
+                             for c, t in trips_by_cta.items())
             xs, ys = np.array([x for x, _ in sampled], float), np.array([t for _, t in sampled], float)
 
             def trips_of(linear: int) -> int:
@@ -541,7 +572,7 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
                     return max(trips_by_cta[c], 0)
                 if steps:
                     return max(by_strides(c), 0)
-                return max(round(float(np.interp(linear, xs, ys))), 0)
+                return max(round(float(np.interp(linear if dim is None else c[dim], xs, ys))), 0)
     flops = flops_per_cta(ctx, pos, loop.trips if loop else 1) * math.prod(batch.grid)
     if b.used_local:
         tensors = [*tensors, ir.Tensor(LOCAL_TENSOR, max(ctx.local_bytes, 4) * ctx.grid_threads, local=True)]

@@ -223,10 +223,13 @@ class Segments:
     peel_last: bool = False  # the last iteration runs another path: moved to the epilogue
     period: int = 1
     full: bool = False  # every iteration was emulated (the slots are 0..trips-1), no jump
-    # the last ``tail`` iterations of every warp add compute to the common path (causal attention's diagonal blocks,
-    # :func:`split_tail`): it follows the loop, and the loop runs each lane's trips (``lane_trips``, per batch lane)
+    # the last iterations of each warp (``tail`` at most) add compute to the common path (causal attention's diagonal
+    # blocks, :func:`split_tail`): it follows the loop, and the loop runs each lane's trips (``lane_trips``, per lane)
     tail: int = 0
     lane_trips: np.ndarray | None = None
+    # every iteration was emulated and the CTAs run different trips (``lane_trips``): the addresses are modelled per
+    # lane over the recorded iterations (:meth:`AddressBook._tail_models`)
+    uneven: bool = False
 
 
 def _iterations(recs: list[Rec], lp: dict) -> tuple[list[int], np.ndarray, np.ndarray]:
@@ -274,12 +277,13 @@ def _merge(parts: list[tuple[Rec, np.ndarray]], nw: int) -> Rec:
 
 
 def split_tail(recs: list[Rec], lp: dict) -> tuple[list[Rec], dict, int, np.ndarray] | None:
-    """A loop emulated in full whose warps run different trip counts and whose last ``tail`` iterations take another
-    path than the others (causal attention: the blocks that cross the diagonal are masked, the last skips the next
-    block's prefetch). Where each tail path is the common path with compute inserted (and instructions left out),
-    the steps are rewritten (:func:`_extra_after_loop`): the loop holds every iteration of every warp on the common
-    path, and the inserted compute of each tail iteration follows the loop. Returns (steps, loop, tail, per-lane
-    trips), or None where the iterations do not split so."""
+    """A loop emulated in full whose warps run different trip counts and whose last iterations take another path than
+    the others (causal attention: the blocks that cross the diagonal are masked, the last skips the next block's
+    prefetch; how many are masked may differ by warp: FA3's two consumer warpgroups of 64 query rows against key
+    blocks of 64). Where each tail path is the common path with compute inserted (and instructions left out), the
+    steps are rewritten (:func:`_extra_after_loop`): the loop holds every iteration of every warp on the common path,
+    and the inserted compute of each tail iteration follows the loop, for the warps whose tail reaches back to it.
+    Returns (steps, loop, the longest tail, per-lane trips), or None where the iterations do not split so."""
     rows, warps, it = _iterations(recs, lp)
     if (warps & (it < 0)).any():  # code outside the loop among its iterations
         return None
@@ -303,22 +307,22 @@ def split_tail(recs: list[Rec], lp: dict) -> tuple[list[Rec], dict, int, np.ndar
         for p in ps:
             counts[p] = counts.get(p, 0) + 1
     main = max(counts, key=lambda p: (counts[p], len(p)))
-    tails = set()
-    for ps in paths.values():
+    tails: dict[int, int] = {}  # warp -> its tail iterations (the warps of one CTA may cross the diagonal in
+    # different numbers of blocks: FA3's two consumer warpgroups own 64 query rows each, a key block is 64 wide)
+    for w, ps in paths.items():
         n = len(ps)
         while n > 0 and ps[n - 1] != main:
             n -= 1
         if any(p != main for p in ps[:n]):
             return None
-        tails.add(tuple(ps[n:]))
-    if len(tails) != 1 or not next(iter(tails)):
+        tails[w] = len(ps) - n
+    if not any(tails.values()):
         return None
-    tail_paths = next(iter(tails))
-    tail = len(tail_paths)
+    tail_paths = tuple({p for w, ps in paths.items() for p in ps[len(ps) - tails[w]:]})
     extra = _extra_compute(recs, rows, main, tail_paths)
     if extra is None:  # the tail iterations access memory or synchronise on their own: not summarised
         return None
-    return _extra_after_loop(recs, rows, it, where, trips, tail, extra, lp, nw, main)
+    return _extra_after_loop(recs, rows, it, where, trips, tails, extra, lp, nw, main)
 
 
 def _extra_compute(recs: list[Rec], rows: list[int], main: tuple, tail_paths: tuple) -> set[int] | None:
@@ -381,7 +385,7 @@ def _fill_blocks(steps: list[Rec], back: int, main: tuple, nw: int) -> list[Rec]
     return out
 
 
-def _extra_after_loop(recs, rows, it, where, trips, tail, extra, lp, nw, main):
+def _extra_after_loop(recs, rows, it, where, trips, tails, extra, lp, nw, main):
     """:func:`split_tail`'s rewrite: the loop keeps every iteration of every warp (its loads at the addresses the
     iterations advance by: a prefetch the last iteration skips is counted there too, a few instructions a CTA), and
     the compute the last ``tail`` iterations add follows the loop, each iteration's as the steps every warp took in
@@ -396,9 +400,10 @@ def _extra_after_loop(recs, rows, it, where, trips, tail, extra, lp, nw, main):
         out.append(r)
     out = out[:rows[0]] + _fill_blocks(out[rows[0]:], lp["back"], main, nw)
     lp = dict(lp, start=rows[0], end=len(out))
-    for t in range(tail):
+    tail = max(tails.values())
+    for t in range(tail):  # the t-th of the last ``tail`` iterations, of the warps whose tail reaches back to it
         per_warp = {w: [row for row in rs[trips[w] - tail + t] if recs[rows[row]].index in extra]
-                    for w, rs in where.items()}
+                    for w, rs in where.items() if tails[w] >= tail - t}
         n = {len(v) for v in per_warp.values()}
         if len(n) != 1:
             return None
@@ -444,7 +449,7 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
             raise LoweringError(f"the loop at instruction {lp['head']}: its CTAs run different trips, its last {tail} "
                                 "iterations add compute, and its other iterations do not repeat one path: not "
                                 "supported yet")
-        seg.full, seg.tail, seg.lane_trips = False, tail, lane_trips
+        seg.full, seg.tail, seg.lane_trips, seg.uneven = False, tail, lane_trips, True
         return seg
     lo, hi = lp["start"], lp["end"] if lp["end"] is not None else len(recs)
     in_loop = [lo <= i < hi and r.witer is not None and bool((r.witer >= 0).any()) for i, r in enumerate(recs)]
@@ -487,6 +492,13 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
                                 "every CTA would run the same iterations; not supported yet")
         return Segments(recs, (), {}, [])  # written out in full
     peel_first = _seq(pre[0]) != template
+    if peel_first and not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
+        # CTAs of unequal trips: a peeled first iteration would be run by every CTA, those that run none too
+        padded = _pad_head(blocks)
+        if padded is not None:
+            pre = blocks = padded
+            middle, tail = blocks[1:-1], blocks[-1]
+            peel_first = False
     peel_last = _seq(tail) != template
     if lp["jumped"]:
         slots = {k: b for k, b in enumerate(pre) if k > 0 or not peel_first}
@@ -502,8 +514,27 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
             moved += slots.pop(k)
     prologue = recs[:first] + (pre[0] if peel_first else [])
     epilogue = moved + (tail if peel_last else []) + recs[last + 1:]
-    return Segments(prologue, template, slots, epilogue, peel_first, peel_last,
-                    jump.period if lp["jumped"] else 1, not lp["jumped"])
+    seg = Segments(prologue, template, slots, epilogue, peel_first, peel_last,
+                   jump.period if lp["jumped"] else 1, not lp["jumped"])
+    if not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
+        _uneven(seg, lp)
+    return seg
+
+
+def _uneven(seg: Segments, lp: dict) -> None:
+    """A loop emulated in full whose warps run different trips (a warp-specialized producer of causal attention,
+    every iteration on the common path): each lane's trips are the iterations its warp ran, from the first on; its
+    addresses are modelled per lane (``uneven``), so that a CTA answers for the iterations another runs further."""
+    if seg.peel_first or seg.peel_last:
+        raise LoweringError(f"the loop at instruction {lp['head']}: its CTAs run different trips and its first or "
+                            "last iteration another path: not supported yet")
+    nw = len(next(iter(seg.slots.values()))[0].warps)
+    active = np.stack([np.any([r.warps for r in seg.slots[k]], axis=0) for k in sorted(seg.slots)])
+    trips = active.sum(axis=0)
+    if (active != (np.arange(len(active))[:, None] < trips[None, :])).any():
+        raise LoweringError(f"the loop at instruction {lp['head']}: a warp leaves out an iteration between others: "
+                            "not supported yet")
+    seg.full, seg.uneven, seg.lane_trips = False, True, np.repeat(trips, WARP).reshape(nw * WARP)
 
 
 def _pad_head(blocks: list[list[Rec]]) -> list[list[Rec]] | None:
@@ -580,13 +611,21 @@ def compact_full(slots: dict) -> dict:
     return kept
 
 
+def compact_uneven(slots: dict, trips: int) -> dict:
+    """A CTA's recorded offsets of an operation in a loop of uneven trips (:attr:`Segments.uneven`): the iterations
+    past the CTA's ``trips`` (no lane there; the first kept, all off in a CTA that runs none) left out and the rest
+    compacted as :func:`compact_full` does (causal
+    FA3's producer: 32 iterations of 66 CTAs' boxes held 830 MB)."""
+    return compact_full({k: v for k, v in slots.items() if not isinstance(k, int) or k < max(trips, 1)})
+
+
 class AddressBook:
     """The recorded offsets of one IR memory operation (``repeat`` SASS instructions) and how every CTA and loop
     iteration's offsets follow from them (see the module docstring)."""
 
     def __init__(self, name: str, per_cta: list[dict], grid, ctas, in_loop: bool, lane_trips: list | None,
                  peel_first: bool, period: int, full: bool = False, trip_strides: dict | None = None,
-                 tail: int = 0) -> None:
+                 uneven: bool = False) -> None:
         self.name = name
         self.grid = grid
         self.index = {c: i for i, c in enumerate(ctas)}
@@ -601,14 +640,14 @@ class AddressBook:
         self._strides: dict = {}  # (the other coordinates, dimension) -> stride, or None
         self.affine = True  # CTAs outside the batch follow the strides (False: they take their reference's offsets)
         self.outside = 0  # lookups of CTAs outside the batch while not affine
-        self.tail = tail  # a loop split from its tail (Segments.tail): every iteration recorded, trips per CTA
+        self.uneven = uneven  # every iteration recorded, trips per CTA (Segments.uneven)
         if in_loop and not full:
-            if tail:
+            if uneven:
                 self.model = self._tail_models()
             else:
                 self.model = [self._model_arrays(i) for i in range(len(ctas))]
         self._cta_strides(ctas)
-        if tail and in_loop:
+        if uneven and in_loop:
             self._fill_idle(ctas)
 
     # the loop model: iteration k >= 1 of a lane is A[1 + j] + q * step[j], j = (k - 1) % p, q = (k - 1) // p
@@ -631,10 +670,12 @@ class AddressBook:
         (its CTAs outside the batch run further). Checked here on every recorded iteration."""
         fits = []
         for s, t in zip(self.per_cta, self.lane_trips, strict=True):
-            ks = sorted(k for k in s if isinstance(k, int))
+            model = s.get(AFFINE)  # compacted (compact_uneven): iterations 1.. from the model
+            ks = sorted({k for k in s if isinstance(k, int)} | (set(range(1, model[2] + 1)) if model else set()))
             if not ks:
                 raise LoweringError(f"{self.name}: no recorded iteration", True)
-            arr = np.stack([s[k] for k in ks])  # (iterations, R, W, 32)
+            arr = np.stack([s[k] if k in s else np.where(model[0] >= 0, model[0] + (k - 1) * model[1], model[0])
+                            for k in ks])  # (iterations, R, W, 32)
             kk = np.array(ks).reshape(-1, 1, 1, 1)
             valid = (arr >= 0) & (kk < np.broadcast_to(t, arr.shape[1:])[None])
             n = valid.sum(axis=0)
@@ -650,17 +691,18 @@ class AddressBook:
             exact = (n < 2) | ((a2 - a1) % gap == 0)
             if not exact.all():
                 raise LoweringError(f"{self.name}: addresses that do not advance by a whole step per iteration", True)
-            fits.append((n, a1, x1, step, arr, kk, valid))
+            # every recorded iteration on the model (a lane executing it once is, whatever step it takes)
+            if (valid & (n >= 2)[None] & (a1[None] + (kk - x1[None]) * step[None] != arr)).any():
+                raise LoweringError(f"{self.name}: an iteration's addresses do not advance by one step per "
+                                    "iteration", True)
+            fits.append((n, a1, x1, step))
         most = max(range(len(fits)), key=lambda i: int(self.lane_trips[i].max()))
         donor = fits[most][3]
         self._executed = [f[0] for f in fits]  # per batch CTA: iterations each lane executed the operation in
         out = []
-        for n, a1, x1, step, arr, kk, valid in fits:
+        for n, a1, x1, step in fits:
             step = np.where(n >= 2, step, donor)
             a = np.where(n >= 1, a1 + (1 - x1) * step, INACTIVE)
-            if (valid & (a[None] + (kk - 1) * step[None] != arr)).any():  # every recorded iteration on the model
-                raise LoweringError(f"{self.name}: an iteration's addresses do not advance by one step per "
-                                    "iteration", True)
             out.append((a[None], step[None]))
         return out
 
@@ -681,7 +723,7 @@ class AddressBook:
         if self.full:
             return
         p = self.p
-        if self.tail:  # checked where the models are fitted (_tail_models)
+        if self.uneven:  # checked where the models are fitted (_tail_models)
             return
         for i, s in enumerate(self.per_cta):
             for k in sorted(x for x in s if isinstance(x, int) and x > 2 * p):
@@ -704,7 +746,7 @@ class AddressBook:
 
     # the CTA model: a CTA outside the batch is its reference CTA moved by the strides between interior CTAs
     def _slot1(self, i: int) -> np.ndarray | None:
-        if self.tail and self.in_loop:  # the model's iteration 1 (recorded only where the CTA runs it)
+        if self.uneven and self.in_loop:  # the model's iteration 1 (recorded only where the CTA runs it)
             return self.model[i][0][0]
         s = self.per_cta[i]
         return s.get(1 if self.in_loop else 0)
@@ -768,7 +810,7 @@ class AddressBook:
             mine, theirs = self.per_cta[i], self.per_cta[self.index[ref]]
             slots = [k for k in mine if k in theirs and (not self.in_loop or (isinstance(k, int) and k >= 1))]
             for k in slots:
-                if self.tail and self.in_loop:  # compared where both CTAs run the iteration and the operation (a
+                if self.uneven and self.in_loop:  # compared where both CTAs run the iteration and the operation (a
                     # CTA's last iteration skips the next block's prefetch)
                     live = (k < self.lane_trips[i]) & (k < self.lane_trips[self.index[ref]]) & (mine[k] >= 0) & \
                         (theirs[k] >= 0)
@@ -817,7 +859,7 @@ class AddressBook:
                         out = np.full(any_slot.shape, INACTIVE)
             else:
                 trips = self.lane_trips[i] + self._trip_shift(c, ref)
-                if self.tail:  # every iteration from the model (checked on every recorded one), past its CTA's
+                if self.uneven:  # every iteration from the model (checked on every recorded one), past its CTA's
                     # trips too (the engine never runs them; the pattern analysis samples them, as a hand-written
                     # address function answers), lanes off only where they leave before their CTA's longest
                     out = self._at(i, k)
