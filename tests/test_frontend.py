@@ -552,3 +552,17 @@ def test_bulk_copies_move_the_bytes(tmp_path):
     cu.write_text(BULK)
     gmem = _emulate_all(cu, "bulk", (4, 1, 1), (1024, 1, 1), ["in=f32[4096]:normal", "out=f32[4096]"])
     assert np.allclose(_tensor(gmem, "out", np.float32, 4096), 2 * _tensor(gmem, "in", np.float32, 4096))
+
+
+@needs_cuda
+def test_a_grid_stride_loop_of_data_dependent_atomics_whose_ctas_run_unequal_trips_is_kept_whole():
+    """The histogram twin with more elements than one pass of the grid covers and fewer than two: the first CTAs run
+    one iteration more than the others, and their atomics' addresses follow the data, not a step per iteration. Such a
+    loop keeps every recorded iteration (CTAs outside the batch take their nearest emulated CTA's); the per-lane model
+    of uneven trips (a warp-specialized role's loop) cannot fit it and must not be tried on it (the whole front-end
+    validation refused the uniform histograms when it was)."""
+    grid, block = 16, 256
+    n = grid * block * 3 + 700  # CTAs 0..2 run 4 iterations (the third in part), the rest 3
+    k = kernel_from_source(TWINS / "histogram.cu", "histogram", grid=(grid, 1, 1), block=(block, 1, 1),
+                           args=[f"in=i32[{n}]:randint(0,256)", "hist=u32[256]:zeros", f"n={n}"])
+    assert any(isinstance(op, Mem) and op.atomic for op in k.all_ops())

@@ -193,7 +193,7 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
     def lower_role(role, summarise: bool, trips: int | None = None, peel: int = 0):
         recs, loops = hopper.role_recs(batch.recs, role, warps, ck.program, len(batch.ctas), peel)
         b = Batch(batch.ctas, grid, warps, recs, None, None)
-        seg = segment(recs, loops if summarise else [], None, trips=trips)
+        seg = segment(recs, loops if summarise else [], None, trips=trips, uneven=True)
         role_base = base
         if seg.lane_trips is not None:  # a loop split from its tail iterations (causal attention): as in
             # kernel_from_source, its trips per lane, and the CTA that runs the most decides who executes a bundle

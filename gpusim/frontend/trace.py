@@ -434,10 +434,13 @@ def choose_loop(loops: list[dict], recs: list[Rec]) -> dict | None:
 
 
 def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bool = True,
-            trips: int | None = None) -> Segments:
+            trips: int | None = None, uneven: bool = False) -> Segments:
     """The recorded steps cut into prologue, one loop and epilogue. ``trips``: a loop emulated in full keeps at most
     that many iterations, the ones after it written out after the loop (a warp-specialized producer that loads one
-    block more than its consumers' loop runs: the consumers' last turn comes after their loop)."""
+    block more than its consumers' loop runs: the consumers' last turn comes after their loop). ``uneven``: a loop
+    emulated in full whose CTAs run different trips runs each CTA's own, its addresses modelled per lane
+    (:func:`_uneven`; a warp-specialized role's loop); otherwise it keeps every recorded iteration (a grid-stride
+    loop whose addresses depend on data: the histograms' atomics)."""
     lp = choose_loop(loops, recs)
     if lp is None:
         return Segments(recs, (), {}, [])
@@ -492,7 +495,7 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
                                 "every CTA would run the same iterations; not supported yet")
         return Segments(recs, (), {}, [])  # written out in full
     peel_first = _seq(pre[0]) != template
-    if peel_first and not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
+    if uneven and peel_first and not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
         # CTAs of unequal trips: a peeled first iteration would be run by every CTA, those that run none too
         padded = _pad_head(blocks)
         if padded is not None:
@@ -516,7 +519,7 @@ def segment(recs: list[Rec], loops: list[dict], jump: LoopJump | None, split: bo
     epilogue = moved + (tail if peel_last else []) + recs[last + 1:]
     seg = Segments(prologue, template, slots, epilogue, peel_first, peel_last,
                    jump.period if lp["jumped"] else 1, not lp["jumped"])
-    if not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
+    if uneven and not lp["jumped"] and len(_warp_trips(recs[first:last + 1], lp["back"])) > 1:
         _uneven(seg, lp)
     return seg
 
