@@ -206,6 +206,23 @@ def test_a_producer_loading_the_consumers_last_turn_keeps_their_trips():
 
 
 @needs_cuda
+def test_a_roles_loop_inside_a_loop_over_tiles_is_refused_in_one_line():
+    """hgemm_persistent with one CTA for its two tiles (256 x 256, K = 1024: 16 k-tiles each): every role runs its
+    k-loop inside a loop over the tiles. Lowered as one loop, the k-loop's 32 turns over both tiles came out as a
+    kernel that ran (wrong: one tile's work per CTA, its trips counted across tiles); it is refused, naming both
+    loops."""
+    M, N, K, BN = 256, 256, 1024, 256
+    with pytest.raises(EmulationError, match=r"runs inside the loop at instructions \d+-\d+, of which a warp runs 2 "
+                                             r"turns .*two nested loops in a role are not supported yet"):
+        kernel_from_source(REPO / "validate" / "kernels" / "hgemm_persistent.cu", "hgemm_persistent", grid=(1, 1, 1),
+                           block=(384, 1, 1),
+                           args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
+                                 f"tmap(B,bf16,[{K},{N}],[64,{BN}],swizzle=128)", f"bf16[{M * N}]", str(M), str(N),
+                                 str(K), "i32[1]"],
+                           smem_dynamic=3 * (128 + BN) * 128 + 1024 + 128, defines=("STAGES=3", f"BN={BN}"))
+
+
+@needs_cuda
 def test_fa3s_turns_are_named_barriers_of_their_own_and_a_handover_only_arrives():
     """FA3's ping-pong: each consumer warpgroup syncs on its own turn's barrier, named by a register (BAR.SYNC R2,
     0x100: 1 for one warpgroup, 2 for the other), and hands the turn over with BAR.ARV. Each is an IR barrier of its

@@ -349,6 +349,7 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
     back = max(backs, key=lambda b: (len(backs[b]), span(b)))
     tgt = next(o.addr for o in program[back].ops if type(o).__name__ == "Target")
     head = index_of[tgt]
+    _refuse_enclosing_loop(out, backs, head, back, program, index_of, role)
     nw = len(wmask)
     counts = sum(r.warps.astype(np.int64) for r in out if r.index == back)
     if peel or len(set(counts[wmask].tolist())) > 1:  # the role's warps run different trips (causal attention)
@@ -372,6 +373,24 @@ def role_recs(recs, role: tuple[int, ...], warps_per_cta: int, program, n_ctas: 
         r.witer = None
     loops = [{"head": head, "back": back, "start": first, "end": end, "jumped": False}]
     return out, loops
+
+
+def _refuse_enclosing_loop(out: list, backs: dict, head: int, back: int, program, index_of: dict,
+                           role: tuple[int, ...]) -> None:
+    """A role's loop [head, back] inside another loop that some warp of the role goes round (a persistent kernel's
+    loop over its tiles around the k-loop): the IR has one loop per program and the role's steps would be numbered
+    across the outer loop's turns, so it is refused in one line, naming both loops."""
+    for b in backs:
+        t = next(o.addr for o in program[b].ops if type(o).__name__ == "Target")
+        h = index_of[t]
+        if b == back or not (h < head and b > back):
+            continue
+        turns = int(sum(out[i].warps.astype(np.int64) for i in backs[b]).max())  # its back edge's runs by a warp
+        if turns > 1:
+            raise _lowering_error(f"the warp-specialized role of warps {role}: its loop at instructions {head}-{back} "
+                                  f"runs inside the loop at instructions {h}-{b}, of which a warp runs {turns} turns "
+                                  "(a persistent kernel's loop over its tiles): two nested loops in a role are not "
+                                  "supported yet")
 
 
 def _split(r, w: np.ndarray, wpc: int):
