@@ -150,8 +150,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
                     batch.lane_trips = seg.lane_trips
                     # the CTA whose warps decide who executes a bundle runs the most iterations (the interior CTA
                     # 1 of causal attention runs one, and its warps are idle in the later recorded iterations)
-                    per_cta = seg.lane_trips.reshape(len(ctas), -1).max(axis=1)
-                    base = int(np.argmax(per_cta))
+                    base = int(np.argmax(seg.cta_trips(len(ctas), batch.warps_per_cta)))
             except LoweringError as e:  # warp-specialized roles: each role's loop lowered apart, then joined
                 if m.hopper is None or "warp-specialized" not in str(e):
                     raise
@@ -196,14 +195,13 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
         seg = segment(recs, loops if summarise else [], None, trips=trips, uneven=True)
         role_base = base
         if seg.lane_trips is not None:  # a loop split from its tail iterations (causal attention): as in
-            # kernel_from_source, its trips per lane, and the CTA that runs the most decides who executes a bundle
+            # kernel_from_source, its trips per lane
             b.lane_trips = seg.lane_trips
-            role_base = int(np.argmax(seg.lane_trips.reshape(len(batch.ctas), -1).max(axis=1)))
-        elif seg.full and seg.template:  # emulated in full: where its CTAs run different trips, likewise
-            lo = [slice(i * warps, (i + 1) * warps) for i in range(len(batch.ctas))]
-            runs = [sum(any(r.warps[w].any() for r in rs) for rs in seg.slots.values()) for w in lo]
-            if len(set(runs)) > 1:
-                role_base = int(np.argmax(runs))
+        # the CTA that runs the most decides who executes a bundle (emulated in full: where its CTAs run different
+        # trips)
+        runs = seg.cta_trips(len(batch.ctas), warps)
+        if runs is not None and (seg.lane_trips is not None or len(set(runs)) > 1):
+            role_base = int(np.argmax(runs))
         ctx = Context(b, seg, [x.name for x in bufs], threads, warps, role_base, ck.stack_bytes,
                       threads * grid[0] * grid[1] * grid[2], match_slots_per_distinct_value=match_slots)
         return lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors, ck.source, notes, 0)

@@ -138,9 +138,7 @@ class Lowering:
         if not seg.template:
             return None
         if seg.full:
-            w = ctx.warps
-            return [sum(any(r.warps[i * w:(i + 1) * w].any() for r in rs) for rs in seg.slots.values())
-                    for i in range(len(ctx.batch.ctas))]
+            return seg.cta_trips(len(ctx.batch.ctas), ctx.warps)
         peel = int(seg.peel_first) + int(seg.peel_last)
         return [int(t.max()) - peel for t in ctx.lane_trips]
 

@@ -231,6 +231,18 @@ class Segments:
     # lane over the recorded iterations (:meth:`AddressBook._tail_models`)
     uneven: bool = False
 
+    def cta_trips(self, n_ctas: int, warps_per_cta: int) -> list[int] | None:
+        """The loop's iterations each of the ``n_ctas`` batch CTAs runs, where the batch records them: the most of
+        its lanes' (``lane_trips``), or, emulated in full, the recorded iterations any of its warps ran; None
+        otherwise (no loop, or a loop jumped over: every CTA runs the kernel's trips)."""
+        if self.lane_trips is not None:
+            return [int(t) for t in self.lane_trips.reshape(n_ctas, -1).max(axis=1)]
+        if self.full and self.template:
+            w = warps_per_cta
+            return [sum(any(r.warps[i * w:(i + 1) * w].any() for r in rs) for rs in self.slots.values())
+                    for i in range(n_ctas)]
+        return None
+
 
 def _iterations(recs: list[Rec], lp: dict) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The rows of the tracked loop's range and, per row and batch warp, the warp's iteration there (-1: the warp is
