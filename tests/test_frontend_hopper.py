@@ -146,6 +146,54 @@ def _hgemm_ws(M: int, N: int, K: int, BN: int = 256, stages: int = 3) -> ir.Kern
                               defines=(f"STAGES={stages}", f"BN={BN}"))
 
 
+def _hgemm_ws_cluster(M: int, N: int, K: int, BN: int = 256, stages: int = 3, multicast: bool = True) -> ir.Kernel:
+    """validate/kernels/hgemm_ws_cluster.cu from its source (2x1 clusters along M), as run_tc_sm90.py launches it."""
+    rows = BN // 2 if multicast else BN
+    return kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws_cluster.cu", "hgemm_ws_cluster",
+                              grid=(M // 128, N // BN, 1), block=(384, 1, 1),
+                              args=[f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)",
+                                    f"tmap(B,bf16,[{K},{N}],[64,{rows}],swizzle=128)", f"bf16[{M * N}]", str(M),
+                                    str(N), str(K)],
+                              smem_dynamic=stages * (128 + BN) * 128 + 1024 + 128,
+                              defines=(f"STAGES={stages}", f"BN={BN}") + (() if multicast else ("MULTICAST=0",)),
+                              compiler="nvrtc")
+
+
+@needs_cuda
+def test_a_clusters_ctas_are_emulated_together_multicasting_and_arriving_on_each_other():
+    """hgemm_ws_cluster (__cluster_dims__(2,1,1)): each CTA loads its half of the B tile and multicasts it into both
+    CTAs' shared memory, completing bytes on both CTAs' full barriers; each consumer warpgroup arrives on its own
+    CTA's empty barrier and on its partner's (mapa). Emulated one CTA at a time, no phase would complete. The
+    cluster's dims come from the cubin (EIATTR_CTA_PER_CLUSTER); the IR books each CTA's own half (the partner's,
+    symmetric, lands with it) and takes a partner's arrival as one on its own barrier: full completes with the
+    producer's arrive and its two copies, empty with four arrivals. A CTA's B rows follow its rank, not its
+    blockIdx.x: interior CTAs take a reference of their own rank, strides a cluster apart (a stride between CTAs 1
+    and 2 gave every interior CTA rank 1's half)."""
+    M, N, K = 1024, 256, 256
+    k = _hgemm_ws_cluster(M, N, K)
+    assert k.cluster == 2 and sorted(k.mbarriers.values()) == [3, 4]
+    b = next(o for o in k.all_ops() if isinstance(o, ir.Mem) and o.kind == "tma" and o.tensor == "B")
+    first = {x: eval_addresses(k, b, (x, 0, 0), 0, 0, 32) for x in range(M // 128)}
+    rows = {x: int(a[a >= 0].min()) // (K * 2) for x, a in first.items()}  # the box's first row of B
+    assert rows == {x: 128 * (x % 2) for x in range(M // 128)}
+    sim = report(simulate(k, load_config()))
+    assert sim["gpu__time_duration.sum"] > 0
+
+
+def test_a_cluster_not_along_x_is_refused_in_one_line():
+    """The IR's clusters run along x (Kernel.cluster): a kernel whose __cluster_dims__ spans y is refused, naming it;
+    a grid that does not hold whole clusters is refused too."""
+    from types import SimpleNamespace
+
+    from gpusim.frontend import FrontendError, _cluster
+
+    with pytest.raises(FrontendError, match="1x2x1 CTAs: gpusim takes clusters along x only"):
+        _cluster(SimpleNamespace(name="k", cluster=(1, 2, 1)), (4, 4, 1))
+    with pytest.raises(FrontendError, match="not a multiple of the kernel's cluster of 2"):
+        _cluster(SimpleNamespace(name="k", cluster=(2, 1, 1)), (3, 4, 1))
+    assert _cluster(SimpleNamespace(name="k", cluster=(2, 1, 1)), (4, 4, 1)) == (2, 1, 1)
+
+
 @needs_cuda
 def test_warp_specialized_roles_are_lowered_apart_and_joined():
     """hgemm_ws: a producer thread (TMA into a ring of 3 stages) and two consumer warpgroups (wgmma), each running a

@@ -32,11 +32,11 @@ STREAM = ("mem_copy", "mem_scale", "mem_add", "mem_triad")
 TRANSPOSES = ("mem_transpose_naive", "mem_transpose_shared", "mem_transpose_padded", "mem_transpose_swizzled",
               "mem_transpose_naive_guarded", "mem_transpose_padded_guarded")
 REDUCTIONS = {"mem_reduce_interleaved": 256, "mem_reduce_sequential": 256, "mem_reduce_shuffle": 1024}
-# the Hopper twins gpusim validate --frontend does not send through the front-end: clusters need the partner CTAs
-# emulated together (refused, hgemm_ws_cluster); hgemm_persistent's producer runs a loop over its tiles around the
-# k-loop (two nested loops per role: not summarised). hgemm_ws and fa3 go through (gpusim/frontend/hopper_lower.py:
-# roles lowered apart and joined; fa3's causal rows with each CTA's trips in every role)
-HOPPER_ONLY = ("hgemm_ws_cluster", "hgemm_persistent")
+# the Hopper twin gpusim validate --frontend does not send through the front-end: hgemm_persistent's producer runs a
+# loop over its tiles around the k-loop (two nested loops per role: not summarised). hgemm_ws, hgemm_ws_cluster (the
+# cluster's CTAs emulated together) and fa3 go through (gpusim/frontend/hopper_lower.py: roles lowered apart and
+# joined; fa3's causal rows with each CTA's trips in every role)
+HOPPER_ONLY = ("hgemm_persistent",)
 TMA_STAGE_BYTES = (128 + 128) * 128  # hgemm_tma_wgmma: a stage's A and B tiles (128 rows x 128 B each)
 FA_DEFAULT_TILES = {64: (128, 128), 128: (128, 64)}  # head dim -> (br, bc), as run_tc_sm80.fa_defaults
 # the irregular twins (run_irregular.py; no hand IR): CSR SpMV, histograms, block scans, a stencil with border guards
@@ -127,6 +127,16 @@ def launch_of(kernel: str, shape: tuple[int, ...], params: dict | None = None,
         return TwinLaunch(src, kernel, (N // bn, M // 128, 1), (384, 1, 1),
                           (f"tmap(A,bf16,[{K},{M}],[{swz // 2},128],swizzle={swz})",
                            f"tmap(B,bf16,[{K},{N}],[{swz // 2},{bn}],swizzle={swz})", f"bf16[{M * N}]",
+                           str(M), str(N), str(K)), stages * (128 + bn) * 128 + 1024 + 128,
+                          tuple(f"{k}={v}" for k, v in defs.items()))
+    if kernel == "hgemm_ws_cluster":  # run_tc_sm90.py: 2x1 clusters along M (blockIdx.x), maps by value, A boxes
+        # {SWIZZLE/2, 128}, B boxes {SWIZZLE/2, BN/2} (each CTA's multicast half; BN without multicast)
+        M, N, K = shape
+        stages, swz, bn = int(defs.get("STAGES", 3)), int(defs.get("SWIZZLE", 128)), int(defs.get("BN", 256))
+        b_rows = bn if defs.get("MULTICAST") == "0" else bn // 2
+        return TwinLaunch(src, kernel, (M // 128, N // bn, 1), (384, 1, 1),
+                          (f"tmap(A,bf16,[{K},{M}],[{swz // 2},128],swizzle={swz})",
+                           f"tmap(B,bf16,[{K},{N}],[{swz // 2},{b_rows}],swizzle={swz})", f"bf16[{M * N}]",
                            str(M), str(N), str(K)), stages * (128 + bn) * 128 + 1024 + 128,
                           tuple(f"{k}={v}" for k, v in defs.items()))
     if kernel == "fa3":  # run_fa3.py: nvcc -O3 for sm_90a, 3D maps {d, N, B*H} by value, boxes {64, rows, 1}

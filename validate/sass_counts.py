@@ -80,7 +80,8 @@ def targets(work: Path) -> list[dict]:
     plan_path = work / "sc_plan.json"
     plan_path.write_text(json.dumps(plan))
     for k, shape in (("hgemm_persistent", [512, 512, 512]), ("hgemm_persistent", [4096, 4096, 4096]),
-                     ("hgemm_ws", [4096, 4096, 4096]), ("hgemm_ws_cluster", [512, 512, 512])):
+                     ("hgemm_ws", [4096, 4096, 4096]), ("hgemm_ws_cluster", [512, 512, 512]),
+                     ("hgemm_ws_cluster", [4096, 4096, 4096])):
         c = next(c for c in plan if c["kernel"] == k and c["shape"] == shape and not c["params"])
         out.append({"name": f"{k} {','.join(map(str, shape))}", "kernel": k, "skip": 2,
                     "argv": [str(HERE / "run_tc_sm90.py"), "--ncu-child", str(plan_path), "--case", str(c["id"]),

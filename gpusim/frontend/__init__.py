@@ -14,6 +14,8 @@ emulator decides *what* each warp executes and which addresses it touches; the e
 
 from __future__ import annotations
 
+import dataclasses
+
 from gpusim.ir import KernelError
 
 from pathlib import Path
@@ -28,7 +30,7 @@ from gpusim.frontend.lower import Context
 from gpusim.frontend.lower import build as lower_build
 from gpusim.frontend.machine import WARP, Launch, Machine
 from gpusim.frontend.memory import GlobalMemory
-from gpusim.frontend.trace import Batch, LoweringError, Recorder, cta_refs, ref_of, segment
+from gpusim.frontend.trace import Batch, Grid, LoweringError, Recorder, cta_refs, ref_of, segment
 
 
 
@@ -103,6 +105,29 @@ def resident_ctas(config: HardwareConfig, grid, block, regs: int, smem: int) -> 
     return out
 
 
+def _cluster(ck, grid) -> tuple[int, int, int]:
+    """The kernel's cluster (``__cluster_dims__``), which the IR takes along x only (``Kernel.cluster``)."""
+    cx, cy, cz = ck.cluster
+    if (cy, cz) != (1, 1):
+        raise FrontendError(f"{ck.name}: a cluster of {cx}x{cy}x{cz} CTAs: gpusim takes clusters along x only")
+    if grid[0] % cx:
+        raise FrontendError(f"--grid {grid[0]},{grid[1]},{grid[2]}: gridDim.x is not a multiple of the kernel's cluster "
+                            f"of {cx} CTAs (__cluster_dims__; CUDA launches whole clusters)")
+    return ck.cluster
+
+
+def _with_partners(ctas: list, cluster: tuple[int, int, int]) -> list:
+    """``ctas`` and the other CTAs of each one's cluster (along x), in that order."""
+    cx = cluster[0]
+    out = list(ctas)
+    for x, y, z in ctas:
+        for r in range(cx):
+            p = (x - x % cx + r, y, z)
+            if p not in out:
+                out.append(p)
+    return out
+
+
 def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, block, args: list[str],
                        smem_dynamic: int = 0, defines: tuple[str, ...] = (), arch: str = "sm_90", seed: int = 0,
                        max_steps: int = 400_000, compiled: list | None = None, compiler: str = "nvcc",
@@ -124,21 +149,24 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     gmem.tmaps = [(t, [b.name for b in bufs].index(t.tensor)) for t in fargs.tmap_args(bound)]
     params = fargs.param_block(ck, bound, {b.name: b.base for b in bufs})
     smem = ck.static_smem_bytes + smem_dynamic
-    launch = Launch(grid, block, smem, ck.stack_bytes, params)
+    cluster = _cluster(ck, grid)
+    launch = Launch(grid, block, smem, ck.stack_bytes, params, cluster)
     ctas = cta_refs(grid)
     for c in resident_ctas(config, grid, block, ck.regs or 32, smem):  # the first SM's CTAs (its L1 stream)
         if c not in ctas:
             ctas.append(c)
+    if cluster != (1, 1, 1):  # a cluster's CTAs arrive on each other's mbarriers and multicast into each other
+        ctas = _with_partners(ctas, cluster)
     no_jump: frozenset = frozenset()
     for _ in range(3):
         rec = Recorder()
         m = Machine(ck.program, launch, ctas, gmem, rec, max_steps, no_jump, data=data)
         m.run()
         lane_trips = m.jump.trips if m.jump is not None else None
-        batch = Batch(ctas, grid, m.T // WARP, rec.recs, m.jump, lane_trips)
+        batch = Batch(ctas, Grid(grid, cluster), m.T // WARP, rec.recs, m.jump, lane_trips)
         try:
             mid = tuple(g // 2 for g in grid)
-            base = ctas.index(ref_of(mid, grid))
+            base = ctas.index(ref_of(mid, batch.grid))
             threads = block[0] * block[1] * block[2]
             tensors = [ir.Tensor(b.name, b.size_bytes) for b in bufs]
             loop_insts = (m.jump.back - m.jump.head + 1) if m.jump is not None else 0
@@ -158,6 +186,8 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
                     raise LoweringError(str(e), retry_without_jump=True) from None
                 kernel_ir = _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensors, notes,
                                          config.pipes.match_slots_per_distinct_value)
+                if cluster[0] > 1:  # partners' multicast halves and arrivals: symmetric, as the CTA's own
+                    kernel_ir = dataclasses.replace(kernel_ir, cluster=cluster[0])
                 from gpusim.kernel_checks import check_kernel
 
                 check_kernel(kernel_ir, config, str(source))
@@ -167,6 +197,8 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
                           match_slots_per_distinct_value=config.pipes.match_slots_per_distinct_value)
             kernel_ir = lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
                                     ck.source, notes, loop_insts)
+            if cluster[0] > 1:
+                kernel_ir = dataclasses.replace(kernel_ir, cluster=cluster[0])
             from gpusim.kernel_checks import check_kernel
 
             # the layer every kernel passes (its guards of user code are not needed: the address functions are ours)
@@ -191,7 +223,7 @@ def _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensor
     role_list = hopper.roles(batch.recs, warps, base)
     def lower_role(role, summarise: bool, trips: int | None = None, peel: int = 0):
         recs, loops = hopper.role_recs(batch.recs, role, warps, ck.program, len(batch.ctas), peel)
-        b = Batch(batch.ctas, grid, warps, recs, None, None)
+        b = Batch(batch.ctas, batch.grid, warps, recs, None, None)
         seg = segment(recs, loops if summarise else [], None, trips=trips, uneven=True)
         role_base = base
         if seg.lane_trips is not None:  # a loop split from its tail iterations (causal attention): as in

@@ -27,7 +27,9 @@ from gpusim.frontend.isa import Decoded, SassDecodeError, decode
 NVCC_TIMEOUT_S = 300
 NVCC_MEMORY_BYTES = 8 << 30
 ARCHES = ("sm_90", "sm_90a")
-SM_90A_ONLY = "not supported on .target 'sm_90'"  # ptxas: an sm_90a instruction built for sm_90 (rebuilt for sm_90a)
+# ptxas on an sm_90a instruction built for sm_90 (then rebuilt for sm_90a): refused (wgmma, setmaxnreg), or an
+# advisory that fails NVRTC's build (TMA multicast)
+SM_90A_ONLY = ("not supported on .target 'sm_90'", "should be used on .target 'sm_90a")
 
 
 class BuildError(KernelError):
@@ -55,6 +57,7 @@ class CompiledKernel:
     source: str  # the file it came from
     arch: str
     signature: list[tuple[str, str]] | None = None  # (C type, name) of each parameter, where the source was read
+    cluster: tuple[int, int, int] = (1, 1, 1)  # __cluster_dims__ (EIATTR_CTA_PER_CLUSTER): the CTAs of a cluster
 
     @property
     def param_bytes(self) -> int:
@@ -141,6 +144,7 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
     nvrtc_options = NVRTC_OPTIONS.get(compiler, ())
+    h.update(b"entry format 2: cluster dims")  # kernels.json holds each kernel's cluster (older entries rebuilt)
     h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
                         + ([list(nvrtc_options)] if nvrtc_options else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
@@ -148,7 +152,7 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
         try:
             _build_entry(cu, nvcc, arch, defines, (*nvrtc_options, *options), entry)
         except BuildError as e:  # wgmma, setmaxnreg: sm_90a's arch-specific instructions (Hopper's own)
-            if arch != "sm_90" or SM_90A_ONLY not in str(e):
+            if arch != "sm_90" or not any(h in str(e) for h in SM_90A_ONLY):
                 raise
             return compile_cuda(cu, "sm_90a", defines, options, compiler)
     return _load_entry(entry, cu, arch)
@@ -248,7 +252,10 @@ def _build_entry(cu: Path, nvcc: str, arch: str, defines, options, entry: Path) 
         r = _run(cmd, str(cu), env)
         err = _text(r.stderr)
         if r.returncode:
-            first = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[:300])
+            lines = err.splitlines()  # an sm_90a-only instruction's error first (the caller rebuilds for sm_90a),
+            # ahead of ptxas's advisory warnings
+            first = next((ln for ln in lines if any(h in ln for h in SM_90A_ONLY)), None) or next(
+                (ln for ln in lines if "error" in ln), err.strip()[:300])
             raise BuildError(f"{cu}: {'NVRTC' if nvcc == 'nvrtc' else 'nvcc'} failed: {first.strip()}")
         if nvcc == "nvrtc":
             err = ""
@@ -276,6 +283,7 @@ def _describe(folder: Path, ptxas_text: str, what: str) -> None:
     usage = _res_usage(_text(res.stdout))
     ptxas = sass.parse_ptxas(ptxas_text)
     params = _kparams(_text(elf.stdout))
+    clusters = _kclusters(_text(elf.stdout))
     kernels = {}
     for f in sass.parse_sass(_text(dump.stdout)):
         regs, smem, stack = usage.get(f.mangled, (0, 0, 0))
@@ -284,7 +292,8 @@ def _describe(folder: Path, ptxas_text: str, what: str) -> None:
         elif smem >= 1024:
             smem -= 1024
         kernels[f.mangled] = {"regs": regs, "smem": smem, "stack": stack,
-                              "params": [list(p) for p in params.get(f.mangled, [])]}
+                              "params": [list(p) for p in params.get(f.mangled, [])],
+                              "cluster": list(clusters.get(f.mangled, (1, 1, 1)))}
     (folder / "kernels.json").write_text(json.dumps(kernels, indent=1, sort_keys=True))
 
 
@@ -318,6 +327,26 @@ def _kparams(text: str) -> dict[str, list[tuple[int, int, int]]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
+def _kclusters(text: str) -> dict[str, tuple[int, int, int]]:
+    """EIATTR_CTA_PER_CLUSTER of each kernel's .nv.info section (``__cluster_dims__``): its cluster's CTAs."""
+    out: dict[str, tuple[int, int, int]] = {}
+    cur, attr = None, False
+    for line in text.splitlines():
+        t = line.strip()
+        m = re.match(r"^\.nv\.info\.(\S+)", t)
+        if m:
+            cur, attr = m.group(1), False
+            continue
+        if t.startswith("Attribute:"):
+            attr = "EIATTR_CTA_PER_CLUSTER" in t
+            continue
+        m = re.match(r"Value:\s*((?:0x[0-9a-f]+\s*){3})$", t)
+        if attr and cur and m:
+            out[cur] = tuple(int(v, 16) for v in m.group(1).split())
+            attr = False
+    return out
+
+
 def _decode(f: sass.Function, what: str) -> list[Decoded]:
     insts = list(f.insts)
     try:
@@ -334,7 +363,8 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
     for f in sass.parse_sass(text):
         info = meta.get(f.mangled, {"regs": 0, "smem": 0, "stack": 0, "params": []})
         k = CompiledKernel(f.name, f.mangled, _decode(f, str(src)), info["regs"], info["smem"], info["stack"],
-                           [Param(*p) for p in info["params"]], str(src), arch)
+                           [Param(*p) for p in info["params"]], str(src), arch,
+                           cluster=tuple(info.get("cluster", (1, 1, 1))))
         k.signature = parse_signature(source_text, f.name) if source_text else None
         if k.signature is not None and len(k.signature) != len(k.params):
             k.signature = None

@@ -50,9 +50,7 @@ from gpusim.frontend.memory import DATA, PARAM_BASE, UNKNOWN, EmulationError, Me
 MNEMONICS = {"SYNCS", "UTMALDG", "UTMASTG", "UBLKCP", "UTMACCTL", "HGMMA", "WARPGROUP", "ELECT", "USETMAXREG"}
 REFUSED = {
     "UTMAREDG": "TMA reductions are not emulated yet",
-    **dict.fromkeys(("UCGABAR_ARV", "UCGABAR_WAIT", "UCGABAR_INIT"),
-                    "thread-block clusters (barrier.cluster, distributed shared memory) need the cluster's CTAs "
-                    "emulated together: not supported yet"),
+    "UCGABAR_INIT": "a cluster barrier's initialisation is not emulated",
 }
 PARAM_WINDOW = 0x7D00_0000_0000  # the generic address of c[0x0][PARAM_BASE] (the __grid_constant__ parameters)
 COUNT_LIMIT = 1 << 20  # mbarrier arrival counts are below 2^20 (PTX)
@@ -228,9 +226,8 @@ def _syncs(m, st: State, d: Decoded, mask, em, cond_taint) -> Record | None:
             rec.issues[(c, w)] = Issue(int(off[lane]))
         return rec
     if d.has("ARRIVE"):  # mbarrier.arrive[.expect_tx]: each executing thread arrives (and expects its bytes)
-        if d.has("RED"):
-            raise S.unsupported(d, "arrivals on a cluster partner's mbarrier need the cluster emulated together: "
-                                   "not supported yet")
+        # .RED: mbarrier.arrive.shared::cluster on the barrier of the CTA of the cluster the address's rank names
+        ranks = m.cluster_rank(d, a) if d.has("RED") else None
         txr = next((o for o in ops[1:] if isinstance(o, Reg)), None)
         mult = re.search(r"A(\d+)T(\d+)", ".".join(d.mods))
         per = int(mult.group(1)) if mult else 1
@@ -239,7 +236,13 @@ def _syncs(m, st: State, d: Decoded, mask, em, cond_taint) -> Record | None:
         for c, w, lane in _warps(m, em):
             lanes = em & (m.cta_of == c) & (m.warp == w)
             o = int(off[lane])
-            b = st.bar(c, o, d)
+            if ranks is not None and len(set(ranks[lanes].tolist())) > 1:
+                raise EmulationError(f"{d.where}: the lanes of one warp arrive on the mbarriers of different CTAs of "
+                                     "the cluster")
+            t = m.partner(c, int(ranks[lane]), d) if ranks is not None else c
+            b = st.bar(t, o, d)
+            # the IR takes a partner's arrival as one on the same barrier of the CTA's own (its partner, symmetric,
+            # arrives on it)
             rec.issues[(c, w)] = Issue(o, b.completions)
             if m.probing:
                 continue
@@ -247,7 +250,7 @@ def _syncs(m, st: State, d: Decoded, mask, em, cond_taint) -> Record | None:
             if txr is not None and not txr.zero:
                 v = (m.UR[txr.idx] if txr.uniform else m.R[txr.idx])[lanes]
                 b.tx += int(v.astype(np.int64).sum())
-            touched.add((c, o))
+            touched.add((t, o))
         for key in touched:
             st.settle(*key)
         if len(ops) and isinstance(ops[0], Reg) and not ops[0].zero:  # the state it returns: not modelled
@@ -333,9 +336,14 @@ def _box(m, st: State, d: Decoded, tup, mp, lane: int, first_coord: int):
 
 
 def _tma_load(m, st: State, d: Decoded, em) -> Record:
+    """``UTMALDG.nD [URd], [URm]`` (``.MULTICAST [URd], [URm], URk``: the box lands at the same shared byte of every
+    CTA of the cluster whose bit is set in ``URk``'s upper half-word, ``cp.async.bulk.tensor...multicast::cluster``,
+    and completes its bytes on each one's mbarrier there). The IR books the copy on the issuing CTA alone, whose
+    partners' copies (symmetric: each loads its share and multicasts it) land with it."""
     dst, mp = d.ops[0], d.ops[1]
-    if d.has("MULTICAST") or len(d.ops) > 2:
-        raise S.unsupported(d, "TMA multicast needs the cluster's CTAs emulated together: not supported yet")
+    multicast = d.has("MULTICAST")
+    if len(d.ops) > 2 and not multicast or multicast and (len(d.ops) < 3 or not isinstance(d.ops[2], Reg)):
+        raise S.unsupported(d, "this form of TMA load")
     rec = Record("tma")
     for c, w, lane in _warps(m, em):
         tm, tensor, sdst, chunks, nbytes = _box(m, st, d, dst, mp, lane, 2)
@@ -343,12 +351,17 @@ def _tma_load(m, st: State, d: Decoded, em) -> Record:
         rec.issues[(c, w)] = Issue(bar, 0, chunks, tensor)
         if m.probing:
             continue
-        b = st.bar(c, bar, d)
-        rec.issues[(c, w)].phase = b.completions
-        if not m.skip_values:
-            _copy_box(m, c, tm, tensor, chunks, sdst)
-        b.tx -= nbytes
-        st.settle(c, bar)
+        targets = [c]
+        if multicast:
+            bits = (_ur(m, d.ops[2].idx, lane) >> 16) & 0xFFFF
+            targets = [m.partner(c, r, d) for r in range(16) if bits >> r & 1]
+        rec.issues[(c, w)].phase = st.bar(targets[0] if c not in targets else c, bar, d).completions
+        for t in targets:
+            b = st.bar(t, bar, d)
+            if not m.skip_values:
+                _copy_box(m, t, tm, tensor, chunks, sdst)
+            b.tx -= nbytes
+            st.settle(t, bar)
     return rec
 
 

@@ -16,8 +16,8 @@ from gpusim.frontend.isa import Decoded, Imm
 from gpusim.frontend.machine import WARP
 from gpusim.frontend.memory import DATA
 from gpusim.frontend.trace import (SYNC_MNEMONICS, AddressBook, Batch, LoweringError, Segments, compact_full,
-                                   compact_uneven, cta_warps,
-                                   key_rec, pipe_of, reads_of, ref_of, stride_pair, warps_tuple, writes_of)
+                                   compact_uneven, cta_warps, key_rec, pipe_of, reads_of, ref_of, stride_pair,
+                                   stride_steps, strided, warps_tuple, writes_of)
 from gpusim.kernel_checks import MAX_UNROLLED_OPERATIONS
 
 MEMORY_KINDS = {"LDG": "ld", "LD": "ld", "LDS": "ld", "LDL": "ld", "STG": "st", "ST": "st", "STS": "st", "STL": "st",
@@ -60,7 +60,7 @@ class Context:
         index = {c: i for i, c in enumerate(b.ctas)}
         self.trip_strides = {}
         for d in range(3):
-            if b.grid[d] >= 4:
+            if strided(b.grid, d):
                 one, two = stride_pair(b.grid, d)
                 self.trip_strides[d] = self.lane_trips[index[two]] - self.lane_trips[index[one]]
 
@@ -546,13 +546,13 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
             gx, gy, _ = batch.grid
             cta_strides = {}
             for d in range(3):
-                if batch.grid[d] >= 4:
+                if strided(batch.grid, d):
                     one, two = stride_pair(batch.grid, d)
                     cta_strides[d] = trips_by_cta[two] - trips_by_cta[one]
 
             def by_strides(c: tuple[int, int, int]) -> int:
                 ref = ref_of(c, batch.grid)
-                return trips_by_cta[ref] + sum((c[d] - ref[d]) * g for d, g in cta_strides.items())
+                return trips_by_cta[ref] + sum(stride_steps(c, ref, batch.grid, d) * g for d, g in cta_strides.items())
 
             # the strides between CTAs 1 and 2 predict the interior probes (causal attention: trips grow by a CTA's
             # rows); where they do not (a grid-stride loop: the first CTAs one trip more than the rest, a step no

@@ -79,6 +79,7 @@ class Launch:
     smem_bytes: int  # static + dynamic shared memory of a CTA
     local_bytes: int  # per-thread local memory (stack frame)
     params: bytes  # the kernel parameters as laid out in constant bank 0 from PARAM_BASE
+    cluster: tuple[int, int, int] = (1, 1, 1)  # thread-block cluster (__cluster_dims__): its CTAs emulated together
 
 
 @dataclass
@@ -106,6 +107,18 @@ class Machine:
         self.cta_of = cta
         ctas = np.array(self.ctas, dtype=np.int64).reshape(-1, 3)
         self.ctaid = tuple(ctas[cta, k] for k in range(3))
+        cx, cy, cz = self.launch.cluster
+        # a CTA's rank in its cluster (%cluster_ctarank, SR_CgaCtaId: the byte of a shared::cluster address above the
+        # CTA's 24-bit window), and each batch CTA's partners by rank
+        rank_of = (ctas[:, 0] % cx) + cx * ((ctas[:, 1] % cy) + cy * (ctas[:, 2] % cz))
+        self.rank = rank_of[cta]
+        index = {tuple(int(v) for v in c): i for i, c in enumerate(ctas)}
+        self.partners: list[dict[int, int]] = []
+        for c in ctas:
+            origin = (c[0] - c[0] % cx, c[1] - c[1] % cy, c[2] - c[2] % cz)
+            self.partners.append({r: index[m] for r in range(cx * cy * cz)
+                                  if (m := (origin[0] + r % cx, origin[1] + (r // cx) % cy, origin[2] + r // (cx * cy)))
+                                  in index})
         self.lane = tid % WARP
         self.warp = tid // WARP  # warp within its CTA
         nreg = 1 + max([_max_reg(d) for d in self.program] + [0])
@@ -178,7 +191,7 @@ class Machine:
         n = self.N
         table = {"SR_TID.X": self.tid[0], "SR_TID.Y": self.tid[1], "SR_TID.Z": self.tid[2],
                  "SR_CTAID.X": self.ctaid[0], "SR_CTAID.Y": self.ctaid[1], "SR_CTAID.Z": self.ctaid[2],
-                 "SR_LANEID": self.lane, "SR_CgaCtaId": np.zeros(n, np.int64), "SRZ": np.zeros(n, np.int64),
+                 "SR_LANEID": self.lane, "SR_CgaCtaId": self.rank, "SRZ": np.zeros(n, np.int64),
                  "SR_LTMASK": (1 << self.lane) - 1, "SR_LEMASK": (2 << self.lane) - 1,
                  "SR_EQMASK": 1 << self.lane, "SR_GTMASK": ~((2 << self.lane) - 1),
                  "SR_GEMASK": ~((1 << self.lane) - 1), "SR_VIRTUALSMID": np.zeros(n, np.int64),
@@ -223,6 +236,23 @@ class Machine:
         if space == "shared":
             v = (v & SHARED_WINDOW_MASK) - SHARED_WINDOW_BASE
         return v
+
+    def cluster_rank(self, d: Decoded, a: Addr) -> np.ndarray:
+        """The cluster rank a shared::cluster address names (its byte above the CTA's 24-bit window: ``mapa``)."""
+        v = np.zeros(self.N, dtype=np.int64)
+        if a.reg is not None and not a.reg.zero:
+            v += self.R[a.reg.idx].astype(np.int64) * a.reg.scale
+        if a.ureg is not None and not a.ureg.zero:
+            v += self.UR[a.ureg.idx].astype(np.int64)
+        return ((v + a.offset) >> 24) & 0xFF
+
+    def partner(self, c: int, rank: int, d: Decoded) -> int:
+        """The batch CTA of rank ``rank`` in batch CTA ``c``'s cluster."""
+        p = self.partners[c].get(rank)
+        if p is None:
+            raise EmulationError(f"{d.where}: CTA {self.ctas[c]} addresses rank {rank} of its cluster of "
+                                 f"{self.launch.cluster}, which has no such CTA")
+        return p
 
     @staticmethod
     def width_of(d: Decoded) -> int:

@@ -994,5 +994,8 @@ SEMANTICS = {
     "VIADDMNMX": viaddmnmx,
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
     "ERRBAR": nop, "CGAERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
+    # barrier.cluster.arrive / wait: the emulator runs a cluster's CTAs together, and what a cluster barrier orders
+    # (mbarrier set-up before remote arrivals, shared memory kept until the partner's last arrival) needs no wait there
+    "UCGABAR_ARV": nop, "UCGABAR_WAIT": nop,
     "UTMACMDFLUSH": nop,
 }

@@ -165,18 +165,47 @@ def cta_refs(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     return out
 
 
-def stride_pair(grid: tuple[int, int, int], d: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """The two interior batch CTAs one apart in grid dimension ``d`` (coordinates 1 and 2 there, interior in the
-    others where they have an interior), whose difference is the per-CTA stride of that dimension: CTAs on a border
-    of another dimension may take other paths (a guard at index 0)."""
+class Grid(tuple):
+    """A launch's grid (x, y, z) that knows its cluster (``__cluster_dims__``): a CTA's addresses may depend on its
+    rank in the cluster (the half of a tile it multicasts), so CTAs of one rank are each other's references and the
+    strides are taken a cluster apart (``period``: the cluster's CTAs per dimension)."""
+
+    period: tuple[int, int, int]
+
+    def __new__(cls, dims, period=(1, 1, 1)):
+        g = super().__new__(cls, tuple(dims))
+        g.period = tuple(period)
+        return g
+
+
+def period_of(grid) -> tuple[int, int, int]:
+    """The CTAs a stride spans in each grid dimension: the cluster's (1 without clusters)."""
+    return getattr(grid, "period", (1, 1, 1))
+
+
+def strided(grid, d: int) -> bool:
+    """Whether grid dimension ``d`` has two interior batch CTAs a stride apart (:func:`stride_pair`)."""
+    return grid[d] >= 3 + period_of(grid)[d]
+
+
+def stride_pair(grid, d: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The two interior batch CTAs one stride apart in grid dimension ``d`` (coordinates 1 and 1 + the cluster's
+    CTAs there, interior in the others where they have an interior), whose difference is the stride of that
+    dimension: CTAs on a border of another dimension may take other paths (a guard at index 0)."""
     base = tuple(1 if g > 2 else 0 for g in grid)
-    return (tuple(1 if e == d else base[e] for e in range(3)), tuple(2 if e == d else base[e] for e in range(3)))
+    two = 1 + period_of(grid)[d]
+    return (tuple(1 if e == d else base[e] for e in range(3)), tuple(two if e == d else base[e] for e in range(3)))
 
 
-def ref_of(c: tuple[int, int, int], grid: tuple[int, int, int]) -> tuple[int, int, int]:
+def ref_of(c: tuple[int, int, int], grid) -> tuple[int, int, int]:
     """The batch CTA whose addresses a CTA's are moved from: the same coordinate where it is first or last in a
-    dimension, 1 where it is interior."""
-    return tuple(v if v == 0 or v == g - 1 else 1 for v, g in zip(c, grid, strict=True))
+    dimension; where it is interior, 1 (in a cluster: the first interior coordinate of the same rank)."""
+    return tuple(v if v == 0 or v == g - 1 else (v % p or p) for v, g, p in zip(c, grid, period_of(grid), strict=True))
+
+
+def stride_steps(c, ref, grid, d: int) -> int:
+    """The strides of dimension ``d`` between CTA ``c`` and its reference ``ref`` (a whole number of clusters)."""
+    return (c[d] - ref[d]) // period_of(grid)[d]
 
 
 class LoweringError(EmulationError):
@@ -792,7 +821,7 @@ class AddressBook:
     def _cta_strides(self, ctas) -> None:
         """The interior CTAs' stride in each grid dimension (checked: the two CTAs execute the same lanes)."""
         for d in range(3):
-            if self.grid[d] >= 4:
+            if strided(self.grid, d):
                 stride = self._stride(stride_pair(self.grid, d)[0], d)
                 if stride is not None:
                     self.strides[d] = stride
@@ -800,11 +829,12 @@ class AddressBook:
     def _stride(self, ref, d: int) -> np.ndarray | None:
         """The stride along grid dimension ``d`` of the CTAs of ``ref``'s kind in the other dimensions (a border
         row's CTAs have a stride of their own where their border lanes work): between the batch CTAs with
-        coordinates 1 and 2 in ``d``; None where they differ in which lanes execute."""
+        coordinates 1 and 2 in ``d`` (1 and 1 + the cluster's CTAs in a cluster); None where they differ in which
+        lanes execute."""
         key = (tuple(v for e, v in enumerate(ref) if e != d), d)
         if key not in self._strides:
             one = tuple(1 if e == d else v for e, v in enumerate(ref))
-            two = tuple(2 if e == d else v for e, v in enumerate(ref))
+            two = tuple(1 + period_of(self.grid)[d] if e == d else v for e, v in enumerate(ref))
             a, b = self._slot1(self.index[one]), self._slot1(self.index[two])
             if a is None or b is None or a.shape != b.shape or ((a < 0) != (b < 0)).any():
                 self.affine = False
@@ -845,7 +875,7 @@ class AddressBook:
                 g = self._stride(ref, d)
                 if g is None:
                     return a
-                shift = shift + (c[d] - ref[d]) * g
+                shift = shift + stride_steps(c, ref, self.grid, d) * g
         return np.where(a >= 0, a + shift, a)
 
     def __call__(self, ctx) -> np.ndarray:
@@ -893,5 +923,5 @@ class AddressBook:
         shift = 0
         for d, g in self.trip_strides.items():
             if c[d] != ref[d]:
-                shift = shift + (c[d] - ref[d]) * g
+                shift = shift + stride_steps(c, ref, self.grid, d) * g
         return shift
