@@ -111,8 +111,8 @@ def _cluster(ck, grid) -> tuple[int, int, int]:
     if (cy, cz) != (1, 1):
         raise FrontendError(f"{ck.name}: a cluster of {cx}x{cy}x{cz} CTAs: gpusim takes clusters along x only")
     if grid[0] % cx:
-        raise FrontendError(f"--grid {grid[0]},{grid[1]},{grid[2]}: gridDim.x is not a multiple of the kernel's cluster "
-                            f"of {cx} CTAs (__cluster_dims__; CUDA launches whole clusters)")
+        raise FrontendError(f"--grid {grid[0]},{grid[1]},{grid[2]}: gridDim.x is not a multiple of the kernel's "
+                            f"cluster of {cx} CTAs (__cluster_dims__; CUDA launches whole clusters)")
     return ck.cluster
 
 
