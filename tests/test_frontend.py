@@ -566,3 +566,20 @@ def test_a_grid_stride_loop_of_data_dependent_atomics_whose_ctas_run_unequal_tri
     k = kernel_from_source(TWINS / "histogram.cu", "histogram", grid=(grid, 1, 1), block=(block, 1, 1),
                            args=[f"in=i32[{n}]:randint(0,256)", "hist=u32[256]:zeros", f"n={n}"])
     assert any(isinstance(op, Mem) and op.atomic for op in k.all_ops())
+
+
+@needs_cuda
+def test_a_source_that_needs_sm_90a_is_built_for_sm_90_only_once(tmp_path, monkeypatch):
+    """wgmma and setmaxnreg are sm_90a's: a build for sm_90 fails and the source is rebuilt for sm_90a. The cache
+    remembers it, so the next run goes straight to sm_90a (each failing build cost a third of a second a run)."""
+    from gpusim.frontend import build as fb
+
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    builds = []
+    real = fb._build_entry
+    monkeypatch.setattr(fb, "_build_entry", lambda cu, nvcc, arch, *a: (builds.append(arch), real(cu, nvcc, arch, *a)))
+    src = Path(__file__).resolve().parents[1] / "validate" / "kernels" / "hgemm_ws.cu"
+    first = compile_cuda(src, "sm_90", ("STAGES=3", "BN=256"))
+    assert builds == ["sm_90", "sm_90a"] and first[0].arch == "sm_90a"
+    again = compile_cuda(src, "sm_90", ("STAGES=3", "BN=256"))
+    assert builds == ["sm_90", "sm_90a"] and again[0].arch == "sm_90a"

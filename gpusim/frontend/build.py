@@ -148,14 +148,31 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
     h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
                         + ([list(nvrtc_options)] if nvrtc_options else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
+    if (entry / SM_90A_MARK).is_file():  # an earlier build for sm_90 needed sm_90a: straight there
+        return compile_cuda(cu, "sm_90a", defines, options, compiler)
     if not (entry / "kernels.json").is_file():
         try:
             _build_entry(cu, nvcc, arch, defines, (*nvrtc_options, *options), entry)
         except BuildError as e:  # wgmma, setmaxnreg: sm_90a's arch-specific instructions (Hopper's own)
             if arch != "sm_90" or not any(h in str(e) for h in SM_90A_ONLY):
                 raise
+            _mark_sm_90a(entry)
             return compile_cuda(cu, "sm_90a", defines, options, compiler)
     return _load_entry(entry, cu, arch)
+
+
+SM_90A_MARK = "needs-sm_90a"  # in a cache entry for sm_90: the source needs sm_90a (saves a failing build a run)
+
+
+def _mark_sm_90a(entry: Path) -> None:
+    """Remember in ``entry`` that its source needs sm_90a (written whole, by a rename, or not at all)."""
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=entry)
+        os.close(fd)
+        os.replace(tmp, entry / SM_90A_MARK)
+    except OSError:  # a cache that cannot be written costs the failing build again next run, nothing else
+        pass
 
 
 def load_cubin(path: Path) -> list[CompiledKernel]:
