@@ -35,15 +35,15 @@ def predict(name: str, shape: tuple[int, ...], overrides: dict | None = None,
 
 def predict_source(source, kernel: str | None = None, *, grid, block, args: list[str], smem_dynamic: int = 0,
                    defines: tuple[str, ...] = (), compiler: str = "nvcc", config: HardwareConfig | str | None = None,
-                   trace: bool = False, seed: int = 0) -> tuple[dict, Simulation]:
+                   trace: bool = False, seed: int = 0, cluster=None) -> tuple[dict, Simulation]:
     """Simulate one launch of a CUDA kernel as it is written (a ``.cu`` file, a cubin or a SASS listing): compiled for
     sm_90 and emulated by the front-end (:mod:`gpusim.frontend`); returns (metrics keyed by ncu names, the
-    simulation)."""
+    simulation). ``cluster``: the launch's thread-block cluster, for a kernel without ``__cluster_dims__``."""
     from gpusim.frontend import kernel_from_source
 
     cfg = config if isinstance(config, HardwareConfig) else load_config(config)
     kernel_ir = kernel_from_source(source, kernel, grid=grid, block=block, args=args, smem_dynamic=smem_dynamic,
-                                   defines=tuple(defines), compiler=compiler, config=cfg, seed=seed)
+                                   defines=tuple(defines), compiler=compiler, config=cfg, seed=seed, cluster=cluster)
     sim = simulate(kernel_ir, cfg, trace=trace)
     return report(sim), sim
 

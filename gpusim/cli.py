@@ -158,10 +158,11 @@ def _run_source(a):
             raise UserError(f"--{flag.replace('_', '-')} is for a Triton file (gpusim run FILE.py)")
     if not a.grid or not a.block:
         raise UserError(f"{a.kernel}: give the launch with --grid X[,Y,Z] and --block X[,Y,Z]")
-    for flag in ("grid", "block"):
-        _dims_text(getattr(a, flag), flag)
+    for flag in ("grid", "block", "cluster"):
+        if getattr(a, flag):
+            _dims_text(getattr(a, flag), flag)
     m, sim = predict_source(a.kernel, a.name, grid=a.grid, block=a.block, args=a.arg or [], smem_dynamic=a.smem,
-                            defines=tuple(a.D or ()), compiler=a.compiler, config=a.config)
+                            defines=tuple(a.D or ()), compiler=a.compiler, config=a.config, cluster=a.cluster)
     return _source_metrics(a, m, sim, f"{sim.kernel.name} ({a.kernel})")
 
 
@@ -180,7 +181,8 @@ def _run_triton(a):
     from gpusim.api import predict_triton
 
     for flag, option, why in (("block", "--block", "its block is 32 * --num-warps threads"),
-                              ("smem", "--smem", "Triton sizes its shared memory"), ("D", "-D", "give --const")):
+                              ("smem", "--smem", "Triton sizes its shared memory"), ("D", "-D", "give --const"),
+                              ("cluster", "--cluster", "gpusim takes Triton's kernels without clusters")):
         if getattr(a, flag):
             raise UserError(f"{a.kernel}: {option} is for a CUDA file; for a Triton kernel {why}")
     if not a.grid:
@@ -884,6 +886,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CUDA file: a kernel argument, by name or in order: 4096, 0.5, f32[1024], "
                         "i32[N]:randint(0,N), f32[N]@x.npy (repeatable; see docs/your-kernel.md)")
     r.add_argument("--smem", type=int, default=0, metavar="BYTES", help="CUDA file: dynamic shared memory per block")
+    r.add_argument("--cluster", default=None, metavar="X[,Y,Z]",
+                   help="CUDA file: the launch's thread-block cluster (cudaLaunchKernelEx's cluster dimension), for a "
+                        "kernel without __cluster_dims__")
     r.add_argument("-D", action="append", metavar="MACRO[=VALUE]", help="CUDA file: a preprocessor definition")
     r.add_argument("--compiler", default="nvcc", choices=("nvcc", "nvrtc"),
                    help="CUDA file: nvcc (default) or NVRTC (as CuPy's RawModule compiles: -ftz=true)")

@@ -180,6 +180,38 @@ def test_a_clusters_ctas_are_emulated_together_multicasting_and_arriving_on_each
     assert sim["gpu__time_duration.sum"] > 0
 
 
+@needs_cuda
+def test_a_kernel_without_cluster_dims_takes_the_launchs_cluster(tmp_path):
+    """A kernel launched in clusters by cudaLaunchKernelEx (no __cluster_dims__ in its cubin) takes the launch's
+    cluster (--cluster, ``cluster=``: the driver's constants %is_explicit_cluster, %cluster_nctaid, ... that its SASS
+    reads) and predicts as the same kernel with __cluster_dims__ does; without it, its first arrival on a partner is
+    one line that says so; a cluster other than the kernel's own is refused. Its __syncwarp's divergence check
+    (BRA.DIV) finds the warp converged."""
+    from gpusim.frontend import FrontendError
+
+    src = (REPO / "validate" / "kernels" / "hgemm_ws_cluster.cu").read_text()
+    plain = tmp_path / "hgemm_ws_cluster.cu"
+    plain.write_text(src.replace("__cluster_dims__(2, 1, 1) ", "").replace('#include "hopper_common.cuh"',
+                                                                            f'#include "{COMMON}"'))
+    M, N, K = 512, 256, 128
+    kw = {"grid": (M // 128, N // 256, 1), "block": (384, 1, 1),
+          "args": [f"tmap(A,bf16,[{K},{M}],[64,128],swizzle=128)", f"tmap(B,bf16,[{K},{N}],[64,128],swizzle=128)",
+                   f"bf16[{M * N}]", str(M), str(N), str(K)],
+          "smem_dynamic": 3 * (128 + 256) * 128 + 1024 + 128, "defines": ("STAGES=3", "BN=256"), "compiler": "nvrtc"}
+    with pytest.raises(EmulationError, match="the launch has no cluster: give the launch's cluster with --cluster"):
+        kernel_from_source(plain, "hgemm_ws_cluster", **kw)
+    launched = kernel_from_source(plain, "hgemm_ws_cluster", cluster="2", **kw)
+    declared = kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws_cluster.cu", "hgemm_ws_cluster", **kw)
+    cfg = load_config()
+    assert launched.cluster == declared.cluster == 2
+    t = "gpu__time_duration.sum"
+    # the same kernel but for the few instructions its SASS spends finding out at run time whether it is in a cluster
+    assert report(simulate(launched, cfg))[t] == pytest.approx(report(simulate(declared, cfg))[t], rel=0.01)
+    with pytest.raises(FrontendError, match=r"--cluster 4,1,1: hgemm_ws_cluster declares __cluster_dims__\(2, 1, 1\)"):
+        kernel_from_source(REPO / "validate" / "kernels" / "hgemm_ws_cluster.cu", "hgemm_ws_cluster", cluster="4",
+                           **kw)
+
+
 def test_a_cluster_not_along_x_is_refused_in_one_line():
     """The IR's clusters run along x (Kernel.cluster): a kernel whose __cluster_dims__ spans y is refused, naming it;
     a grid that does not hold whole clusters is refused too."""

@@ -105,15 +105,22 @@ def resident_ctas(config: HardwareConfig, grid, block, regs: int, smem: int) -> 
     return out
 
 
-def _cluster(ck, grid) -> tuple[int, int, int]:
-    """The kernel's cluster (``__cluster_dims__``), which the IR takes along x only (``Kernel.cluster``)."""
-    cx, cy, cz = ck.cluster
+def _cluster(ck, grid, launch=None) -> tuple[int, int, int]:
+    """The kernel's cluster: its ``__cluster_dims__``, or the launch's (``launch``, as cudaLaunchKernelEx's cluster
+    attribute gives it; CUDA refuses a launch whose cluster differs from the kernel's own), which the IR takes along x
+    only (``Kernel.cluster``)."""
+    if launch is not None:
+        launch = _dims(launch, "cluster")
+        if tuple(ck.cluster) not in ((1, 1, 1), launch):
+            raise FrontendError(f"--cluster {launch[0]},{launch[1]},{launch[2]}: {ck.name} declares "
+                                f"__cluster_dims__({ck.cluster[0]}, {ck.cluster[1]}, {ck.cluster[2]})")
+    cx, cy, cz = launch if launch is not None and launch != (1, 1, 1) else ck.cluster
     if (cy, cz) != (1, 1):
         raise FrontendError(f"{ck.name}: a cluster of {cx}x{cy}x{cz} CTAs: gpusim takes clusters along x only")
     if grid[0] % cx:
         raise FrontendError(f"--grid {grid[0]},{grid[1]},{grid[2]}: gridDim.x is not a multiple of the kernel's "
-                            f"cluster of {cx} CTAs (__cluster_dims__; CUDA launches whole clusters)")
-    return ck.cluster
+                            f"cluster of {cx} CTAs (CUDA launches whole clusters)")
+    return (cx, cy, cz)
 
 
 def _with_partners(ctas: list, cluster: tuple[int, int, int]) -> list:
@@ -131,9 +138,10 @@ def _with_partners(ctas: list, cluster: tuple[int, int, int]) -> list:
 def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, block, args: list[str],
                        smem_dynamic: int = 0, defines: tuple[str, ...] = (), arch: str = "sm_90", seed: int = 0,
                        max_steps: int = 400_000, compiled: list | None = None, compiler: str = "nvcc",
-                       config=None, data: bool = False) -> ir.Kernel:
+                       config=None, data: bool = False, cluster=None) -> ir.Kernel:
     """Compile (or read) ``source``, emulate ``kernel`` for the launch and describe it in the IR. ``data``: compute
-    every value, not only those addresses and control flow need (the prediction is the same; slower)."""
+    every value, not only those addresses and control flow need (the prediction is the same; slower). ``cluster``:
+    the launch's thread-block cluster (X[,Y,Z]) for a kernel without ``__cluster_dims__``."""
     from gpusim.config import load_config
 
     config = config if config is not None else load_config()
@@ -149,7 +157,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     gmem.tmaps = [(t, [b.name for b in bufs].index(t.tensor)) for t in fargs.tmap_args(bound)]
     params = fargs.param_block(ck, bound, {b.name: b.base for b in bufs})
     smem = ck.static_smem_bytes + smem_dynamic
-    cluster = _cluster(ck, grid)
+    cluster = _cluster(ck, grid, cluster)
     launch = Launch(grid, block, smem, ck.stack_bytes, params, cluster)
     ctas = cta_refs(grid)
     for c in resident_ctas(config, grid, block, ck.regs or 32, smem):  # the first SM's CTAs (its L1 stream)

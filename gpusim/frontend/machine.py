@@ -17,6 +17,8 @@ again without the jump (bounded by ``max_steps``).
 
 from __future__ import annotations
 
+import math
+
 import heapq
 from dataclasses import dataclass, field
 
@@ -25,8 +27,10 @@ import numpy as np
 from gpusim.frontend import hopper, regs
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
-from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_DESC, CONST_GRID_DIM, CONST_STACK, DATA, PARAM_BASE,
-                                    ORDER, UNKNOWN, EmulationError, GlobalMemory, MemAccess, set_words_taint)
+from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_CLUSTER_CTAS, CONST_CLUSTER_DIM, CONST_CLUSTER_RCP,
+                                    CONST_DESC, CONST_EXPLICIT_CLUSTER, CONST_GRID_DIM, CONST_NCLUSTER, CONST_STACK,
+                                    DATA, ORDER, PARAM_BASE, UNKNOWN, EmulationError, GlobalMemory, MemAccess,
+                                    set_words_taint)
 from gpusim.patterns import PREDICATED_OFF
 
 WARP = 32
@@ -139,6 +143,13 @@ class Machine:
         c0[CONST_GRID_DIM:CONST_GRID_DIM + 12] = np.array(self.launch.grid, dtype=np.uint32).tobytes()
         c0[CONST_STACK:CONST_STACK + 4] = np.array([self.launch.local_bytes], dtype=np.uint32).tobytes()
         c0[CONST_PARAM_ADDR:CONST_PARAM_ADDR + 8] = np.array([hopper.PARAM_WINDOW], dtype=np.uint64).tobytes()
+        cl = self.launch.cluster
+        c0[CONST_EXPLICIT_CLUSTER:CONST_EXPLICIT_CLUSTER + 4] = np.array([cl != (1, 1, 1)], dtype=np.uint32).tobytes()
+        c0[CONST_CLUSTER_DIM:CONST_CLUSTER_DIM + 12] = np.array(cl, dtype=np.uint32).tobytes()
+        c0[CONST_CLUSTER_RCP:CONST_CLUSTER_RCP + 8] = np.array([1.0 / cl[0], 1.0 / cl[1]], dtype=np.float32).tobytes()
+        clusters = [g // c for g, c in zip(self.launch.grid[:2], cl[:2], strict=True)]
+        c0[CONST_NCLUSTER:CONST_NCLUSTER + 8] = np.array(clusters, dtype=np.uint32).tobytes()
+        c0[CONST_CLUSTER_CTAS:CONST_CLUSTER_CTAS + 4] = np.array([math.prod(cl)], dtype=np.uint32).tobytes()
         c0[PARAM_BASE:] = self.launch.params
         self.const0 = bytes(c0)
         self.index_of = {d.addr: d.index for d in self.program}
@@ -180,7 +191,10 @@ class Machine:
             return buf[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
         o = c.offset
         known = o < CONST_GRID_DIM + 12 or o in (CONST_STACK, CONST_DESC, CONST_DESC + 4, CONST_PARAM_ADDR,
-                                                 CONST_PARAM_ADDR + 4) or o >= PARAM_BASE
+                                                 CONST_PARAM_ADDR + 4, CONST_EXPLICIT_CLUSTER, CONST_CLUSTER_DIM,
+                                                 CONST_CLUSTER_DIM + 4, CONST_CLUSTER_DIM + 8, CONST_CLUSTER_RCP,
+                                                 CONST_CLUSTER_RCP + 4, CONST_NCLUSTER, CONST_NCLUSTER + 4,
+                                                 CONST_CLUSTER_CTAS) or o >= PARAM_BASE
         if not known or o + 4 > len(self.const0):
             what = "past the kernel parameters" if o >= PARAM_BASE else "a driver constant gpusim does not model"
             raise EmulationError(f"reads c[0x0][0x{o:x}], {what}")
@@ -250,6 +264,9 @@ class Machine:
         """The batch CTA of rank ``rank`` in batch CTA ``c``'s cluster."""
         p = self.partners[c].get(rank)
         if p is None:
+            if self.launch.cluster == (1, 1, 1):
+                raise EmulationError(f"{d.where}: the kernel reaches CTA rank {rank} of a cluster, but the launch has "
+                                     "no cluster: give the launch's cluster with --cluster X[,Y,Z]")
             raise EmulationError(f"{d.where}: CTA {self.ctas[c]} addresses rank {rank} of its cluster of "
                                  f"{self.launch.cluster}, which has no such CTA")
         return p
@@ -739,6 +756,10 @@ class Machine:
         if mn in ("BRA", "JMP", "CALL"):
             cond = next((o for o in d.ops if isinstance(o, Pred)), None)
             taken = em if cond is None else em & S.pred(self, cond)
+            if mn == "BRA" and d.has("DIV"):  # BRA.DIV: to a warp-synchronous operation's slow path where the
+                # warp's lanes have diverged; the emulator runs a warp's lanes at one instruction together (the
+                # lowest first), so it takes them as converged, as a warp that reaches __syncwarp whole does
+                taken = np.zeros_like(em)
             target = self.index_of.get(_target(d))
             if target is None:
                 raise EmulationError(f"{d.where}: branches to 0x{_target(d):x}, not an instruction of the kernel")

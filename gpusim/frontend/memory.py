@@ -183,6 +183,12 @@ def from_array(array: np.ndarray) -> Callable[[int], np.ndarray]:
 # constant bank 0 as the driver fills it on sm_90: blockDim, gridDim, the local-memory stack top, the global
 # memory descriptor (read only as ULDC.64 for desc[URx] operands) and the kernel parameters from PARAM_BASE
 CONST_BLOCK_DIM, CONST_GRID_DIM, CONST_STACK, CONST_DESC, PARAM_BASE = 0x0, 0xC, 0x28, 0x208, 0x210
+# the launch's cluster where the kernel does not declare it (cudaLaunchKernelEx), as ptxas reads them on sm_90 (each
+# checked by compiling the special register's read): %is_explicit_cluster (1 in a cluster), %cluster_nctaid.x/y/z,
+# the reciprocals of cluster_nctaid.x/y as float32 (clusterid = ctaid * them, truncated), %nclusterid.x/y,
+# %cluster_nctarank
+CONST_EXPLICIT_CLUSTER, CONST_CLUSTER_DIM, CONST_CLUSTER_RCP, CONST_NCLUSTER, CONST_CLUSTER_CTAS = \
+    0x140, 0x144, 0x150, 0x15C, 0x188
 
 
 @dataclass
