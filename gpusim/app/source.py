@@ -101,6 +101,10 @@ def _examples() -> dict[str, Example]:
         _twin("twin: hgemm_mma_swizzled (512^3)", "hgemm_mma_swizzled", (512, 512, 512),
               "A bf16 GEMM on mma.sync with ldmatrix from a 128-B-swizzled tile; measured on the H100.",
               defines={"STAGES": 1, "SWIZZLE": 128}),
+        _twin("twin: hgemm_ws_cluster (512^3)", "hgemm_ws_cluster", (512, 512, 512),
+              "A warp-specialized TMA + wgmma GEMM in clusters of two CTAs: each loads half of the B tile and "
+              "multicasts it into both, and releases a stage on its partner's barrier too; measured on the H100.",
+              defines={"STAGES": 3, "SWIZZLE": 128, "BN": 256}),
     ]
     return {e.label: e for e in out if e is not None and (REPO / e.path).is_file()}
 
