@@ -674,8 +674,9 @@ def cmd_validate(a) -> int:
         fs = frontend[0]
         print(f"\nCUDA front-end ({fs['taken']} of {fs['rows']} twin rows taken from their .cu): time MAPE "
               f"{fs['time_mape_pct']:.1f}% (goal <= 8%; hand IR on the same rows {fs['hand_time_mape_pct']:.1f}%), "
-              f"worst {fs['time_worst_pct']:.1f}% (goal <= 20%), instructions worst {fs['inst_worst_pct']:.1f}% of "
-              "ncu's (goal <= 5%); per row: the report's front-end section")
+              f"worst {fs['time_worst_pct']:.1f}% (goal <= 20%; {fs.get('time_worst_row', '')}), instructions worst "
+              f"{fs['inst_worst_pct']:.1f}% of ncu's (goal <= 5%; {fs.get('inst_worst_row', '')}); per row: the "
+              "report's front-end section")
         for line in fv_irregular_lines(fs):
             print(f"  {line}")
     if a.report or a.figure:

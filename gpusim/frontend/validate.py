@@ -180,6 +180,10 @@ def summarize(rows: list[FrontRow]) -> dict:
     t = [abs(r.err("frontend", TIME)) for r in ok if r.err("frontend", TIME) is not None]
     th = [abs(r.err("hand", TIME)) for r in ok if r.err("hand", TIME) is not None]
     ins = [abs(r.err("frontend", INSTRUCTIONS)) for r in ok if r.err("frontend", INSTRUCTIONS) is not None]
+
+    def worst(metric: str) -> str:  # the row of the largest error (named beside the figure)
+        errs = [(abs(r.err("frontend", metric)), r.label) for r in ok if r.err("frontend", metric) is not None]
+        return max(errs)[1] if errs else ""
     irregular = set(_launches().IRREGULAR)
     irr = [r for r in rows if r.kernel in irregular]
     irr_ok = [r for r in irr if not r.error and r.err("frontend", TIME) is not None
@@ -187,6 +191,7 @@ def summarize(rows: list[FrontRow]) -> dict:
     return {"rows": len(rows), "taken": len(ok), "time_mape_pct": sum(t) / len(t) if t else math.nan,
             "time_worst_pct": max(t, default=math.nan), "hand_time_mape_pct": sum(th) / len(th) if th else math.nan,
             "inst_mean_pct": sum(ins) / len(ins) if ins else math.nan, "inst_worst_pct": max(ins, default=math.nan),
+            "time_worst_row": worst(TIME), "inst_worst_row": worst(INSTRUCTIONS),
             "irregular_rows": len(irr), "irregular_within": len(irr_ok), "histogram_directions": _directions(rows)}
 
 
@@ -312,11 +317,12 @@ def lines(rows: list[FrontRow], summary: dict) -> list[str]:
            "measurement of the binary it predicts (validate/measurements/h100/frontend-binary-*.json), the hand IR "
            "with the row's own.", ""]
     s = summary
+    named = {k: f", {s[k]}" if s.get(k) else "" for k in ("time_worst_row", "inst_worst_row")}
     out.append(f"Rows taken: {s['taken']} of {s['rows']}. Time MAPE {_fmt(s['time_mape_pct'], False)} "
                f"(goal <= {GOALS['time_mape_pct']:.0f}%; hand IR {_fmt(s['hand_time_mape_pct'], False)}), worst "
-               f"{_fmt(s['time_worst_pct'], False)} (goal <= {GOALS['time_worst_pct']:.0f}%); instructions: mean "
-               f"{_fmt(s['inst_mean_pct'], False)}, worst {_fmt(s['inst_worst_pct'], False)} (goal <= "
-               f"{GOALS['inst_worst_pct']:.0f}%).")
+               f"{_fmt(s['time_worst_pct'], False)} (goal <= {GOALS['time_worst_pct']:.0f}%{named['time_worst_row']}); "
+               f"instructions: mean {_fmt(s['inst_mean_pct'], False)}, worst {_fmt(s['inst_worst_pct'], False)} "
+               f"(goal <= {GOALS['inst_worst_pct']:.0f}%{named['inst_worst_row']}).")
     out.append("")
     out += irregular_lines(s)
     out += ["", "| row | time: front-end | hand IR | inst: front-end | hand IR | DRAM read: front-end | hand IR "
