@@ -241,24 +241,23 @@ class Machine:
                 base = base + (S.u64(self, a.ureg) if not (a.reg and a.reg.wide) else
                                self.UR[a.ureg.idx].astype(np.uint64))
             return (base.astype(np.int64) + a.offset)
-        v = np.zeros(n, dtype=np.int64)
-        if a.reg is not None and not a.reg.zero:
-            v += self.R[a.reg.idx].astype(np.int64) * a.reg.scale
-        if a.ureg is not None and not a.ureg.zero:
-            v += self.UR[a.ureg.idx].astype(np.int64)
-        v += a.offset
+        v = self._window(a)
         if space == "shared":
             v = (v & SHARED_WINDOW_MASK) - SHARED_WINDOW_BASE
         return v
 
-    def cluster_rank(self, d: Decoded, a: Addr) -> np.ndarray:
-        """The cluster rank a shared::cluster address names (its byte above the CTA's 24-bit window: ``mapa``)."""
+    def _window(self, a: Addr) -> np.ndarray:
+        """A shared or local address as the instruction forms it (register, uniform register, offset)."""
         v = np.zeros(self.N, dtype=np.int64)
         if a.reg is not None and not a.reg.zero:
             v += self.R[a.reg.idx].astype(np.int64) * a.reg.scale
         if a.ureg is not None and not a.ureg.zero:
             v += self.UR[a.ureg.idx].astype(np.int64)
-        return ((v + a.offset) >> 24) & 0xFF
+        return v + a.offset
+
+    def cluster_rank(self, d: Decoded, a: Addr) -> np.ndarray:
+        """The cluster rank a shared::cluster address names (its byte above the CTA's 24-bit window: ``mapa``)."""
+        return (self._window(a) >> 24) & 0xFF
 
     def partner(self, c: int, rank: int, d: Decoded) -> int:
         """The batch CTA of rank ``rank`` in batch CTA ``c``'s cluster."""
