@@ -212,6 +212,39 @@ def test_a_kernel_without_cluster_dims_takes_the_launchs_cluster(tmp_path):
                            **kw)
 
 
+DSMEM_HISTOGRAM = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void __cluster_dims__(2, 1, 1)
+cluster_hist(int* bins, int nbins, int bins_per_block, const int* __restrict__ input, int n) {
+  extern __shared__ int smem[];
+  cg::cluster_group cluster = cg::this_cluster();
+  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x) smem[i] = 0;
+  cluster.sync();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    int bin = min(max(input[i], 0), nbins - 1);
+    int* dst = cluster.map_shared_rank(smem, bin / bins_per_block);
+    atomicAdd(dst + bin % bins_per_block, 1);
+  }
+  cluster.sync();
+  for (int i = threadIdx.x; i < bins_per_block; i += blockDim.x)
+    atomicAdd(&bins[cluster.block_rank() * bins_per_block + i], smem[i]);
+}
+"""
+
+
+@needs_cuda
+def test_distributed_shared_memory_is_refused_in_one_line(tmp_path):
+    """The CUDA guide's cluster histogram: each thread adds to the bin in whichever CTA of the cluster owns it, through
+    cluster.map_shared_rank's generic pointer (a generic ATOM into the partner's shared window). Not emulated: one
+    line naming distributed shared memory (it was taken for a global address outside every tensor)."""
+    src = tmp_path / "cluster_hist.cu"
+    src.write_text(DSMEM_HISTOGRAM)
+    with pytest.raises(EmulationError, match="another CTA's shared memory of the cluster"):
+        kernel_from_source(src, "cluster_hist", grid=8, block=128, smem_dynamic=512,
+                           args=["i32[256]:zeros", "256", "128", "i32[4096]:randint(0,256)", "4096"])
+
+
 def test_a_cluster_not_along_x_is_refused_in_one_line():
     """The IR's clusters run along x (Kernel.cluster): a kernel whose __cluster_dims__ spans y is refused, naming it;
     a grid that does not hold whole clusters is refused too."""

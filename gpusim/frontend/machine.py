@@ -358,6 +358,10 @@ class Machine:
         if not len(hi):
             return "global"
         if (hi == SHARED_WINDOW_HI).all():
+            rank = (self._address(d, a, "global") >> 24) & 0xFF
+            if (rank[em] != self.rank[em]).any():  # another CTA's shared memory (cluster.map_shared_rank)
+                raise S.unsupported(d, "a generic access to another CTA's shared memory of the cluster (distributed "
+                                       "shared memory, cluster.map_shared_rank)")
             return "shared"
         if (hi == SHARED_WINDOW_HI).any():
             raise EmulationError(f"{d.where}: one generic access reaches both shared and global memory")
@@ -564,6 +568,9 @@ class Machine:
         if src is None and not d.has("INC", "DEC"):
             raise S.unsupported(d, "an atomic without a source operand")
         space = "shared" if mn == "ATOMS" else "global"
+        if mn == "ATOM" and self._generic(d, a, em) == "shared":
+            raise S.unsupported(d, "a generic atomic on shared memory (atomicAdd through a generic pointer into the "
+                                   "shared window, or cluster.map_shared_rank's distributed shared memory)")
         width = 8 if d.has("64") and not d.has("F64") or d.has("F64") else 4
         op = next((k for k in d.mods if k in ("ADD", "MIN", "MAX", "INC", "DEC", "AND", "OR", "XOR", "EXCH", "CAS",
                                               "POPC")), None)
