@@ -180,6 +180,7 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
             loop_insts = (m.jump.back - m.jump.head + 1) if m.jump is not None else 0
             notes = "; ".join(m.notes)
             regs = ck.regs or 32
+            kernel_ir = None
             try:
                 seg = segment(rec.recs, rec.loops, m.jump)
                 if seg.lane_trips is not None:  # a loop split from its tail iterations: their trips, per lane
@@ -194,18 +195,13 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
                     raise LoweringError(str(e), retry_without_jump=True) from None
                 kernel_ir = _lower_roles(ck, batch, base, bufs, threads, grid, block, regs, smem, tensors, notes,
                                          config.pipes.match_slots_per_distinct_value)
-                if cluster[0] > 1:  # partners' multicast halves and arrivals: symmetric, as the CTA's own
-                    kernel_ir = dataclasses.replace(kernel_ir, cluster=cluster[0])
-                from gpusim.kernel_checks import check_kernel
-
-                check_kernel(kernel_ir, config, str(source))
-                return kernel_ir
-            ctx = Context(batch, seg, [b.name for b in bufs], threads, m.T // WARP, base, ck.stack_bytes,
-                          threads * grid[0] * grid[1] * grid[2],
-                          match_slots_per_distinct_value=config.pipes.match_slots_per_distinct_value)
-            kernel_ir = lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
-                                    ck.source, notes, loop_insts)
-            if cluster[0] > 1:
+            if kernel_ir is None:
+                ctx = Context(batch, seg, [b.name for b in bufs], threads, m.T // WARP, base, ck.stack_bytes,
+                              threads * grid[0] * grid[1] * grid[2],
+                              match_slots_per_distinct_value=config.pipes.match_slots_per_distinct_value)
+                kernel_ir = lower_build(ck.name, ck.program, ctx, ir.Launch(grid, block, regs, smem), tensors,
+                                        ck.source, notes, loop_insts)
+            if cluster[0] > 1:  # partners' multicast halves and arrivals: symmetric, as the CTA's own
                 kernel_ir = dataclasses.replace(kernel_ir, cluster=cluster[0])
             from gpusim.kernel_checks import check_kernel
 

@@ -354,12 +354,13 @@ class Machine:
 
     def _generic(self, d: Decoded, a: Addr, em: np.ndarray) -> str:
         """The space a generic LD/ST addresses: shared when the address lies in the shared window."""
-        hi = (self._address(d, a, "global") >> 32)[em]
+        addr = self._address(d, a, "global")
+        hi = (addr >> 32)[em]
         if not len(hi):
             return "global"
         if (hi == SHARED_WINDOW_HI).all():
-            rank = (self._address(d, a, "global") >> 24) & 0xFF
-            if (rank[em] != self.rank[em]).any():  # another CTA's shared memory (cluster.map_shared_rank)
+            # another CTA's shared memory: its rank in the byte above the window (cluster.map_shared_rank)
+            if (((addr >> 24) & 0xFF)[em] != self.rank[em]).any():
                 raise S.unsupported(d, "a generic access to another CTA's shared memory of the cluster (distributed "
                                        "shared memory, cluster.map_shared_rank)")
             return "shared"

@@ -188,11 +188,11 @@ def strided(grid, d: int) -> bool:
     return grid[d] >= 3 + period_of(grid)[d]
 
 
-def stride_pair(grid, d: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def stride_pair(grid, d: int, base=None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """The two interior batch CTAs one stride apart in grid dimension ``d`` (coordinates 1 and 1 + the cluster's
-    CTAs there, interior in the others where they have an interior), whose difference is the stride of that
-    dimension: CTAs on a border of another dimension may take other paths (a guard at index 0)."""
-    base = tuple(1 if g > 2 else 0 for g in grid)
+    CTAs there; in the others ``base``'s, by default interior where they have an interior), whose difference is the
+    stride of that dimension: CTAs on a border of another dimension may take other paths (a guard at index 0)."""
+    base = tuple(1 if g > 2 else 0 for g in grid) if base is None else base
     two = 1 + period_of(grid)[d]
     return (tuple(1 if e == d else base[e] for e in range(3)), tuple(two if e == d else base[e] for e in range(3)))
 
@@ -833,8 +833,7 @@ class AddressBook:
         lanes execute."""
         key = (tuple(v for e, v in enumerate(ref) if e != d), d)
         if key not in self._strides:
-            one = tuple(1 if e == d else v for e, v in enumerate(ref))
-            two = tuple(1 + period_of(self.grid)[d] if e == d else v for e, v in enumerate(ref))
+            one, two = stride_pair(self.grid, d, ref)
             a, b = self._slot1(self.index[one]), self._slot1(self.index[two])
             if a is None or b is None or a.shape != b.shape or ((a < 0) != (b < 0)).any():
                 self.affine = False
