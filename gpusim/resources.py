@@ -417,7 +417,7 @@ class RateServer:
                 if ts[k] != x:
                     ts.insert(k + 1, x)
                     rs.insert(k + 1, rs[k])
-            for k in range(ts.index(a), ts.index(b)):
+            for k in range(bisect.bisect_left(ts, a), bisect.bisect_left(ts, b)):  # ts is sorted, a and b in it
                 rs[k] += rate
         a = self._a
         if len(ts) > a[_BG_ROOM]:  # more change points than the array has room for
