@@ -583,3 +583,121 @@ def test_a_source_that_needs_sm_90a_is_built_for_sm_90_only_once(tmp_path, monke
     assert builds == ["sm_90", "sm_90a"] and first[0].arch == "sm_90a"
     again = compile_cuda(src, "sm_90", ("STAGES=3", "BN=256"))
     assert builds == ["sm_90", "sm_90a"] and again[0].arch == "sm_90a"
+
+
+SWITCH_SRC = r"""
+extern "C" __global__ void ops(const int* op, const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float r;
+  switch (op[i] & 7) {
+    case 0: r = a[i] + b[i]; break;
+    case 1: r = a[i] - b[i]; break;
+    case 2: r = a[i] * b[i]; break;
+    case 3: r = a[i] / b[i]; break;
+    case 4: r = fmaxf(a[i], b[i]); break;
+    case 5: r = fminf(a[i], b[i]); break;
+    case 6: r = sqrtf(a[i]); break;
+    default: r = expf(b[i]);
+  }
+  c[i] = r;
+}
+"""
+
+
+def test_a_switch_on_data_breaks_out_of_its_cases_and_meets_before_the_store(tmp_path):
+    """A switch on loaded data: its cases leave their convergence region (BREAK), the loads of each case run in the
+    lanes the data picks (Kernel.varying, up to where the lanes reconverge), and the lanes that went through the
+    division's and the square root's slow paths (subroutines placed after the store) meet the others at the BSYNC
+    before it, as the hardware's convergence barrier makes them: one store, not one per group of lanes."""
+    cu = tmp_path / "switch.cu"
+    cu.write_text(SWITCH_SRC)
+    n = 1 << 18
+    k = kernel_from_source(cu, grid=n // 256, block=256, args=[f"op=i32[{n}]:randint(0,8)", f"a=f32[{n}]:normal",
+                                                                 f"b=f32[{n}]:normal", f"c=f32[{n}]", f"n={n}"])
+    mems = [op for op in k.all_ops() if isinstance(op, Mem)]
+    loads = [op.name for op in mems if op.kind == "ld"]
+    stores = [op.name for op in mems if op.kind == "st"]
+    assert len(stores) == 1, stores
+    assert len(loads) > 8 and set(loads[1:]) <= k.varying  # every load after the switch's own
+
+
+CONSTANT_SRC = r"""
+__constant__ int stride = 8;
+__constant__ float scale[2] = {0.5f, 2.0f};
+extern "C" __global__ void strided(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = scale[i & 1] * x[i * stride];
+}
+"""
+
+
+def test_constant_memory_holds_what_the_module_initialises(tmp_path):
+    """``__constant__`` variables (constant bank 3) read as the module initialises them: a stride of 8 floats puts
+    each lane's load in a sector of its own (0, the value of an unread bank, would give one sector a warp), and the
+    result says the host's cudaMemcpyToSymbol is not known."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+    from gpusim.metrics import report
+
+    cu = tmp_path / "const.cu"
+    cu.write_text(CONSTANT_SRC)
+    n = 1 << 16
+    k = kernel_from_source(cu, grid=n // 256, block=256, args=[f"x=f32[{8 * n}]", f"y=f32[{n}]", f"n={n}"])
+    assert "cudaMemcpyToSymbol" in k.notes
+    m = report(simulate(k, load_config()))
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == n
+
+
+DEVICE_VAR_SRC = r"""
+__device__ unsigned int hits;
+__device__ float table[4] = {1.f, 2.f, 3.f, 4.f};
+extern "C" __global__ void count(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  y[i] = x[i] * table[i & 3];
+  if (x[i] > 0.f) atomicAdd(&hits, 1u);
+}
+"""
+
+
+def test_device_variables_are_tensors_of_their_own_and_printf_is_refused(tmp_path):
+    """A ``__device__`` variable (its address in constant bank 4, filled by the loader) is a tensor named as the
+    variable: the atomic counter's reductions and the table's loads go to it, not outside every tensor. A kernel
+    that calls printf is refused in one line naming it."""
+    cu = tmp_path / "dev.cu"
+    cu.write_text(DEVICE_VAR_SRC)
+    n = 1 << 16
+    k = kernel_from_source(cu, grid=n // 256, block=256, args=[f"x=f32[{n}]:normal", f"y=f32[{n}]", f"n={n}"])
+    assert {"hits", "table"} <= {t.name for t in k.tensors}
+    by_tensor = {op.tensor for op in k.all_ops() if isinstance(op, Mem) and op.space == "global"}
+    assert {"hits", "table", "x", "y"} <= by_tensor
+    pf = tmp_path / "pf.cu"
+    pf.write_text('#include <cstdio>\nextern "C" __global__ void hello(int* x) { if (threadIdx.x == 0) '
+                  'printf("block %d\\n", blockIdx.x); x[threadIdx.x] = 1; }\n')
+    with pytest.raises(EmulationError, match="printf"):
+        kernel_from_source(pf, grid=4, block=32, args=["x=i32[32]"])
+
+
+def test_dp4a_computes_signed_and_unsigned_byte_dot_products(tmp_path):
+    """``__dp4a`` (IDP.4A.S8.S8 and .U8.U8): the accumulator plus the four products of the operands' bytes, signed or
+    not as the types say; a wrong sign extension or byte order breaks the sums."""
+    cu = tmp_path / "dp4a.cu"
+    cu.write_text(r"""
+extern "C" __global__ void dp(const int* a, const int* b, int* s, unsigned* u) {
+  int i = threadIdx.x;
+  s[i] = __dp4a(a[i], b[i], i);
+  u[i] = __dp4a((unsigned)a[i], (unsigned)b[i], (unsigned)i);
+}
+""")
+    gmem = _emulate_all(cu, "dp", (1, 1, 1), (64, 1, 1), ["a=i32[64]:randint(-2147483648,2147483647)",
+                                                          "b=i32[64]:randint(-2147483648,2147483647)", "s=i32[64]",
+                                                          "u=u32[64]"])
+    a, b = (_tensor(gmem, t, np.int32, 64) for t in "ab")
+    sb = lambda x: x.view(np.int8).reshape(-1, 4).astype(np.int64)  # noqa: E731
+    ub = lambda x: x.view(np.uint8).reshape(-1, 4).astype(np.int64)  # noqa: E731
+    i = np.arange(64)
+    want_s = ((sb(a) * sb(b)).sum(1) + i) & 0xFFFFFFFF
+    want_u = ((ub(a) * ub(b)).sum(1) + i) & 0xFFFFFFFF
+    assert (_tensor(gmem, "s", np.uint32, 64) == want_s).all()
+    assert (_tensor(gmem, "u", np.uint32, 64) == want_u).all()

@@ -153,12 +153,16 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     ck = fbuild.pick(kernels, kernel, str(source))
     bound = fargs.bind(ck, list(args))
     bufs = fargs.tensor_buffers(bound, seed)
+    device = fargs.device_buffers(ck.module, {b.name for b in bufs})  # __device__ variables: tensors of their own
+    bufs += list(device.values())
     gmem = GlobalMemory(bufs)
     gmem.tmaps = [(t, [b.name for b in bufs].index(t.tensor)) for t in fargs.tmap_args(bound)]
-    params = fargs.param_block(ck, bound, {b.name: b.base for b in bufs})
+    bases = {b.name: b.base for b in bufs}
+    params = fargs.param_block(ck, bound, bases)
     smem = ck.static_smem_bytes + smem_dynamic
     cluster = _cluster(ck, grid, cluster)
-    launch = Launch(grid, block, smem, ck.stack_bytes, params, cluster)
+    const4, calls = fargs.const4_block(ck.module, device)
+    launch = Launch(grid, block, smem, ck.stack_bytes, params, cluster, ck.module.const3, const4, calls)
     ctas = cta_refs(grid)
     for c in resident_ctas(config, grid, block, ck.regs or 32, smem):  # the first SM's CTAs (its L1 stream)
         if c not in ctas:

@@ -336,3 +336,30 @@ def tensor_buffers(args, seed: int = 0) -> list[TensorBuf]:
             given = False
         out.append(TensorBuf(a.name, a.size_bytes, dtype, pages, given))
     return out
+
+
+
+def device_buffers(module, taken: set[str]) -> dict[str, TensorBuf]:
+    """A tensor for each ``__device__`` variable the kernel addresses (through constant bank 4), by symbol, holding
+    what the module initialises it with (zeros where it does not), as the loader writes it. Named as the variable
+    (``NAME (__device__)`` where a kernel argument has its name)."""
+    out = {}
+    for name, (size, init) in sorted(module.globals.items()):
+        data = np.zeros(max(size, 1), dtype=np.uint8)
+        data[:len(init)] = np.frombuffer(init, dtype=np.uint8)
+        label = f"{name} (__device__)" if name in taken else name
+        out[name] = TensorBuf(label, max(size, 1), np.dtype(np.uint8), from_array(data), True)
+    return out
+
+
+def const4_block(module, device: dict[str, TensorBuf]) -> tuple[bytes, tuple]:
+    """Constant bank 4 as the loader fills it: each slot the address of its ``__device__`` variable (placed, plus the
+    relocation's addend); and the slots that hold functions (``vprintf``), which the kernel would call."""
+    block = bytearray(module.const4_size)
+    calls = []
+    for off, name, addend in module.slots:
+        if name in device:
+            block[off:off + 8] = (device[name].base + addend).to_bytes(8, "little")
+        else:
+            calls.append((off, name))
+    return bytes(block), tuple(calls)

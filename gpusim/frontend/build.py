@@ -18,7 +18,7 @@ import resource
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpusim import sass
@@ -43,6 +43,21 @@ class Param:
     size: int
 
 
+@dataclass(frozen=True)
+class Module:
+    """What a kernel finds beside its own code in the cubin: constant bank 3 (``__constant__`` variables, as the module
+    initialises them), and the slots of constant bank 4 that the loader fills with addresses: of ``__device__``
+    variables (``globals``: name -> (size, initial bytes)) or of device-runtime functions (``printf``'s vprintf)."""
+
+    const3: bytes = b""
+    const4_size: int = 0
+    slots: tuple[tuple[int, str, int], ...] = ()  # (offset in bank 4, symbol, addend): a 64-bit address
+    globals: dict = field(default_factory=dict)  # __device__ variable -> (size in bytes, initial contents)
+
+
+MODULE_KEY = " module"  # kernels.json: the module's data (no kernel's mangled name starts with a space)
+
+
 @dataclass
 class CompiledKernel:
     """One kernel of a build."""
@@ -58,6 +73,7 @@ class CompiledKernel:
     arch: str
     signature: list[tuple[str, str]] | None = None  # (C type, name) of each parameter, where the source was read
     cluster: tuple[int, int, int] = (1, 1, 1)  # __cluster_dims__ (EIATTR_CTA_PER_CLUSTER): the CTAs of a cluster
+    module: Module = field(default_factory=lambda: Module())  # the module's __constant__ and __device__ data
 
     @property
     def param_bytes(self) -> int:
@@ -144,7 +160,7 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
     nvrtc_options = NVRTC_OPTIONS.get(compiler, ())
-    h.update(b"entry format 2: cluster dims")  # kernels.json holds each kernel's cluster (older entries rebuilt)
+    h.update(b"entry format 3: module data")  # kernels.json holds the module's constants (older entries rebuilt)
     h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
                         + ([list(nvrtc_options)] if nvrtc_options else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
@@ -301,7 +317,7 @@ def _describe(folder: Path, ptxas_text: str, what: str) -> None:
     ptxas = sass.parse_ptxas(ptxas_text)
     params = _kparams(_text(elf.stdout))
     clusters = _kclusters(_text(elf.stdout))
-    kernels = {}
+    kernels: dict = {MODULE_KEY: _module_data(_text(elf.stdout))}
     for f in sass.parse_sass(_text(dump.stdout)):
         regs, smem, stack = usage.get(f.mangled, (0, 0, 0))
         if f.mangled in ptxas:  # ptxas -v: static shared memory without the 1 KB the system reserves
@@ -364,6 +380,70 @@ def _kclusters(text: str) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+def _hex_bytes(tokens: list[str]) -> bytes:
+    """cuobjdump -elf's dump of a section: little-endian words (``0x3dcccccd``), a short tail as bytes (``0x0a``)."""
+    out = bytearray()
+    for t in tokens:
+        digits = t[2:]
+        out += int(digits, 16).to_bytes(max(len(digits) // 2, 1), "little")
+    return bytes(out)
+
+
+def _module_data(text: str) -> dict:
+    """Constant bank 3's initial contents, bank 4's address slots, and the ``__device__`` variables they point at,
+    from ``cuobjdump -elf``."""
+    sections: dict[int, str] = {}
+    symbols: dict[str, tuple[str, int, int, int]] = {}  # name -> (type, value, size, section index)
+    dumps: dict[str, list[str]] = {}
+    slots: list[list] = []
+    part, cur = "", None
+    for line in text.splitlines():
+        t = line.strip()
+        if t.startswith("Sections:"):
+            part = "sections"
+            continue
+        if t.startswith(".section .symtab"):
+            part = "symtab"
+            continue
+        if t.startswith(".section .rela.nv.constant4"):
+            part = "rela4"
+            continue
+        if not t:
+            if part in ("dump", "rela4"):
+                part = ""
+            continue
+        cols = t.split()
+        if part == "sections" and len(cols) >= 9 and re.fullmatch(r"[0-9a-f]+", cols[0]):
+            sections[int(cols[0], 16)] = cols[-1]
+            continue
+        if part == "symtab" and len(cols) >= 8 and cols[3] in ("OBJECT", "FUNC", "NOTYPE", "SECTION"):
+            try:
+                symbols[cols[-1]] = (cols[3], int(cols[1], 0), int(cols[2], 0), int(cols[-2], 0))
+            except ValueError:
+                pass
+            continue
+        if part == "rela4" and len(cols) >= 4 and cols[2].startswith("R_CUDA_64"):
+            slots.append([int(cols[0], 16), cols[1], int(cols[3], 16)])
+            continue
+        if t in (".nv.constant3", ".nv.constant4", ".nv.global.init"):  # a section's contents follow
+            part, cur = "dump", t
+            dumps[cur] = []
+            continue
+        if part == "dump" and cur and all(re.fullmatch(r"0x[0-9a-f]+", c) for c in cols):
+            dumps[cur] += cols
+    init = _hex_bytes(dumps.get(".nv.global.init", []))
+    globals_: dict[str, list] = {}
+    for _, name, _ in slots:
+        kind, value, size, ndx = symbols.get(name, ("", 0, 0, 0))
+        where = sections.get(ndx, "")
+        if kind == "OBJECT" and where in (".nv.global", ".nv.global.init"):
+            data = init[value:value + size] if where == ".nv.global.init" else b""
+            globals_[name] = [size, data.hex()]
+    const4 = _hex_bytes(dumps.get(".nv.constant4", []))
+    return {"const3": _hex_bytes(dumps.get(".nv.constant3", [])).hex(), "const4_size": len(const4),
+            "slots": slots, "globals": globals_}
+
+
 def _decode(f: sass.Function, what: str) -> list[Decoded]:
     insts = list(f.insts)
     try:
@@ -377,11 +457,15 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
     meta = json.loads((entry / "kernels.json").read_text())
     out = []
     source_text = src.read_text(errors="replace") if src.suffix in (".cu", ".cuh") else ""
+    md = meta.pop(MODULE_KEY, {})
+    module = Module(bytes.fromhex(md.get("const3", "")), md.get("const4_size", 0),
+                    tuple((o, name, add) for o, name, add in md.get("slots", [])),
+                    {name: (size, bytes.fromhex(data)) for name, (size, data) in md.get("globals", {}).items()})
     for f in sass.parse_sass(text):
         info = meta.get(f.mangled, {"regs": 0, "smem": 0, "stack": 0, "params": []})
         k = CompiledKernel(f.name, f.mangled, _decode(f, str(src)), info["regs"], info["smem"], info["stack"],
                            [Param(*p) for p in info["params"]], str(src), arch,
-                           cluster=tuple(info.get("cluster", (1, 1, 1))))
+                           cluster=tuple(info.get("cluster", (1, 1, 1))), module=module)
         k.signature = parse_signature(source_text, f.name) if source_text else None
         if k.signature is not None and len(k.signature) != len(k.params):
             k.signature = None

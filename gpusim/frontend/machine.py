@@ -44,6 +44,8 @@ WARM_ARRIVALS = 2 * MAX_PERIOD + 1  # iterations emulated (after the first) befo
 MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", "LDGSTS", "ATOMS", "ATOMG", "ATOM",
           "RED", "REDG"}
 CONTROL = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT"}
+# device-runtime functions a kernel may call through constant bank 4, as a user knows them
+RUNTIME_CALLS = {"vprintf": "printf", "malloc": "malloc", "free": "free", "__assertfail": "assert"}
 BARRIER = {"BAR"}
 BARRIER_IDS = 16  # a CTA's named barriers (PTX bar.sync: 0..15)
 UNSUPPORTED_WHY = {
@@ -84,6 +86,9 @@ class Launch:
     local_bytes: int  # per-thread local memory (stack frame)
     params: bytes  # the kernel parameters as laid out in constant bank 0 from PARAM_BASE
     cluster: tuple[int, int, int] = (1, 1, 1)  # thread-block cluster (__cluster_dims__): its CTAs emulated together
+    const3: bytes = b""  # constant bank 3: the module's __constant__ variables, as it initialises them
+    const4: bytes = b""  # constant bank 4: the addresses of the module's __device__ variables (as loaded)
+    calls: tuple = ()  # (offset in bank 4, function): device-runtime functions the kernel calls (printf's vprintf)
 
 
 @dataclass
@@ -177,12 +182,25 @@ class Machine:
         self.hopper = hopper.State(self) if any(d.mnemonic in hopper.MNEMONICS for d in self.program) else None
         self.back_edges = {d.index: self.index_of.get(_target(d)) for d in self.program
                            if d.mnemonic in ("BRA", "JMP") and _target(d) is not None and _target(d) <= d.addr}
+        # convergence regions (BSSY Bn, reconvergence address): (first index, index its lanes reconverge at)
+        self.regions = [(d.index, self.index_of.get(int(d.ops[1].bits), len(self.program))) for d in self.program
+                        if d.mnemonic == "BSSY" and len(d.ops) > 1 and hasattr(d.ops[1], "bits")]
+        self._bmask: dict[str, np.ndarray] = {}  # convergence barrier -> the lanes its region still waits for
+        self._held, self._forced = {}, set()
 
     # --- operands the semantics read ------------------------------------------------------------------------------
     def const32(self, c: Const) -> np.ndarray:
+        if c.bank == 3:
+            note = ("reads __constant__ memory as the module initialises it (zero where it does not), not what the "
+                    "host copies there (cudaMemcpyToSymbol)")
+            if note not in self.notes:
+                self.notes.append(note)
+            return self._bank(self.launch.const3, c, "the module's __constant__ data")
+        if c.bank == 4:
+            return self._bank(self.launch.const4, c, "the addresses of the module's __device__ variables", True)
         if c.bank != 0:
-            raise EmulationError(f"reads constant bank {c.bank} (c[0x{c.bank:x}][0x{c.offset:x}]): __constant__ data "
-                                 "is not modelled; pass it as a kernel argument")
+            raise EmulationError(f"reads constant bank {c.bank} (c[0x{c.bank:x}][0x{c.offset:x}]), which gpusim does "
+                                 "not model")
         if c.reg is not None:
             off = (self.R[c.reg.idx] if not c.reg.uniform else self.UR[c.reg.idx]).astype(np.int64) + c.offset
             buf = np.frombuffer(self.const0 + bytes(8), dtype=np.uint8)
@@ -200,6 +218,26 @@ class Machine:
             raise EmulationError(f"reads c[0x0][0x{o:x}], {what}")
         v = int.from_bytes(self.const0[o:o + 4], "little")
         return np.full(self.N, v, dtype=np.uint32)
+
+    def _bank(self, data: bytes, c: Const, what: str, addresses: bool = False) -> np.ndarray:
+        """Four bytes at ``c`` of a constant bank holding ``data`` (an immediate offset, or a register's plus one).
+        ``addresses``: bank 4, whose slots for device-runtime functions (printf's vprintf) are refused."""
+        off = c.offset if c.reg is None else (self.R[c.reg.idx] if not c.reg.uniform
+                                              else self.UR[c.reg.idx]).astype(np.int64) + c.offset
+        if addresses:
+            for at, name in self.launch.calls:
+                if np.any((np.asarray(off) >= at) & (np.asarray(off) < at + 8)):
+                    user = RUNTIME_CALLS.get(name, "a device-runtime function")
+                    raise EmulationError(f"calls {user} ({name}, its address in c[0x4][0x{at:x}]): not modelled; leave "
+                                         "it out of the kernel gpusim predicts")
+        bad = np.asarray(off < 0) | np.asarray(off + 4 > len(data))
+        if bad.any():
+            o = int(np.asarray(off)[bad].flat[0]) if np.ndim(off) else int(off)
+            raise EmulationError(f"reads c[0x{c.bank:x}][0x{o:x}], past {what} ({len(data)} bytes)")
+        buf = np.frombuffer(data, dtype=np.uint8)
+        if c.reg is None:
+            return np.full(self.N, int.from_bytes(data[off:off + 4], "little"), dtype=np.uint32)
+        return buf[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
 
     def special(self, name: str) -> np.ndarray:
         n = self.N
@@ -638,6 +676,9 @@ class Machine:
         self._pending: dict[int, np.ndarray] = {0: self.valid.copy()}
         self._heap = [0]
         self._arrivals: dict[int, np.ndarray] = {}  # BSYNC -> (warps,) groups of lanes that arrived apart
+        self._held: dict[int, np.ndarray] = {}  # BSYNC -> lanes waiting there for the rest of their region
+        self._forced: set[int] = set()  # BSYNCs released with lanes still missing (nothing else could run)
+        self._bmask = {}
         self._drive(stop=None)
         if self.hopper is not None:
             self.hopper.check_done()
@@ -645,7 +686,13 @@ class Machine:
     def _drive(self, stop) -> None:
         program = self.program
         pending, heap = self._pending, self._heap
-        while heap or (stop is None and self._bar_wait):
+        while heap or self._held or (stop is None and self._bar_wait):
+            if not heap and self._held:  # the missing lanes wait elsewhere (a CTA barrier): let the held ones go
+                for pc, lanes in sorted(self._held.items()):
+                    self._forced.add(pc)
+                    self._goto_now(pc, lanes)
+                self._held.clear()
+                continue
             if not heap:
                 (c, bid), waiting = next(iter(self._bar_wait.items()))
                 where = ", ".join(f"0x{program[pc].addr:04x}" for pc in waiting)
@@ -659,6 +706,13 @@ class Machine:
                 heapq.heappop(heap)
             if stop is not None and stop(pc, mask):
                 continue
+            if pc < len(program) and program[pc].mnemonic == "BSYNC" and not self.probing:
+                if pc in self._forced:
+                    self._forced.discard(pc)
+                elif self._region_missing(program[pc], mask):  # lanes of its region still on their way (in a
+                    # subroutine placed after it): they reconverge here first, as the hardware's barrier makes them
+                    self._held[pc] = mask
+                    continue
             if pc >= len(program):
                 raise EmulationError(f"execution ran past the end of the kernel's code (after 0x{program[-1].addr:x})")
             self.steps += 1
@@ -671,18 +725,43 @@ class Machine:
     def _goto(self, pc: int, lanes: np.ndarray) -> None:
         if not lanes.any():
             return
+        held = self._held.pop(pc, None) if not self.probing else None
+        if held is not None:  # lanes waiting at this BSYNC join the ones arriving
+            self._goto_now(pc, held)
         if not self.probing and pc < len(self.program) and self.program[pc].mnemonic == "BSYNC":
             # lanes that branched apart wait for each other at the convergence barrier: each group that arrives
             # issues the BSYNC (ncu's source counters: twice a trip in histogram_aggregated's loop, leaders and the
             # rest), where the minimum-PC rule runs the merged lanes once
             arrived = lanes.reshape(-1, WARP).any(axis=1).astype(np.int32)
             self._arrivals[pc] = self._arrivals.get(pc, 0) + arrived
+        self._goto_now(pc, lanes)
+
+    def _goto_now(self, pc: int, lanes: np.ndarray) -> None:
         cur = self._pending.get(pc)
         if cur is None:
             self._pending[pc] = lanes
             heapq.heappush(self._heap, pc)
         else:
             self._pending[pc] = cur | lanes
+
+    # --- convergence barriers (BSSY / BREAK / BSYNC) ---------------------------------------------------------------
+    def _convergence(self, d: Decoded, mask: np.ndarray, em: np.ndarray) -> None:
+        """BSSY Bn: the warps' lanes here make up region Bn; BREAK Bn: its lanes leave it."""
+        name = d.ops[0].text if d.ops else ""
+        if d.mnemonic == "BSSY":
+            b = self._bmask.setdefault(name, np.zeros(self.N, dtype=bool))
+            present = np.repeat(mask.reshape(-1, WARP).any(axis=1), WARP)
+            b[present] = mask[present]
+        elif name in self._bmask:
+            self._bmask[name][em] = False
+
+    def _region_missing(self, d: Decoded, mask: np.ndarray) -> bool:
+        """Whether lanes of the region a BSYNC closes, in the warps arriving, are not among them (nor exited)."""
+        b = self._bmask.get(d.ops[0].text if d.ops else "")
+        if b is None:
+            return False
+        present = np.repeat(mask.reshape(-1, WARP).any(axis=1), WARP)
+        return bool((b & present & ~mask & ~self.exited).any())
 
     def _execute(self, d: Decoded, mask: np.ndarray) -> None:
         em = mask if d.guard is None else mask & S.pred(self, d.guard)
@@ -698,6 +777,8 @@ class Machine:
         if self.hopper is not None and mn in hopper.MNEMONICS:
             hopper.execute(self, d, mask, em, cond_taint)
             return
+        if mn in ("BSSY", "BREAK") and not self.probing:
+            self._convergence(d, mask, em)
         if d.index in self.skip:
             self._record(d, mask, em, None, cond_taint)
             self._goto(nxt, mask)
@@ -771,7 +852,11 @@ class Machine:
             if target is None:
                 raise EmulationError(f"{d.where}: branches to 0x{_target(d):x}, not an instruction of the kernel")
             if cond_taint & DATA and target > d.index + 1:
-                self.data_controlled.update(range(d.index + 1, target))
+                # which lanes run the code it jumps over, and the code it jumps to, depends on data up to where the
+                # lanes reconverge: the end of the outermost convergence region around it (a switch's cases break out
+                # of the inner regions to code of the outer one)
+                end = max([target] + [e for b, e in self.regions if b < d.index < e])
+                self.data_controlled.update(range(d.index + 1, end))
             self._goto(d.index + 1, mask & ~taken)
             if self.tracked is not None and self.tracked[1] == d.index and not self.probing:
                 self.iters[mask & ~taken] = -1  # lanes leaving the loop
@@ -968,6 +1053,7 @@ class Machine:
         (exponentially, then by bisection) on the assumption that the loop, once left, stays left."""
         saved = (self.R.copy(), self.UR.copy(), self.P.copy(), self.UP.copy(), list(self.Rt), list(self.URt),
                  list(self.Pt), list(self.UPt), self._pending, self._heap, self.full)
+        held, self._held = self._held, {}  # lanes held at a BSYNC wait out the probe
         self.probing = True
         self.gmem.frozen = True
         try:
@@ -980,6 +1066,7 @@ class Machine:
             self.watch = None
             (self.R, self.UR, self.P, self.UP, self.Rt, self.URt, self.Pt, self.UPt, self._pending, self._heap,
              self.full) = saved
+            self._held = held
         return trips
 
     def _search_trips(self, head, back, lanes, ind, saved) -> np.ndarray | None:

@@ -8,7 +8,7 @@ from gpusim.frontend.isa import Addr, Decoded, Pred, Reg
 NO_DEST = {"STG", "STS", "STL", "ST", "RED", "REDG", "LDGSTS", "BRA", "EXIT", "BAR", "CALL", "RET", "BSSY", "BSYNC",
            "WARPSYNC", "NOP", "DEPBAR", "LDGDEPBAR", "MEMBAR", "R2P", "FENCE", "ERRBAR", "CGAERRBAR", "CCTL", "YIELD",
            "BMOV", "JMP", "BRX", "NANOSLEEP", "STSM", "UTMALDG", "UTMASTG", "UTMACCTL", "WARPGROUP", "USETMAXREG",
-           "UTMACMDFLUSH", "UBLKCP"}
+           "UTMACMDFLUSH", "UBLKCP", "BREAK"}
 TWO_PREDS = {"ISETP", "UISETP", "FSETP", "DSETP", "PLOP3", "UPLOP3", "HSETP2"}
 
 

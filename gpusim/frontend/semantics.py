@@ -548,6 +548,27 @@ def cs2r(m, d, em):
         put64(m, dst, m.special(src.name).astype(np.uint64), em, UNKNOWN)
 
 
+def idp(m, d, em):
+    """IDP.4A.{S8,U8}.{S8,U8} d, a, b, c (``__dp4a``): c plus the four products of a's and b's bytes."""
+    if not d.has("4A"):
+        raise unsupported(d, "IDP.2A (the 16-bit by 8-bit dot product)")
+    dst, a, b, c = d.ops[:4]
+    signs = [x for x in d.mods if x in ("S8", "U8")]
+    if len(signs) != 2:
+        raise unsupported(d, "an IDP.4A without its two operand types")
+    def lanes(v, signed):  # (4, lanes) bytes of each lane's word
+        by = u32(m, v).view(np.uint8).reshape(-1, 4).T.astype(np.int64)
+        return np.where(by >= 128, by - 256, by) if signed else by
+    acc = u32(m, c).view(np.int32).astype(np.int64) + (lanes(a, signs[0] == "S8") * lanes(b, signs[1] == "S8")).sum(0)
+    put(m, dst, (acc & 0xFFFFFFFF).astype(U32), em, taint(m, a, b, c))
+
+
+def lepc(m, d, em):
+    """LEPC R, 0x140: the address a CALL.ABS returns to (the emulator's addresses are the listing's)."""
+    dst, target = d.ops[:2]
+    put64(m, dst, np.full(m.N, int(target.bits), dtype=np.uint64), em)
+
+
 def ldc(m, d, em):
     dst, c = d.ops[:2]
     t = taint(m, c)
@@ -985,13 +1006,17 @@ SEMANTICS = {
     "SHF": shf, "USHF": shf, "SHL": shl_shr, "SHR": shl_shr, "ISETP": isetp, "UISETP": isetp, "SEL": sel,
     "USEL": sel, "IMNMX": imnmx, "VIMNMX": imnmx, "IABS": iabs, "POPC": popc, "UPOPC": popc, "FLO": flo, "UFLO": flo,
     "BREV": brev, "UBREV": brev, "PRMT": prmt, "UPRMT": prmt, "P2R": p2r, "R2P": r2p, "S2R": s2r, "S2UR": s2r,
-    "CS2R": cs2r, "LDC": ldc, "ULDC": ldc, "R2UR": mov, "MOV32I": mov, "SGXT": sgxt, "USGXT": sgxt,
+    "LEPC": lepc, "IDP": idp, "CS2R": cs2r, "LDC": ldc, "ULDC": ldc, "R2UR": mov, "MOV32I": mov, "SGXT": sgxt,
+    "USGXT": sgxt,
     "FADD": fadd, "FMUL": fmul, "FFMA": ffma, "FMNMX": fmnmx, "FSEL": fsel, "FSETP": fsetp, "FCHK": fchk,
     "MUFU": mufu, "FRND": frnd, "F2I": f2i, "I2F": i2f, "I2FP": i2f, "F2IP": f2i, "F2F": f2f, "F2FP": f2fp,
     "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
     "DSETP": fsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
     "SHFL": shfl, "VOTE": vote, "VOTEU": vote, "REDUX": redux, "MATCH": match,
     "VIADDMNMX": viaddmnmx,
+    # BREAK takes its lanes out of a convergence barrier (a loop's break, a switch's case): the emulator reconverges
+    # lanes by running the lowest address first, so it needs no barrier state (nor BSSY, BSYNC, BMOV)
+    "BREAK": nop,
     "NOP": nop, "BSSY": nop, "BSYNC": nop, "WARPSYNC": nop, "YIELD": nop, "BMOV": nop, "MEMBAR": nop, "FENCE": nop,
     "ERRBAR": nop, "CGAERRBAR": nop, "CCTL": nop, "CCTLL": nop, "DEPBAR": nop, "LDGDEPBAR": nop, "NANOSLEEP": nop,
     # barrier.cluster.arrive / wait: the emulator runs a cluster's CTAs together, and what a cluster barrier orders
