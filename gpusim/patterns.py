@@ -207,9 +207,49 @@ class CtaClass:
     count: int  # real CTAs of the class
     pats: dict[str, MemPattern]
     cta: tuple[int, int, int] = (0, 0, 0)  # the CTA whose patterns were analysed
+    # interior CTAs whose patterns alternate (each CTA's tile 64 B along a row of 128-B lines, at an offset: every other
+    # CTA's rows cross a line): the CTA coordinates' parities (PHASE_PERIOD) the class holds; None: every phase
+    phase: tuple[int, int, int] | None = None
+    phase_dims: tuple[bool, bool, bool] = (False, False, False)  # the grid dimensions along which they alternate
 
 
 INTERIOR, LAST, FIRST = 0, 1, 2
+PHASE_PERIOD = 2  # interior CTAs may alternate with this period along each grid dimension (and no other)
+
+
+def _phase(cta, dims) -> tuple[int, int, int]:
+    """A CTA's phase: its coordinates' parities (PHASE_PERIOD) along the dimensions ``dims`` whose CTAs alternate."""
+    return tuple(c % PHASE_PERIOD if alt else 0 for c, alt in zip(cta, dims, strict=True))
+
+
+def _phased(kernel: Kernel, geo: AccessGeometry, ref, base, probes) -> tuple | None:
+    """Interior CTAs whose counts alternate with the parity of their coordinates along some dimensions: (those
+    dimensions, {phase: representative CTA}), each phase's counts checked on two CTAs of it and every probe on its
+    phase's; None when that does not explain them."""
+    grid = kernel.launch.grid
+    step = lambda c, d, k: tuple(x + k if i == d else x for i, x in enumerate(c))  # noqa: E731
+    dims = tuple(g > 2 * PHASE_PERIOD and _differs(base, _first_counts(kernel, geo, step(ref, d, 1))) is not None
+                 for d, g in enumerate(grid))
+    if not any(dims):
+        return None
+    reps, counts = {}, {}
+    for bits in range(1 << 3):
+        if any(bits >> d & 1 and not dims[d] for d in range(3)):
+            continue
+        rep = ref
+        for d in range(3):
+            rep = step(rep, d, bits >> d & 1)
+        ph = _phase(rep, dims)
+        reps[ph] = rep
+        counts[ph] = _first_counts(kernel, geo, rep)
+        twin = rep
+        for d in range(3):
+            twin = step(twin, d, PHASE_PERIOD if dims[d] else 0)
+        if _differs(counts[ph], _first_counts(kernel, geo, twin)) is not None:
+            return None
+    if any(_differs(counts[_phase(p, dims)], _first_counts(kernel, geo, p)) is not None for p in probes):
+        return None
+    return dims, reps
 
 
 def _first_counts(kernel: Kernel, geo: AccessGeometry, cta: tuple[int, int, int]) -> dict[str, np.ndarray]:
@@ -235,14 +275,17 @@ def cta_classes(kernel: Kernel, geo: AccessGeometry) -> list[CtaClass]:
     firsts = inner_cta != (0, 0, 0) and _differs(first, _first_counts(kernel, geo, inner_cta)) is not None
     ref = inner_cta if firsts else (0, 0, 0)
     base = _first_counts(kernel, geo, ref) if firsts else first
-    for probe in sorted({tuple(max(g // 2 - 1, 0) for g in grid), tuple(max(g - 2, 0) for g in grid)} - {ref}):
-        if firsts and any(p == 0 < g - 1 for p, g in zip(probe, grid, strict=True)):
-            continue  # a first CTA: its own class
+    probes = [p for p in sorted({tuple(max(g // 2 - 1, 0) for g in grid), tuple(max(g - 2, 0) for g in grid)} - {ref})
+              if not (firsts and any(c == 0 < g - 1 for c, g in zip(p, grid, strict=True)))]  # a first CTA: its own
+    phases = None
+    for probe in probes:
         name = _differs(base, _first_counts(kernel, geo, probe))
-        if name:
-            raise KernelError(f"{kernel.name}: the access pattern of '{name}' differs between blocks {ref} and "
-                              f"{probe}; gpusim lets only the first and last block of a grid dimension differ (a "
-                              "partial tile, a border guard)")
+        if name and phases is None:
+            phases = _phased(kernel, geo, ref, base, probes)
+            if phases is None:
+                raise KernelError(f"{kernel.name}: the access pattern of '{name}' differs between blocks {ref} and "
+                                  f"{probe}; gpusim lets only the first and last block of a grid dimension differ (a "
+                                  "partial tile, a border guard), and interior blocks alternate every other one")
     interior = analyze(kernel, geo, ref)
     dims = [d for d in range(3) if grid[d] > 1]
     classes: list[CtaClass] = []
@@ -262,7 +305,22 @@ def cta_classes(kernel: Kernel, geo: AccessGeometry) -> list[CtaClass]:
         count = math.prod(1 if edges[d] != INTERIOR else inner[d] for d in range(3))
         classes.append(CtaClass(edges, count, analyze(kernel, geo, cta), cta))
         rest -= count
-    return [CtaClass((INTERIOR, INTERIOR, INTERIOR), rest, interior, ref), *classes]
+    if phases is None:
+        return [CtaClass((INTERIOR, INTERIOR, INTERIOR), rest, interior, ref), *classes]
+    # alternating interior CTAs: a class per phase but the reference's, which keeps the edge CTAs of no class
+    dims, reps = phases
+    lo = [1 if firsts and g > 2 else 0 for g in grid]
+    hi = [g - 2 if g > 1 else 0 for g in grid]
+    others = []
+    for ph, rep in sorted(reps.items()):
+        if ph == _phase(ref, dims):
+            continue
+        count = math.prod(len(range(lo[d] + (ph[d] - lo[d]) % PHASE_PERIOD, hi[d] + 1, PHASE_PERIOD))
+                          if dims[d] else hi[d] - lo[d] + 1 for d in range(3))
+        others.append(CtaClass((INTERIOR, INTERIOR, INTERIOR), count, analyze(kernel, geo, rep), rep, ph, dims))
+        rest -= count
+    return [CtaClass((INTERIOR, INTERIOR, INTERIOR), rest, interior, ref, _phase(ref, dims), dims), *others,
+            *classes]
 
 
 def class_of(kernel: Kernel, classes: list[CtaClass], linear: int) -> int:
@@ -270,9 +328,13 @@ def class_of(kernel: Kernel, classes: list[CtaClass], linear: int) -> int:
     if len(classes) == 1:
         return 0
     firsts = any(FIRST in c.edges for c in classes)
+    coords = cta_coords(kernel, linear)
     edges = tuple(LAST if c == g - 1 and g > 1 else FIRST if firsts and c == 0 and g > 2 else INTERIOR
-                  for c, g in zip(cta_coords(kernel, linear), kernel.launch.grid, strict=True))
-    return next((i for i, c in enumerate(classes) if c.edges == edges), 0)
+                  for c, g in zip(coords, kernel.launch.grid, strict=True))
+    if classes[0].phase is not None and edges == (INTERIOR, INTERIOR, INTERIOR):
+        ph = _phase(coords, classes[0].phase_dims)
+        return next((i for i, c in enumerate(classes) if c.phase == ph), 0)
+    return next((i for i, c in enumerate(classes) if c.edges == edges and c.phase is None), 0)
 
 
 def _period(kernel: Kernel, op: Mem, per_it: list[np.ndarray], strict: bool = True, whole: bool = False) -> int | None:

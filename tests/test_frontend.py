@@ -701,3 +701,52 @@ extern "C" __global__ void dp(const int* a, const int* b, int* s, unsigned* u) {
     want_u = ((ub(a) * ub(b)).sum(1) + i) & 0xFFFFFFFF
     assert (_tensor(gmem, "s", np.uint32, 64) == want_s).all()
     assert (_tensor(gmem, "u", np.uint32, 64) == want_u).all()
+
+
+CONV2D_SRC = r"""
+#define R 2
+#define T 16
+__constant__ float filt[(2 * R + 1) * (2 * R + 1)];
+extern "C" __global__ void conv2d(const float* __restrict__ in, float* __restrict__ out, int w, int h) {
+  __shared__ float tile[T + 2 * R][T + 2 * R];
+  int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+  for (int dy = threadIdx.y; dy < T + 2 * R; dy += T)
+    for (int dx = threadIdx.x; dx < T + 2 * R; dx += T) {
+      int gx = blockIdx.x * T + dx - R, gy = blockIdx.y * T + dy - R;
+      tile[dy][dx] = (gx >= 0 && gx < w && gy >= 0 && gy < h) ? in[gy * w + gx] : 0.f;
+    }
+  __syncthreads();
+  if (x >= w || y >= h) return;
+  float s = 0.f;
+  for (int i = 0; i < 2 * R + 1; ++i)
+    for (int j = 0; j < 2 * R + 1; ++j) s += filt[i * (2 * R + 1) + j] * tile[threadIdx.y + i][threadIdx.x + j];
+  out[y * w + x] = s;
+}
+"""
+
+
+def test_interior_blocks_that_alternate_are_classes_of_their_own(tmp_path):
+    """A tiled convolution whose 16-float tiles start 2 floats before the tile (its halo): every other CTA's rows
+    cross a 128-B line, so interior CTAs alternate between two patterns along x (and not along y). Each parity is a
+    class of its own, with its CTAs counted, and the CTAs of a class share its lines, where one pattern for all would
+    be refused (or wrong for half of them)."""
+    from gpusim import patterns
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+
+    cu = tmp_path / "conv2d.cu"
+    cu.write_text(CONV2D_SRC)
+    n, g = 1024, 64
+    k = kernel_from_source(cu, grid=(g, g), block=(16, 16), args=[f"in=f32[{n * n}]", f"out=f32[{n * n}]",
+                                                                   f"w={n}", f"h={n}"])
+    sim = simulate(k, load_config())
+    classes = sim.classes
+    interior = [c for c in classes if c.edges == (0, 0, 0)]
+    assert len(interior) == 2 and interior[0].phase_dims == (True, False, False)
+    assert sum(c.count for c in classes) == g * g
+    halo = next(n for n in interior[0].pats if n.startswith("p_ldg"))
+    lines = [int(c.pats[halo].lines.sum()) for c in interior]
+    assert lines[0] != lines[1]
+    for x in (5, 6, 33, 34):  # an interior CTA's class is its parity's
+        cls = classes[patterns.class_of(k, classes, g * 7 + x)]
+        assert cls is next(c for c in interior if c.cta[0] % 2 == x % 2)

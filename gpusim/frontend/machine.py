@@ -271,12 +271,14 @@ class Machine:
     def _address(self, d: Decoded, a: Addr, space: str) -> np.ndarray:
         n = self.N
         if space == "global":
+            # .E: a 64-bit address, the register pair's (``ATOMG.E.CAS ... [R4]`` writes no ``.64`` on it)
+            wide = a.reg is not None and (a.reg.wide or d.has("E"))
             if a.reg is not None and not a.reg.zero:
-                base = S.u64(self, a.reg) if a.reg.wide else self.R[a.reg.idx].astype(np.uint64)
+                base = S.u64(self, a.reg) if wide else self.R[a.reg.idx].astype(np.uint64)
             else:
                 base = np.zeros(n, np.uint64)
             if a.ureg is not None and not a.ureg.zero:
-                base = base + (S.u64(self, a.ureg) if not (a.reg and a.reg.wide) else
+                base = base + (S.u64(self, a.ureg) if not (a.reg and wide) else
                                self.UR[a.ureg.idx].astype(np.uint64))
             return (base.astype(np.int64) + a.offset)
         v = self._window(a)
