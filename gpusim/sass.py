@@ -113,13 +113,60 @@ def _branch_target(x: Inst) -> int | None:
     return int(m.group(1), 16) if m else None
 
 
+_BUILTIN = {"i": "int", "j": "unsigned int", "l": "long", "m": "unsigned long", "x": "long long",
+            "y": "unsigned long long", "s": "short", "t": "unsigned short", "c": "char", "a": "signed char",
+            "h": "unsigned char", "b": "bool", "f": "float", "d": "double", "v": "void"}
+
+
+def _template_args(s: str) -> str | None:
+    """``<...>`` of an Itanium template-argument list ``I...E`` at the start of ``s`` (literals and builtin or named
+    types: ``ILi256ELb1EfE`` -> ``<256, true, float>``); None for forms it does not read."""
+    if not s.startswith("I"):
+        return None
+    i, out = 1, []
+    while i < len(s) and s[i] != "E":
+        if s[i] == "L":  # a literal: L <type> <value> E
+            m = re.match(r"L([a-z])(n?)(\d+)E", s[i:])
+            if not m or m.group(1) not in _BUILTIN:
+                return None
+            v = ("-" if m.group(2) else "") + m.group(3)
+            out.append(("true" if v == "1" else "false") if m.group(1) == "b" else v)
+            i += m.end()
+        elif s[i] in _BUILTIN:
+            out.append(_BUILTIN[s[i]])
+            i += 1
+        elif s[i].isdigit():  # a named type
+            m = re.match(r"(\d+)", s[i:])
+            n = int(m.group(1))
+            out.append(s[i + m.end():i + m.end() + n])
+            i += m.end() + n
+        else:
+            return None
+    return "<" + ", ".join(out) + ">" if i < len(s) else None
+
+
 def demangle(mangled: str) -> str:
-    """The function name of an Itanium-mangled symbol (``_Z15transpose_naivePKfPfi`` -> ``transpose_naive``)."""
-    m = re.match(r"_Z(?:N\d*)?(\d+)", mangled)
+    """The function name of an Itanium-mangled symbol (``_Z15transpose_naivePKfPfi`` -> ``transpose_naive``), with
+    its template arguments where it has them (``_Z9block_sumILi256EEvPKfPdi`` -> ``block_sum<256>``)."""
+    if mangled.startswith("_ZN"):  # a nested name (a namespace's kernel): its last component
+        i, name = 3, None
+        while i < len(mangled) and (m := re.match(r"\d+", mangled[i:])):
+            n = int(m.group(0))
+            name, i = mangled[i + m.end():i + m.end() + n], i + m.end() + n
+        if name is None:
+            return mangled
+        return name + (_template_args(mangled[i:]) or "")
+    m = re.match(r"_Z(\d+)", mangled)
     if not m:
         return mangled
     n = int(m.group(1))
-    return mangled[m.end():m.end() + n]
+    name = mangled[m.end():m.end() + n]
+    return name + (_template_args(mangled[m.end() + n:]) or "")
+
+
+def bare_name(name: str) -> str:
+    """A kernel's name without its template arguments (``block_sum<256>`` -> ``block_sum``)."""
+    return name.split("<", 1)[0]
 
 
 def parse_sass(text: str) -> list[Function]:

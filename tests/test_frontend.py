@@ -750,3 +750,28 @@ def test_interior_blocks_that_alternate_are_classes_of_their_own(tmp_path):
     for x in (5, 6, 33, 34):  # an interior CTA's class is its parity's
         cls = classes[patterns.class_of(k, classes, g * 7 + x)]
         assert cls is next(c for c in interior if c.cta[0] % 2 == x % 2)
+
+
+def test_template_and_namespace_kernels_are_named_as_written(tmp_path):
+    """A template kernel is named with its arguments (``scale<2>``; the bare name where one instantiation was built,
+    a one-line error naming them where several were), and a kernel in a namespace by its own name."""
+    cu = tmp_path / "tmpl.cu"
+    cu.write_text(r"""
+template <int K, typename T> __global__ void scale(const T* x, T* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * K;
+}
+template __global__ void scale<2, float>(const float*, float*, int);
+template __global__ void scale<3, float>(const float*, float*, int);
+namespace ops { __global__ void shift(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + 1.f;
+} }
+""")
+    args = ["x=f32[4096]", "y=f32[4096]", "n=4096"]
+    names = sorted(k.name for k in compile_cuda(cu))
+    assert names == ["scale<2, float>", "scale<3, float>", "shift"]
+    assert kernel_from_source(cu, "scale<3,float>", grid=16, block=256, args=args).name == "scale<3, float>"
+    assert kernel_from_source(cu, "shift", grid=16, block=256, args=args).name == "shift"
+    with pytest.raises(BuildError, match="2 instantiations"):
+        kernel_from_source(cu, "scale", grid=16, block=256, args=args)

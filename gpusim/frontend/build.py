@@ -466,7 +466,7 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
         k = CompiledKernel(f.name, f.mangled, _decode(f, str(src)), info["regs"], info["smem"], info["stack"],
                            [Param(*p) for p in info["params"]], str(src), arch,
                            cluster=tuple(info.get("cluster", (1, 1, 1))), module=module)
-        k.signature = parse_signature(source_text, f.name) if source_text else None
+        k.signature = parse_signature(source_text, sass.bare_name(f.name)) if source_text else None
         if k.signature is not None and len(k.signature) != len(k.params):
             k.signature = None
         out.append(k)
@@ -481,8 +481,14 @@ def pick(kernels: list[CompiledKernel], name: str | None, where: str) -> Compile
             raise BuildError(f"{where} has {len(kernels)} kernels ({names}): name one with --kernel")
         return kernels[0]
     for k in kernels:
-        if name in (k.name, k.mangled):
+        if name.replace(" ", "") in (k.name.replace(" ", ""), k.mangled):
             return k
+    bare = [k for k in kernels if sass.bare_name(k.name) == name]
+    if len(bare) == 1:  # a template's name, where one instantiation was built
+        return bare[0]
+    if bare:
+        raise BuildError(f"{where}: {name!r} has {len(bare)} instantiations ({', '.join(k.name for k in bare)}): "
+                         "name one with --kernel")
     import difflib
 
     names = [k.name for k in kernels]
