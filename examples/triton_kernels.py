@@ -1,6 +1,6 @@
-"""Three Triton kernels in the designs of Triton's tutorials (vector add, fused softmax, blocked matmul), written for
-gpusim: ``gpusim run examples/triton_kernels.py --kernel add --grid 16384 --arg x=f32[16777216] ...``; the three
-commands are in docs/your-kernel.md ("Triton kernels"). gpusim compiles each kernel for sm_90 without a GPU.
+"""Four Triton kernels in the designs of Triton's tutorials (vector add, fused softmax, blocked matmul, layer norm),
+written for gpusim: ``gpusim run examples/triton_kernels.py --kernel add --grid 16384 --arg x=f32[16777216] ...``;
+the commands are in docs/your-kernel.md ("Triton kernels"). gpusim compiles each kernel for sm_90 without a GPU.
 """
 
 import triton
@@ -55,3 +55,30 @@ def matmul(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_
     cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_tile = c + cm[:, None] * stride_cm + cn[None, :] * stride_cn
     tl.store(c_tile, out, mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+@triton.jit
+def layernorm(x, y, w, b, stride, n_cols, eps, BLOCK_SIZE: tl.constexpr):
+    """Layer norm of one row per program, as Triton's layer-norm tutorial's forward pass: three passes over the row in
+    blocks of BLOCK_SIZE (the mean, the variance, then the normalised row scaled by w and shifted by b), the row read
+    three times (from HBM once, then from the L2 if it is still there) and written once."""
+    row = tl.program_id(0)
+    x += row * stride
+    y += row * stride
+    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        acc += tl.load(x + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / n_cols
+    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        v = tl.load(x + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+        v = tl.where(cols < n_cols, v - mean, 0.0)
+        acc += v * v
+    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        mask = cols < n_cols
+        v = tl.load(x + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y + cols, (v - mean) * rstd * tl.load(w + cols, mask=mask) + tl.load(b + cols, mask=mask), mask=mask)

@@ -33,7 +33,10 @@ CASES = [("add", (1 << 24,), (16384, 1, 1), 4, 3, {"BLOCK_SIZE": 1024}),
          ("softmax", (4096, 4096), (4096, 1, 1), 8, 3, {"BLOCK_SIZE": 4096}),
          ("softmax", (8192, 1024), (8192, 1, 1), 4, 3, {"BLOCK_SIZE": 1024}),
          ("matmul", (4096, 4096, 4096), (32, 32, 1), 8, 3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}),
-         ("matmul", (2048, 2048, 2048), (16, 16, 1), 8, 3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64})]
+         ("matmul", (2048, 2048, 2048), (16, 16, 1), 8, 3, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}),
+         # added 2026-12-07, predicted before it was measured (validate/PREDICTED.md)
+         ("layernorm", (4096, 4096), (4096, 1, 1), 8, 3, {"BLOCK_SIZE": 4096}),
+         ("layernorm", (2048, 16384), (2048, 1, 1), 8, 3, {"BLOCK_SIZE": 4096})]
 
 
 def gpusim_args(kernel: str, shape: tuple) -> list[str]:
@@ -45,6 +48,10 @@ def gpusim_args(kernel: str, shape: tuple) -> list[str]:
         rows, cols = shape
         return [f"out=f32[{rows * cols}]", f"inp=f32[{rows * cols}]", f"in_row_stride={cols}",
                 f"out_row_stride={cols}", f"n_cols={cols}"]
+    if kernel == "layernorm":
+        rows, cols = shape
+        return [f"x=f32[{rows * cols}]", f"y=f32[{rows * cols}]", f"w=f32[{cols}]", f"b=f32[{cols}]",
+                f"stride={cols}", f"n_cols={cols}", "eps=1e-5"]
     M, N, K = shape
     return [f"a=f16[{M * K}]", f"b=f16[{K * N}]", f"c=f16[{M * N}]", f"M={M}", f"N={N}", f"K={K}",
             f"stride_am={K}", "stride_ak=1", f"stride_bk={N}", "stride_bn=1", f"stride_cm={N}", "stride_cn=1"]
@@ -81,6 +88,17 @@ def launcher(torch, mod, case):
 
         def check():
             return float((out - torch.softmax(inp, dim=1)).abs().max())
+    elif kernel == "layernorm":
+        rows, cols = shape
+        x = torch.randn(rows, cols, device=dev)
+        w, b = torch.rand(cols, device=dev), torch.rand(cols, device=dev)
+        y = torch.full_like(x, float("nan"))
+
+        def launch():
+            mod.layernorm[grid](x, y, w, b, x.stride(0), cols, 1e-5, num_warps=warps, num_stages=stages, **consts)
+
+        def check():
+            return float((y - torch.nn.functional.layer_norm(x, (cols,), w, b, 1e-5)).abs().max())
     else:
         M, N, K = shape
         a = torch.randn(M, K, device=dev, dtype=torch.float16)
@@ -110,6 +128,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--child", type=int, default=None)
+    ap.add_argument("--only", default="", help="comma-separated kernels (add, softmax, matmul, layernorm): those cases")
     a = ap.parse_args()
     os.environ["DISABLE_MMA_V3"] = "1"  # mma.sync matmul: the build gpusim emulates
     if a.child is not None:
@@ -134,9 +153,12 @@ def main() -> int:
             "kernels": []}
     scratch = torch.empty(64 << 20, dtype=torch.float32, device="cuda")  # 256 MiB: evicts the kernel's data
     clean = torch.ones(16 << 20, dtype=torch.float32, device="cuda")  # leaves clean lines (no flush write-back)
-    for case in CASES:
+    for index, case in enumerate(CASES):
         kernel, shape, grid, warps, stages, consts = case
-        e = {"kernel": f"triton_{kernel}", "shape": list(shape), "params": {}, "twin": "examples/triton_kernels.py",
+        if a.only and kernel not in a.only.split(","):
+            continue
+        e = {"case": index, "kernel": f"triton_{kernel}", "shape": list(shape), "params": {},
+             "twin": "examples/triton_kernels.py",
              "grid": list(grid), "block": [32 * warps, 1, 1], "num_warps": warps, "num_stages": stages,
              "constexprs": consts, "args": gpusim_args(kernel, shape)}
         try:
@@ -170,7 +192,8 @@ def main() -> int:
 
         avail, _ = common.ncu_available_metrics(ncu)
         present, missing = common.split_available(list(run_h100.LADDER_METRICS) + common.stall_metrics(avail), avail)
-        for i, e in enumerate(data["kernels"]):
+        for e in data["kernels"]:
+            i = e["case"]
             rows, _, _, dropped, log = common.run_ncu(ncu, present, f"^{e['kernel'][len('triton_'):]}$",
                                                       [*common.python_cmd(), str(Path(__file__).resolve()), "--child",
                                                        str(i)], out.parent / f"triton-ncu-{i}", timeout=240)

@@ -66,7 +66,25 @@ ATOMIC_CASES = [
                 "supported yet (see docs/your-kernel.md for what the front-end emulates)"},
 ]
 
-BATCHES = {"2026-11-28": CASES, "atomics": ATOMIC_CASES}
+# What the front-end took in on 2026-12-07 (a switch's BREAK and subroutines after the store, __constant__ and
+# __device__ variables, __dp4a, an atomicCAS loop, interior blocks that alternate, a three-pass row kernel), written
+# as a new user writes them: predicted (predicted-reach-2026-12-07.json) before they are measured.
+REACH_CASES = [
+    {"name": "switch_ops", "grid": (N // 256,), "block": (256,),
+     "args": (f"op=i32[{N}]:randint(0,8)", f"a=f32[{N}]", f"b=f32[{N}]", f"c=f32[{N}]", f"n={N}")},
+    {"name": "conv2d_tiled", "grid": (256, 256), "block": (16, 16),
+     "args": (f"in=f32[{4096 * 4096}]", f"out=f32[{4096 * 4096}]", "w=4096", "h=4096")},
+    {"name": "count_positive", "grid": (N // 256,), "block": (256,), "args": (f"x=f32[{N}]", f"n={N}")},
+    {"name": "dp4a_dot", "grid": (132 * 8,), "block": (256,),
+     "args": (f"a=i32[{N}]:randint(0,2147483647)", f"b=i32[{N}]:randint(0,2147483647)", "out=i32[1]:zeros",
+              f"n4={N}")},
+    {"name": "cas_max", "grid": (4096,), "block": (256,), "args": ("x=f32[1048576]", "m=f32[1]:zeros", "n=1048576")},
+    {"name": "layernorm3", "grid": (8192,), "block": (256,),
+     "args": (f"x=f32[{8192 * 4096}]", "w=f32[4096]", "b=f32[4096]", f"y=f32[{8192 * 4096}]", "cols=4096",
+              "eps=1e-5"), "scalars": {"eps": "f32"}},
+]
+
+BATCHES = {"2026-11-28": CASES, "atomics": ATOMIC_CASES, "reach": REACH_CASES}
 FIRST = "2026-11-28"  # the batch the scripts take when none is named
 
 
