@@ -342,21 +342,31 @@ def test_a_ragged_last_loop_iteration_has_its_own_counts():
     assert sim.result.fast_forward
 
 
-def test_only_the_first_and_last_block_of_a_dimension_may_differ():
-    """A pattern that changes inside the grid (here every even block is empty) is refused with its name: block 0
-    differs from block 1 (a first block may, behind a border guard), and block 1 from the middle one (no interior
-    block may)."""
+def test_only_the_first_and_last_block_of_a_dimension_may_differ_or_every_other_one_alternate():
+    """A pattern that changes inside the grid is refused with its name (here every third block is empty: block 0
+    differs from block 1, a first block may, behind a border guard, and block 1 from block 3, where no period of two
+    explains it); one whose interior blocks alternate every other one (every even block empty) is two classes of
+    blocks, counted apart."""
     import numpy as np
 
     from gpusim.chip import simulate
     from gpusim.config import load_config
     from gpusim.ir import Kernel, KernelError, Launch, Loop, Mem, Tensor
 
-    ld = Mem("ld", "global", "ld", 4, lambda c: np.where(c.bx % 2 == 1, (c.bx * 128 + c.tid) * 4, -1), "x")
-    k = Kernel("odd", "user", (1,), {}, Launch((8, 1, 1), (128, 1, 1), 16, 0), (), Loop(1, (ld,)), (),
-               (Tensor("x", 4 * 1024),), 0, "")
-    with pytest.raises(KernelError, match=r"'ld' differs between blocks \(1, 0, 0\) and \(6, 0, 0\)"):
-        simulate(k, load_config())
+    def kernel(keep):
+        ld = Mem("ld", "global", "ld", 4, lambda c: np.where(keep(c.bx), (c.bx * 128 + c.tid) * 4, -1), "x")
+        return Kernel("odd", "user", (1,), {}, Launch((8, 1, 1), (128, 1, 1), 16, 0), (), Loop(1, (ld,)), (),
+                      (Tensor("x", 4 * 1024),), 0, "")
+
+    with pytest.raises(KernelError, match=r"'ld' differs between blocks \(1, 0, 0\) and \(3, 0, 0\)"):
+        simulate(kernel(lambda bx: bx % 3 != 0), load_config())
+    sim = simulate(kernel(lambda bx: bx % 2 == 1), load_config())
+    interior = [c for c in sim.classes if c.edges == (0, 0, 0)]
+    assert sorted(c.phase for c in interior) == [(0, 0, 0), (1, 0, 0)]
+    assert sum(c.count for c in sim.classes) == 8
+    from gpusim.metrics import report
+
+    assert report(sim)["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 4 * 128 * 4 // 32  # the odd blocks'
 
 
 def test_fa3_with_a_ragged_last_kv_block_reads_only_the_rows_that_exist():
