@@ -775,3 +775,25 @@ namespace ops { __global__ void shift(const float* x, float* y, int n) {
     assert kernel_from_source(cu, "shift", grid=16, block=256, args=args).name == "shift"
     with pytest.raises(BuildError, match="2 instantiations"):
         kernel_from_source(cu, "scale", grid=16, block=256, args=args)
+
+
+def test_barrier_reductions_give_each_block_its_or_and_and_count(tmp_path):
+    """``__syncthreads_or / _and / _count`` (BAR.RED.OR/AND/POPC and B2R.RESULT): each block's threads' predicates
+    reduced at the barrier, what the kernel stores per block."""
+    cu = tmp_path / "barred.cu"
+    cu.write_text(r"""
+extern "C" __global__ void anyneg(const float* x, int* flags, int* counts, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = i < n ? x[i] : 0.f;
+  int any = __syncthreads_or(v < 0.f);
+  int all = __syncthreads_and(v < 0.5f);
+  int cnt = __syncthreads_count(v > 0.f);
+  if (threadIdx.x == 0) { flags[blockIdx.x] = any + 2 * all; counts[blockIdx.x] = cnt; }
+}
+""")
+    gmem = _emulate_all(cu, "anyneg", (4, 1, 1), (128, 1, 1), ["x=f32[512]:uniform(-0.01,1)", "flags=i32[4]",
+                                                                "counts=i32[4]", "n=512"])
+    x = _tensor(gmem, "x", np.float32, 512).reshape(4, 128)
+    want_flags = (x < 0).any(1).astype(int) + 2 * (x < 0.5).all(1).astype(int)
+    assert (_tensor(gmem, "flags", np.int32, 4) == want_flags).all()
+    assert (_tensor(gmem, "counts", np.int32, 4) == (x > 0).sum(1)).all()

@@ -166,6 +166,8 @@ class Machine:
         self._bar_wait: dict = {}  # (cta, barrier id) -> {pc: lanes waiting there}
         self._bar_count: dict = {}  # (cta, barrier id) -> threads arrived
         self._bar_expect: dict = {}  # (cta, barrier id) -> threads a counted barrier (bar.sync id, n) waits for
+        self._bar_red: dict = {}  # (cta, barrier id) -> a barrier reduction's op, lanes arrived, lanes true, taint
+        self.bar_result: dict = {}  # cta -> (the last barrier reduction's result, its taint): B2R.RESULT
         self._jump_closed = False  # the jumped loop has ended: no loop is jumped again
         self.iters = np.full(n, -1, dtype=np.int64)  # iteration of the loop being tracked, per lane
         self.tracked: tuple[int, int] | None = None  # (head, back) of the loop whose iterations are counted
@@ -792,8 +794,8 @@ class Machine:
             if cond_taint & DATA or d.index in self.data_controlled:  # which lanes access depends on data
                 mem.taint |= DATA
         elif mn in BARRIER:
-            if d.has("RED", "SCAN"):
-                raise S.unsupported(d, "barrier reductions (__syncthreads_count/and/or)")
+            if d.has("SCAN"):
+                raise S.unsupported(d, "barrier scans")
             ids = self._bar_ids(d, em)
             self._record(d, mask, em, None, cond_taint, bar=ids.reshape(-1, WARP).max(axis=1))
             if self.probing:
@@ -903,15 +905,27 @@ class Machine:
         """``BAR.SYNC id[, count]`` (``BAR.ARV``: arrive and go on): the lanes wait until every live warp of their CTA
         (or ``count`` threads) has arrived at barrier ``id``, wherever in the code."""
         count = None
-        if len(d.ops) > 1:
-            c = d.ops[1]
+        rest = [o for o in d.ops[1:] if not isinstance(o, Pred)]  # BAR.RED.OR 0x0, !P0: the predicate it reduces
+        if rest:
+            c = rest[0]
             count = int(c.bits) if hasattr(c, "bits") else int(self.R[c.idx][em][0])
+        red = None
+        if d.has("RED"):  # __syncthreads_or / _and / _count: the CTA's lanes' predicates, reduced at the release
+            op = next((k for k in ("OR", "AND", "POPC") if d.has(k)), None)
+            p = next((o for o in d.ops[1:] if isinstance(o, Pred)), None)
+            if op is None or p is None:
+                raise S.unsupported(d, "a barrier reduction other than OR, AND or POPC of a predicate")
+            red = (op, S.pred(self, p), S.any_taint(S.taint(self, p), em))
         for pair in np.unique(self.cta_of[em].astype(np.int64) * BARRIER_IDS + ids[em]).tolist():
             c, bid = divmod(pair, BARRIER_IDS)
             lanes = em & (self.cta_of == c) & (ids == bid)
             key = (c, bid)
             warps = len(np.unique(self.warp[lanes]))
             self._bar_count[key] = self._bar_count.get(key, 0) + WARP * warps
+            if red is not None:
+                op, vals, t = red
+                _, seen, got, taint = self._bar_red.get(key, (op, np.zeros(self.N, bool), np.zeros(self.N, bool), 0))
+                self._bar_red[key] = (op, seen | lanes, got | (vals & lanes), taint | t)
             if count is not None:
                 self._bar_expect[key] = count
             if d.has("ARV"):
@@ -931,6 +945,11 @@ class Machine:
             expect = WARP * len(np.unique(self.warp[live]))
         if self._bar_count[key] < expect:
             return
+        if key in self._bar_red:  # what B2R.RESULT reads in the CTA's lanes after the barrier
+            op, seen, got, taint = self._bar_red.pop(key)
+            n_on, n_seen = int(got.sum()), int(seen.sum())
+            value = {"OR": int(n_on > 0), "AND": int(n_on == n_seen), "POPC": n_on}[op]
+            self.bar_result[c] = (value, taint)
         for pc, lanes in self._bar_wait.pop(key, {}).items():
             self._goto(pc + 1, lanes)
         del self._bar_count[key]

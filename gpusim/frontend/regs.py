@@ -28,6 +28,8 @@ def dest_operands(d: Decoded) -> int:
         return min(2, len(d.ops) - 1)
     if mn in TWO_PREDS or mn in ("SHFL", "ELECT"):
         return 2
+    if mn == "B2R":  # B2R.RESULT R7 / B2R.RESULT RZ, P0: a register and a predicate
+        return len(d.ops)
     if mn in ("LOP3", "ULOP3", "ATOMS", "ATOMG", "ATOM", "MATCH", "FLO", "UFLO"):
         return _leading_preds(d.ops) + 1
     if mn in ("IADD3", "UIADD3", "LEA", "ULEA"):

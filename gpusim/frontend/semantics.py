@@ -563,6 +563,24 @@ def idp(m, d, em):
     put(m, dst, (acc & 0xFFFFFFFF).astype(U32), em, taint(m, a, b, c))
 
 
+def b2r(m, d, em):
+    """B2R.RESULT R[, P]: the result of the CTA's last barrier reduction (``__syncthreads_count``'s count, or
+    ``_or`` / ``_and``'s 0 or 1), and the predicate that it is not zero."""
+    if not d.has("RESULT"):
+        raise unsupported(d, "B2R other than a barrier reduction's result")
+    res = np.zeros(m.N, dtype=U32)
+    t = 0
+    for c, (v, tc) in m.bar_result.items():
+        res[m.cta_of == c] = v
+        t |= tc
+    dst = d.ops[0]
+    if isinstance(dst, Reg) and not dst.zero:
+        put(m, dst, res, em, t)
+    p = next((o for o in d.ops[1:] if isinstance(o, Pred)), None)
+    if p is not None:
+        put_p(m, p, res != 0, em, t)
+
+
 def lepc(m, d, em):
     """LEPC R, 0x140: the address a CALL.ABS returns to (the emulator's addresses are the listing's)."""
     dst, target = d.ops[:2]
@@ -1006,8 +1024,8 @@ SEMANTICS = {
     "SHF": shf, "USHF": shf, "SHL": shl_shr, "SHR": shl_shr, "ISETP": isetp, "UISETP": isetp, "SEL": sel,
     "USEL": sel, "IMNMX": imnmx, "VIMNMX": imnmx, "IABS": iabs, "POPC": popc, "UPOPC": popc, "FLO": flo, "UFLO": flo,
     "BREV": brev, "UBREV": brev, "PRMT": prmt, "UPRMT": prmt, "P2R": p2r, "R2P": r2p, "S2R": s2r, "S2UR": s2r,
-    "LEPC": lepc, "IDP": idp, "CS2R": cs2r, "LDC": ldc, "ULDC": ldc, "R2UR": mov, "MOV32I": mov, "SGXT": sgxt,
-    "USGXT": sgxt,
+    "LEPC": lepc, "IDP": idp, "B2R": b2r, "CS2R": cs2r, "LDC": ldc, "ULDC": ldc, "R2UR": mov, "MOV32I": mov,
+    "SGXT": sgxt, "USGXT": sgxt,
     "FADD": fadd, "FMUL": fmul, "FFMA": ffma, "FMNMX": fmnmx, "FSEL": fsel, "FSETP": fsetp, "FCHK": fchk,
     "MUFU": mufu, "FRND": frnd, "F2I": f2i, "I2F": i2f, "I2FP": i2f, "F2IP": f2i, "F2F": f2f, "F2FP": f2fp,
     "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
