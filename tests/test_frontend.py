@@ -797,3 +797,38 @@ extern "C" __global__ void anyneg(const float* x, int* flags, int* counts, int n
     want_flags = (x < 0).any(1).astype(int) + 2 * (x < 0.5).all(1).astype(int)
     assert (_tensor(gmem, "flags", np.int32, 4) == want_flags).all()
     assert (_tensor(gmem, "counts", np.int32, 4) == (x > 0).sum(1)).all()
+
+
+def test_half2_compares_set_each_half(tmp_path):
+    """``__hgt2`` (HSET2.BF: 1.0 or 0.0 per half) and ``__hbgt2`` (HSET2 to a mask, both halves true): each half
+    compared on its own; a compare of the wrong halves or a wrong encoding of true breaks the results."""
+    cu = tmp_path / "hcmp.cu"
+    cu.write_text(r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void hcmp(const __half2* a, const __half2* b, __half2* gt, int* both, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { gt[i] = __hgt2(a[i], b[i]); both[i] = __hbgt2(a[i], b[i]) ? 1 : 0; }
+}
+""")
+    gmem = _emulate_all(cu, "hcmp", (1, 1, 1), (256, 1, 1), ["a=f16[512]:normal", "b=f16[512]:normal",
+                                                             "gt=f16[512]", "both=i32[256]", "n=256"])
+    a, b = (_tensor(gmem, t, np.float16, 512).reshape(256, 2) for t in "ab")
+    assert (_tensor(gmem, "gt", np.float16, 512).reshape(256, 2) == (a > b).astype(np.float16)).all()
+    assert (_tensor(gmem, "both", np.int32, 256) == (a > b).all(1)).all()
+
+
+def test_an_instruction_the_decoder_cannot_read_fails_only_its_kernel(tmp_path):
+    """A listing whose one kernel has an operand the decoder cannot read: that kernel is refused in one line when it
+    is picked; the file's other kernel goes through."""
+    from gpusim.frontend.build import load_sass
+
+    good = ["        /*0000*/                   EXIT ;               /* 0x000000000000794d */",
+            "                                                        /* 0x000fea0003800000 */"]
+    bad = ["        /*0000*/                   IADD3 R1, R2, ??weird??, RZ ;   /* 0x0000000000007210 */",
+           "                                                        /* 0x000fea0003800000 */", *good]
+    listing = tmp_path / "two.sass"
+    listing.write_text("\n".join(["\tcode for sm_90", "\t\tFunction : ok", *good, "\t\tFunction : broken", *bad, ""]))
+    kernels = load_sass(listing)
+    assert pick(kernels, "ok", str(listing)).program
+    with pytest.raises(BuildError, match="broken"):
+        pick(kernels, "broken", str(listing))

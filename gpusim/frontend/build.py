@@ -74,6 +74,9 @@ class CompiledKernel:
     signature: list[tuple[str, str]] | None = None  # (C type, name) of each parameter, where the source was read
     cluster: tuple[int, int, int] = (1, 1, 1)  # __cluster_dims__ (EIATTR_CTA_PER_CLUSTER): the CTAs of a cluster
     module: Module = field(default_factory=lambda: Module())  # the module's __constant__ and __device__ data
+    # an instruction the decoder cannot read: the error, raised when this kernel is picked (the file's other kernels
+    # still go through); its program is then empty
+    decode_error: str = ""
 
     @property
     def param_bytes(self) -> int:
@@ -233,7 +236,14 @@ def load_sass(path: Path) -> list[CompiledKernel]:
     funcs = sass.parse_sass(text)
     if not funcs or not any(f.insts for f in funcs):
         raise BuildError(f"{path}: no SASS functions found (expected `cuobjdump -sass` output)")
-    return [CompiledKernel(f.name, f.mangled, _decode(f, str(path)), 0, 0, 0, [], str(path), "sm_90") for f in funcs]
+    out = []
+    for f in funcs:
+        try:
+            program, error = _decode(f, str(path)), ""
+        except BuildError as e:
+            program, error = [], str(e)
+        out.append(CompiledKernel(f.name, f.mangled, program, 0, 0, 0, [], str(path), "sm_90", decode_error=error))
+    return out
 
 
 def _find(tool: str) -> str:
@@ -463,9 +473,13 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
                     {name: (size, bytes.fromhex(data)) for name, (size, data) in md.get("globals", {}).items()})
     for f in sass.parse_sass(text):
         info = meta.get(f.mangled, {"regs": 0, "smem": 0, "stack": 0, "params": []})
-        k = CompiledKernel(f.name, f.mangled, _decode(f, str(src)), info["regs"], info["smem"], info["stack"],
+        try:
+            program, error = _decode(f, str(src)), ""
+        except BuildError as e:
+            program, error = [], str(e)
+        k = CompiledKernel(f.name, f.mangled, program, info["regs"], info["smem"], info["stack"],
                            [Param(*p) for p in info["params"]], str(src), arch,
-                           cluster=tuple(info.get("cluster", (1, 1, 1))), module=module)
+                           cluster=tuple(info.get("cluster", (1, 1, 1))), module=module, decode_error=error)
         k.signature = parse_signature(source_text, sass.bare_name(f.name)) if source_text else None
         if k.signature is not None and len(k.signature) != len(k.params):
             k.signature = None
@@ -474,7 +488,15 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
 
 
 def pick(kernels: list[CompiledKernel], name: str | None, where: str) -> CompiledKernel:
-    """The kernel ``name`` of a build (the only one when ``name`` is None)."""
+    """The kernel ``name`` of a build (the only one when ``name`` is None); one whose SASS could not be decoded
+    raises its error here."""
+    k = _pick(kernels, name, where)
+    if k.decode_error:
+        raise BuildError(k.decode_error)
+    return k
+
+
+def _pick(kernels: list[CompiledKernel], name: str | None, where: str) -> CompiledKernel:
     if name is None:
         if len(kernels) != 1:
             names = ", ".join(k.name for k in kernels) or "none"

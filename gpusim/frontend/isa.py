@@ -125,7 +125,7 @@ FLOAT_MNEMONICS = {"FADD", "FMUL", "FFMA", "FMNMX", "FSETP", "FSEL", "FSET", "MU
                    "FMUL32I", "FADD32I", "FFMA32I", "FSWZADD", "DADD", "DMUL", "DFMA", "DSETP", "F2FP"}
 HALF_MNEMONICS = {"HFMA2", "HADD2", "HMUL2", "HMNMX2", "HSETP2", "HSET2"}
 
-_REG = re.compile(r"^(?P<pre>[-~!|]*)(?P<u>U?)R(?P<n>\d+|Z)(?P<sfx>(?:\.[A-Z0-9_]+)*)(?P<bar>\|?)$")
+_REG = re.compile(r"^(?P<pre>[-~!|]*)(?P<u>U?)R(?P<n>\d+|Z)(?P<bar0>\|?)(?P<sfx>(?:\.[A-Z0-9_]+)*)(?P<bar>\|?)$")
 _PRED = re.compile(r"^(?P<neg>!?)(?P<u>U?)P(?P<n>[0-6T])$")
 _CONST = re.compile(r"^(?P<neg>-?)(?P<abs>\|?)c\[(0x[0-9a-f]+)\]\[(.+)\]\|?$")
 
@@ -166,8 +166,8 @@ def _reg(text: str) -> Reg | None:
     for s in sfx:
         if s.startswith("X") and s[1:].isdigit():
             scale = int(s[1:])
-    return Reg(uniform, idx, neg="-" in pre, absolute="|" in pre or bool(m.group("bar")), inv="~" in pre,
-               wide="64" in sfx, zext="U32" in sfx, half=half, scale=scale)
+    return Reg(uniform, idx, neg="-" in pre, absolute="|" in pre or bool(m.group("bar") or m.group("bar0")),
+               inv="~" in pre, wide="64" in sfx, zext="U32" in sfx, half=half, scale=scale)
 
 
 def _addr(text: str, where: str) -> Addr:

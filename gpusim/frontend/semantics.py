@@ -830,6 +830,41 @@ def hmnmx2(m, d, em):
                np.where(mn, np.fmin(ahi, bhi), np.fmax(ahi, bhi)), em, taint(m, a, b, p), d)
 
 
+def _half_operands(m, d):
+    """The two compared operands of HSET2 / HSETP2 (a second operand given as two half immediates) and the rest."""
+    ops = list(d.ops)
+    if len(ops) >= 4 and isinstance(ops[-3], Imm) and isinstance(ops[-2], Imm):
+        a = ops[-4]
+        alo, ahi = _halves(m, a, d)
+        return (alo, ahi), (np.full(m.N, ops[-3].value), np.full(m.N, ops[-2].value)), ops[-1], taint(m, a)
+    a, b, c = ops[-3:]
+    return _halves(m, a, d), _halves(m, b, d), c, taint(m, a, b)
+
+
+def hset2(m, d, em):
+    """HSET2[.BF].cmp.{AND,OR} R, A, B, P: per half, the compare combined with P, as 1.0 (``.BF``) or all ones."""
+    (alo, ahi), (blo, bhi), p, t = _half_operands(m, d)
+    c = pred(m, p)
+    with np.errstate(all="ignore"):
+        rlo, rhi = (_combine(d, _fcmp(d, x, y), c)[0] for x, y in ((alo, blo), (ahi, bhi)))
+    one = U32(0x3C00) if d.has("BF") else U32(0xFFFF)
+    put(m, d.ops[0], (np.where(rhi, one, U32(0)) << U32(16)) | np.where(rlo, one, U32(0)), em, t | taint(m, p))
+
+
+def hsetp2(m, d, em):
+    """HSETP2.cmp.{AND,OR} P, Q, A, B, C: both halves' compares combined with C (``.H_AND``: the two halves ANDed
+    into P); Q the complement."""
+    p0, p1 = d.ops[:2]
+    (alo, ahi), (blo, bhi), c, t = _half_operands(m, d)
+    with np.errstate(all="ignore"):
+        rlo, rhi = _fcmp(d, alo, blo), _fcmp(d, ahi, bhi)
+    if not d.has("H_AND"):
+        raise unsupported(d, "a half-pair compare into two predicates (HSETP2 without .H_AND)")
+    x, y = _combine(d, rlo & rhi, pred(m, c))
+    put_p(m, p0, x, em, t | taint(m, c))
+    put_p(m, p1, y, em, t | taint(m, c))
+
+
 def dop(m, d, em):
     ops = d.ops
     with np.errstate(all="ignore"):
@@ -1028,7 +1063,8 @@ SEMANTICS = {
     "SGXT": sgxt, "USGXT": sgxt,
     "FADD": fadd, "FMUL": fmul, "FFMA": ffma, "FMNMX": fmnmx, "FSEL": fsel, "FSETP": fsetp, "FCHK": fchk,
     "MUFU": mufu, "FRND": frnd, "F2I": f2i, "I2F": i2f, "I2FP": i2f, "F2IP": f2i, "F2F": f2f, "F2FP": f2fp,
-    "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "DADD": dop, "DMUL": dop, "DFMA": dop,
+    "HFMA2": hfma2, "HADD2": hadd2, "HMUL2": hadd2, "HMNMX2": hmnmx2, "HSET2": hset2, "HSETP2": hsetp2,
+    "DADD": dop, "DMUL": dop, "DFMA": dop,
     "DSETP": fsetp, "HMMA": hmma, "IMMA": opaque, "DMMA": opaque,
     "SHFL": shfl, "VOTE": vote, "VOTEU": vote, "REDUX": redux, "MATCH": match,
     "VIADDMNMX": viaddmnmx,
