@@ -485,8 +485,12 @@ class Machine:
     def _check_local(self, d, off, width, em) -> None:
         o = off[em]
         if len(o) and ((o < 0).any() or (o + width > self.launch.local_bytes).any()):
+            why = ""
+            if any(x.mnemonic == "CALL" for x in self.program):  # a frame pushed below the stack pointer: a call
+                why = (" (a device function's frame, as a recursive call pushes: ptxas cannot size a recursive "
+                       "kernel's stack, and gpusim does not emulate one)")
             raise EmulationError(f"{d.where}: accesses local byte {int(o.max())}, outside the "
-                                 f"{self.launch.local_bytes}-byte stack frame ptxas reports")
+                                 f"{self.launch.local_bytes}-byte stack frame ptxas reports{why}")
 
     def _check_address_taint(self, d: Decoded, t: int) -> None:
         if t & UNKNOWN:
