@@ -585,33 +585,14 @@ def test_a_source_that_needs_sm_90a_is_built_for_sm_90_only_once(tmp_path, monke
     assert builds == ["sm_90", "sm_90a"] and again[0].arch == "sm_90a"
 
 
-SWITCH_SRC = r"""
-extern "C" __global__ void ops(const int* op, const float* a, const float* b, float* c, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  float r;
-  switch (op[i] & 7) {
-    case 0: r = a[i] + b[i]; break;
-    case 1: r = a[i] - b[i]; break;
-    case 2: r = a[i] * b[i]; break;
-    case 3: r = a[i] / b[i]; break;
-    case 4: r = fmaxf(a[i], b[i]); break;
-    case 5: r = fminf(a[i], b[i]); break;
-    case 6: r = sqrtf(a[i]); break;
-    default: r = expf(b[i]);
-  }
-  c[i] = r;
-}
-"""
 
 
-def test_a_switch_on_data_breaks_out_of_its_cases_and_meets_before_the_store(tmp_path):
+def test_a_switch_on_data_breaks_out_of_its_cases_and_meets_before_the_store():
     """A switch on loaded data: its cases leave their convergence region (BREAK), the loads of each case run in the
     lanes the data picks (Kernel.varying, up to where the lanes reconverge), and the lanes that went through the
     division's and the square root's slow paths (subroutines placed after the store) meet the others at the BSYNC
     before it, as the hardware's convergence barrier makes them: one store, not one per group of lanes."""
-    cu = tmp_path / "switch.cu"
-    cu.write_text(SWITCH_SRC)
+    cu = REPO / "validate" / "fresh" / "switch_ops.cu"  # the fresh batch's kernel (validate/fresh/cases.py)
     n = 1 << 18
     k = kernel_from_source(cu, grid=n // 256, block=256, args=[f"op=i32[{n}]:randint(0,8)", f"a=f32[{n}]:normal",
                                                                  f"b=f32[{n}]:normal", f"c=f32[{n}]", f"n={n}"])
@@ -703,29 +684,9 @@ extern "C" __global__ void dp(const int* a, const int* b, int* s, unsigned* u) {
     assert (_tensor(gmem, "u", np.uint32, 64) == want_u).all()
 
 
-CONV2D_SRC = r"""
-#define R 2
-#define T 16
-__constant__ float filt[(2 * R + 1) * (2 * R + 1)];
-extern "C" __global__ void conv2d(const float* __restrict__ in, float* __restrict__ out, int w, int h) {
-  __shared__ float tile[T + 2 * R][T + 2 * R];
-  int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
-  for (int dy = threadIdx.y; dy < T + 2 * R; dy += T)
-    for (int dx = threadIdx.x; dx < T + 2 * R; dx += T) {
-      int gx = blockIdx.x * T + dx - R, gy = blockIdx.y * T + dy - R;
-      tile[dy][dx] = (gx >= 0 && gx < w && gy >= 0 && gy < h) ? in[gy * w + gx] : 0.f;
-    }
-  __syncthreads();
-  if (x >= w || y >= h) return;
-  float s = 0.f;
-  for (int i = 0; i < 2 * R + 1; ++i)
-    for (int j = 0; j < 2 * R + 1; ++j) s += filt[i * (2 * R + 1) + j] * tile[threadIdx.y + i][threadIdx.x + j];
-  out[y * w + x] = s;
-}
-"""
 
 
-def test_interior_blocks_that_alternate_are_classes_of_their_own(tmp_path):
+def test_interior_blocks_that_alternate_are_classes_of_their_own():
     """A tiled convolution whose 16-float tiles start 2 floats before the tile (its halo): every other CTA's rows
     cross a 128-B line, so interior CTAs alternate between two patterns along x (and not along y). Each parity is a
     class of its own, with its CTAs counted, and the CTAs of a class share its lines, where one pattern for all would
@@ -734,8 +695,7 @@ def test_interior_blocks_that_alternate_are_classes_of_their_own(tmp_path):
     from gpusim.chip import simulate
     from gpusim.config import load_config
 
-    cu = tmp_path / "conv2d.cu"
-    cu.write_text(CONV2D_SRC)
+    cu = REPO / "validate" / "fresh" / "conv2d_tiled.cu"  # the fresh batch's kernel (validate/fresh/cases.py)
     n, g = 1024, 64
     k = kernel_from_source(cu, grid=(g, g), block=(16, 16), args=[f"in=f32[{n * n}]", f"out=f32[{n * n}]",
                                                                    f"w={n}", f"h={n}"])
