@@ -238,10 +238,7 @@ def load_sass(path: Path) -> list[CompiledKernel]:
         raise BuildError(f"{path}: no SASS functions found (expected `cuobjdump -sass` output)")
     out = []
     for f in funcs:
-        try:
-            program, error = _decode(f, str(path)), ""
-        except BuildError as e:
-            program, error = [], str(e)
+        program, error = _decoded(f, str(path))
         out.append(CompiledKernel(f.name, f.mangled, program, 0, 0, 0, [], str(path), "sm_90", decode_error=error))
     return out
 
@@ -454,6 +451,15 @@ def _module_data(text: str) -> dict:
             "slots": slots, "globals": globals_}
 
 
+def _decoded(f: sass.Function, what: str) -> tuple[list[Decoded], str]:
+    """(program, "") of a function, or ([], the error) where an instruction cannot be decoded: the kernel is refused
+    only when it is picked (:func:`pick`), the file's others go through."""
+    try:
+        return _decode(f, what), ""
+    except BuildError as e:
+        return [], str(e)
+
+
 def _decode(f: sass.Function, what: str) -> list[Decoded]:
     insts = list(f.insts)
     try:
@@ -473,10 +479,7 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
                     {name: (size, bytes.fromhex(data)) for name, (size, data) in md.get("globals", {}).items()})
     for f in sass.parse_sass(text):
         info = meta.get(f.mangled, {"regs": 0, "smem": 0, "stack": 0, "params": []})
-        try:
-            program, error = _decode(f, str(src)), ""
-        except BuildError as e:
-            program, error = [], str(e)
+        program, error = _decoded(f, str(src))
         k = CompiledKernel(f.name, f.mangled, program, info["regs"], info["smem"], info["stack"],
                            [Param(*p) for p in info["params"]], str(src), arch,
                            cluster=tuple(info.get("cluster", (1, 1, 1))), module=module, decode_error=error)

@@ -188,7 +188,8 @@ class Machine:
         self.regions = [(d.index, self.index_of.get(int(d.ops[1].bits), len(self.program))) for d in self.program
                         if d.mnemonic == "BSSY" and len(d.ops) > 1 and hasattr(d.ops[1], "bits")]
         self._bmask: dict[str, np.ndarray] = {}  # convergence barrier -> the lanes its region still waits for
-        self._held, self._forced = {}, set()
+        self._held: dict[int, np.ndarray] = {}  # BSYNC -> lanes waiting there for the rest of their region
+        self._forced: set[int] = set()  # BSYNCs released with lanes still missing (nothing else could run)
 
     # --- operands the semantics read ------------------------------------------------------------------------------
     def const32(self, c: Const) -> np.ndarray:
@@ -684,9 +685,6 @@ class Machine:
         self._pending: dict[int, np.ndarray] = {0: self.valid.copy()}
         self._heap = [0]
         self._arrivals: dict[int, np.ndarray] = {}  # BSYNC -> (warps,) groups of lanes that arrived apart
-        self._held: dict[int, np.ndarray] = {}  # BSYNC -> lanes waiting there for the rest of their region
-        self._forced: set[int] = set()  # BSYNCs released with lanes still missing (nothing else could run)
-        self._bmask = {}
         self._drive(stop=None)
         if self.hopper is not None:
             self.hopper.check_done()
