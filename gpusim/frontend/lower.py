@@ -505,9 +505,11 @@ def build(name: str, program: list[Decoded], ctx: Context, launch: ir.Launch, te
     checks = [c for c in ctx.batch.ctas if ref_of(c, ctx.batch.grid) != c]
     irregular = sorted({book.name for book in b.books if not book.verify_ctas(checks)})
     if irregular:
+        why = ("data-dependent addresses" if any(n in b.varying for n in irregular) else
+               "addresses computed from the block index other than linearly: a modulo, a reordered tile")
         notes = "; ".join(x for x in (notes, f"{len(irregular)} memory operations ({', '.join(irregular[:4])}"
                                               f"{', ...' if len(irregular) > 4 else ''}) address CTAs other than by a "
-                                              "constant stride per block (data-dependent addresses): CTAs outside "
+                                              f"constant stride per block ({why}): CTAs outside "
                                               f"the {len(ctx.batch.ctas)} emulated take their nearest emulated "
                                               "CTA's addresses") if x)
     ops = _after(units_ops)
