@@ -228,8 +228,9 @@ def _phased(kernel: Kernel, geo: AccessGeometry, ref, base, probes) -> tuple | N
     phase's; None when that does not explain them."""
     grid = kernel.launch.grid
     step = lambda c, d, k: tuple(x + k if i == d else x for i, x in enumerate(c))  # noqa: E731
-    dims = tuple(g > 2 * PHASE_PERIOD and _differs(base, _first_counts(kernel, geo, step(ref, d, 1))) is not None
-                 for d, g in enumerate(grid))
+    # a dimension long enough that a CTA of each phase and the one a period after it are interior (ref <= 1)
+    dims = tuple(g >= 2 * PHASE_PERIOD + 2 and _differs(base, _first_counts(kernel, geo, step(ref, d, 1)))
+                 is not None for d, g in enumerate(grid))
     if not any(dims):
         return None
     reps, counts = {}, {}
