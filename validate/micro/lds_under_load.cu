@@ -3,12 +3,15 @@
 // reducelevels-2026-12-07.json.)
 // lds_chain: warp 0 of each CTA chases a pointer ring through shared memory (each LDS waits for the last), CHAIN
 // links, and records its cycles; warps 1..: MODE 0 exit at once; 1 stream global loads that miss (a 1 GiB buffer, 8
-// independent 16-B loads in flight a warp); 2 stream global loads that hit the L1 (a 4 KiB window); 3 stream
-// conflict-free shared loads (8 in flight). Warp 0 waits for the others to start (a flag in shared memory).
+// independent 16-B loads in flight a warp, INFLIGHT); 2 stream global loads that hit the L1 (a 4 KiB window); 3
+// stream conflict-free shared loads (INFLIGHT in flight). Warp 0 waits for the others to start (a flag in shared memory).
 // bar_defer: warp 1 spins DELAY cycles, then every warp meets at __syncthreads; warp 0 records clocks before the
 // barrier, right after it, after 16 dependent integer adds, and after a shared load that follows.
 #ifndef CHAIN
 #define CHAIN 1024
+#endif
+#ifndef INFLIGHT  // global (or shared) loads each other warp keeps in flight (the sweep: 1, 2, 4, 8)
+#define INFLIGHT 8
 #endif
 extern "C" __global__ void lds_chain(const int4* __restrict__ big, unsigned long long mask, int mode, int rounds,
                                      unsigned* out, int* sink) {
@@ -38,12 +41,12 @@ extern "C" __global__ void lds_chain(const int4* __restrict__ big, unsigned long
   for (int r = 0; r < rounds; ++r) {
     if (mode == 3) {
 #pragma unroll
-      for (int k = 0; k < 8; ++k) q += ring[(q + k * 32) & 1023];
+      for (int k = 0; k < INFLIGHT; ++k) q += ring[(q + k * 32) & 1023];
       continue;
     }
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      unsigned long long i = mode == 1 ? ((base + (unsigned long long)(r * 8 + k) * 512 + (t & 31)) & mask)
+    for (int k = 0; k < INFLIGHT; ++k) {
+      unsigned long long i = mode == 1 ? ((base + (unsigned long long)(r * INFLIGHT + k) * 512 + (t & 31)) & mask)
                                        : ((unsigned long long)(k * 32 + (t & 31)) & 255);
       int4 v = big[i];
       acc.x += v.x; acc.y ^= v.y;

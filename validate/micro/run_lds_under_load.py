@@ -3,6 +3,7 @@
 time in short_scoreboard: validate/measurements/h100/reducelevels-2026-12-07.json.)
 
     python3 validate/micro/run_lds_under_load.py --out validate/measurements/h100/ldsload-2026-12-07.json
+    python3 validate/micro/run_lds_under_load.py --sweep --out $OUT/ldsload-sweep-DATE.json   # next: the capacity
 
 lds_chain: warp 0 of each CTA runs a chain of 1024 dependent shared loads (cycles a link) while the CTA's other warps
 do nothing (mode 0), stream global loads that miss to HBM (1), that hit the L1 (2), or conflict-free shared loads
@@ -28,6 +29,8 @@ MODES = {0: "alone", 1: "global misses", 2: "global L1 hits", 3: "shared loads"}
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--sweep", action="store_true", help="also: CTAs an SM 1-8 x global misses in flight a warp 1-8 "
+                    "(the capacity past which shared loads wait behind them)")
     a = ap.parse_args()
     import cupy as cp
     import numpy as np
@@ -63,6 +66,25 @@ def main() -> int:
         brow.append({"delay": delay, "after_barrier": v[0], "after_adds": v[1], "after_shared_load_use": v[2]})
         common.log(f"warp 1 late by {delay}: warp 0 right after the barrier {v[0]}, after the adds {v[1]}, after a "
                    f"shared load's use {v[2]} cycles")
+    if a.sweep:  # where the wait begins: the misses in flight an SM (CTAs x 7 warps x loads in flight)
+        srows = res["results"]["sweep"] = []
+        for inflight in (1, 2, 4, 8):
+            f = cp.RawModule(code=(HERE / "lds_under_load.cu").read_text(),
+                             options=("-std=c++17", f"-DINFLIGHT={inflight}")).get_function("lds_chain")
+            for per_sm in range(1, 9):
+                ctas = 132 * per_sm
+                out = cp.zeros(ctas, dtype=cp.uint32)
+                for _ in range(2):
+                    f((ctas,), (256,), (big, mask, np.int32(1), np.int32(1600 // inflight), out, sink))
+                    cp.cuda.runtime.deviceSynchronize()
+                c = out.get().astype(np.float64) / 1024
+                row = {"ctas_per_sm": per_sm, "inflight_per_warp": inflight,
+                       "misses_in_flight_per_sm": per_sm * 7 * inflight,
+                       "cycles_per_link_median": float(np.median(c))}
+                srows.append(row)
+                common.log(f"sweep: {per_sm} CTA/SM, {inflight} misses in flight a warp "
+                           f"({row['misses_in_flight_per_sm']} an SM): {row['cycles_per_link_median']:.1f} cycles a "
+                           "link")
     common.write_json(Path(a.out), res)
     return 0
 
