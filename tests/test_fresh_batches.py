@@ -97,3 +97,20 @@ def test_check_prints_each_batch_against_its_own_predictions():
     assert "on NVIDIA H200" in atom and "NOT the measured GPU" not in atom
     assert re.search(r"^last_block .* refused by the front-end", atom, re.M)
     assert re.search(r"^compact_24 +405\.4 +55\.3 ", atom, re.M)
+
+
+def test_the_reach_batch_was_predicted_before_it_was_measured_and_both_cover_it():
+    """The 'reach' batch (what the front-end took in on 2026-12-07): its committed predictions cover every case, and
+    the H100's measurement (made after them) covers them in order, each with ncu's counters."""
+    batch = cases.BATCHES["reach"]
+    pred = json.loads(check.newest_predicted("reach").read_text())
+    assert [r["name"] for r in pred["kernels"]] == [c["name"] for c in batch] and not pred["refused"]
+    assert all(r["gpu__time_duration.sum"] > 0 for r in pred["kernels"])
+    meas = json.loads((MEASURED / "h100" / "fresh-reach-2026-12-07.json").read_text())
+    assert meas["batch"] == "reach" and not meas["failed"]
+    assert [e["name"] for e in meas["cases"]] == [c["name"] for c in batch]
+    assert meas["gpu"]["name"] in check.config_of("reach").device_names
+    assert all(e["ncu"]["smsp__inst_executed.sum"] > 0 for e in meas["cases"])
+    printed = _printed(MEASURED / "h100" / "fresh-reach-2026-12-07.json", check.newest_predicted("reach"), False,
+                       "reach")
+    assert re.search(r"^cas_max +140\.8 +423\.2 +\+200\.6%", printed, re.M)
