@@ -792,3 +792,21 @@ def test_an_instruction_the_decoder_cannot_read_fails_only_its_kernel(tmp_path):
     assert pick(kernels, "ok", str(listing)).program
     with pytest.raises(BuildError, match="broken"):
         pick(kernels, "broken", str(listing))
+
+
+def test_a_grid_wide_sync_is_refused_in_one_line_naming_it(tmp_path):
+    """cooperative_groups::this_grid().sync() reads the cooperative launch's grid-sync workspace (a driver constant):
+    refused with a line that names the construct and what to do, not an unnamed driver constant."""
+    cu = tmp_path / "gsync.cu"
+    cu.write_text(r"""
+#include <cooperative_groups.h>
+extern "C" __global__ void two_phase(float* x, float* y, int n) {
+  cooperative_groups::grid_group g = cooperative_groups::this_grid();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * 2.f;
+  g.sync();
+  if (i < n) y[i] = x[(i + 1) % n];
+}
+""")
+    with pytest.raises(EmulationError, match=r"grid-sync workspace .*this_grid\(\)\.sync\(\).* two launches"):
+        kernel_from_source(cu, grid=8, block=256, args=["x=f32[2048]", "y=f32[2048]", "n=2048"])

@@ -44,6 +44,12 @@ WARM_ARRIVALS = 2 * MAX_PERIOD + 1  # iterations emulated (after the first) befo
 MEMORY = {"LDG", "STG", "LD", "ST", "LDS", "STS", "LDL", "STL", "LDSM", "STSM", "LDGSTS", "ATOMS", "ATOMG", "ATOM",
           "RED", "REDG"}
 CONTROL = {"BRA", "JMP", "BRX", "JMX", "CALL", "RET", "EXIT"}
+# driver constants a kernel may read that gpusim does not model, as a user knows what reads them (found by compiling
+# the construct and reading its SASS)
+DRIVER_CONSTANTS = {0x40: "the grid-sync workspace of a cooperative launch (cooperative_groups::this_grid().sync()): "
+                          "a grid-wide barrier is not modelled; split the kernel at it into two launches",
+                    0x48: "the grid-sync workspace of a cooperative launch (cooperative_groups::this_grid().sync()): "
+                          "a grid-wide barrier is not modelled; split the kernel at it into two launches"}
 # device-runtime functions a kernel may call through constant bank 4, as a user knows them
 RUNTIME_CALLS = {"vprintf": "printf", "malloc": "malloc", "free": "free", "__assertfail": "assert"}
 BARRIER = {"BAR"}
@@ -217,7 +223,8 @@ class Machine:
                                                  CONST_CLUSTER_RCP + 4, CONST_NCLUSTER, CONST_NCLUSTER + 4,
                                                  CONST_CLUSTER_CTAS) or o >= PARAM_BASE
         if not known or o + 4 > len(self.const0):
-            what = "past the kernel parameters" if o >= PARAM_BASE else "a driver constant gpusim does not model"
+            what = "past the kernel parameters" if o >= PARAM_BASE else DRIVER_CONSTANTS.get(
+                o & ~7, "a driver constant gpusim does not model")
             raise EmulationError(f"reads c[0x0][0x{o:x}], {what}")
         v = int.from_bytes(self.const0[o:o + 4], "little")
         return np.full(self.N, v, dtype=np.uint32)
