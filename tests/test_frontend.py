@@ -810,3 +810,39 @@ extern "C" __global__ void two_phase(float* x, float* y, int n) {
 """)
     with pytest.raises(EmulationError, match=r"grid-sync workspace .*this_grid\(\)\.sync\(\).* two launches"):
         kernel_from_source(cu, grid=8, block=256, args=["x=f32[2048]", "y=f32[2048]", "n=2048"])
+
+
+def test_a_constant_made_by_hfma2_has_its_high_half_first(tmp_path):
+    """ptxas materialises integer and float constants with ``HFMA2.MMA R, -RZ, RZ, hi, lo`` (1 is ``0, 5.96e-08``,
+    1.0f ``1.875, 0``): the first immediate is the high half. Read the other way, a work queue's increment of 1 was
+    65,536 and every CTA but the first found the queue empty."""
+    cu = tmp_path / "ones.cu"
+    cu.write_text(r"""
+extern "C" __global__ void ones(int* out, float* f, unsigned long long* u) {
+  int i = threadIdx.x;
+  out[i] = 1; f[i] = 1.0f; u[i] = 0x0000000100000001ull;
+}
+""")
+    gmem = _emulate_all(cu, "ones", (1, 1, 1), (32, 1, 1), ["out=i32[32]", "f=f32[32]", "u=u64[32]"])
+    assert (_tensor(gmem, "out", np.int32, 32) == 1).all()
+    assert (_tensor(gmem, "f", np.float32, 32) == 1.0).all()
+    assert (_tensor(gmem, "u", np.uint64, 32) == 0x100000001).all()
+
+
+def test_half2_immediate_pairs_put_the_high_half_first(tmp_path):
+    """``HADD2 R0, R2, -0.5, 1`` adds the pair (high -0.5, low 1.0): the listing's first immediate is the high half,
+    for an addition as for HFMA2's constants."""
+    from gpusim.frontend.build import load_sass
+
+    listing = tmp_path / "h.sass"
+    listing.write_text("\n".join([
+        "\tcode for sm_90", "\t\tFunction : h",
+        "        /*0000*/                   HADD2 R0, R2, -0.5, 1 ;   /* 0x0000000000007430 */",
+        "                                                        /* 0x000fe20000000000 */",
+        "        /*0010*/                   EXIT ;               /* 0x000000000000794d */",
+        "                                                        /* 0x000fea0003800000 */", ""]))
+    ck = pick(load_sass(listing), "h", str(listing))
+    m = Machine(ck.program, Launch((1, 1, 1), (32, 1, 1), 0, 0, b""), [(0, 0, 0)], GlobalMemory([]),
+                no_jump=frozenset(range(len(ck.program))), data=True)
+    m.run()
+    assert (m.R[0] == 0xB8003C00).all()

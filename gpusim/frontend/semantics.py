@@ -795,10 +795,11 @@ def _put_half2(m, dst, lo, hi, em, t, d):
 
 def hfma2(m, d, em):
     ops = list(d.ops)
-    if len(ops) == 5 and isinstance(ops[3], Imm) and isinstance(ops[4], Imm):  # c given as two half immediates
+    if len(ops) == 5 and isinstance(ops[3], Imm) and isinstance(ops[4], Imm):  # c given as two half immediates,
+        # the high half first (``HFMA2.MMA R5, -RZ, RZ, 0, 5.96e-08`` is 0x00000001, ``..., 1.875, 0`` 0x3f800000)
         dst, a, b = ops[:3]
-        clo = np.full(m.N, ops[3].value)
-        chi = np.full(m.N, ops[4].value)
+        chi = np.full(m.N, ops[3].value)
+        clo = np.full(m.N, ops[4].value)
         t = taint(m, a, b)
     else:
         dst, a, b, c = ops[:4]
@@ -810,10 +811,19 @@ def hfma2(m, d, em):
         _put_half2(m, dst, alo * blo + clo, ahi * bhi + chi, em, t, d)
 
 
+def _second_halves(m, d, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of the half2 operand at ``d.ops[k]``: a register, one immediate for both halves, or a pair of
+    immediates, the high half first (``HADD2 R0, R2, -0.5, 1``)."""
+    ops = d.ops
+    if k + 1 < len(ops) and isinstance(ops[k], Imm) and isinstance(ops[k + 1], Imm):
+        return np.full(m.N, ops[k + 1].value), np.full(m.N, ops[k].value)
+    return _halves(m, ops[k], d)
+
+
 def hadd2(m, d, em):
     dst, a, b = d.ops[:3]
     alo, ahi = _halves(m, a, d)
-    blo, bhi = _halves(m, b, d)
+    blo, bhi = _second_halves(m, d, 2)
     with np.errstate(all="ignore"):
         if d.mnemonic == "HMUL2":
             _put_half2(m, dst, alo * blo, ahi * bhi, em, taint(m, a, b), d)
@@ -822,9 +832,10 @@ def hadd2(m, d, em):
 
 
 def hmnmx2(m, d, em):
-    dst, a, b, p = d.ops[:4]
+    dst, a, b = d.ops[:3]
+    p = d.ops[-1]
     alo, ahi = _halves(m, a, d)
-    blo, bhi = _halves(m, b, d)
+    blo, bhi = _second_halves(m, d, 2)
     mn = pred(m, p)
     _put_half2(m, dst, np.where(mn, np.fmin(alo, blo), np.fmax(alo, blo)),
                np.where(mn, np.fmin(ahi, bhi), np.fmax(ahi, bhi)), em, taint(m, a, b, p), d)
@@ -833,10 +844,10 @@ def hmnmx2(m, d, em):
 def _half_operands(m, d):
     """The two compared operands of HSET2 / HSETP2 (a second operand given as two half immediates) and the rest."""
     ops = list(d.ops)
-    if len(ops) >= 4 and isinstance(ops[-3], Imm) and isinstance(ops[-2], Imm):
+    if len(ops) >= 4 and isinstance(ops[-3], Imm) and isinstance(ops[-2], Imm):  # the high half first (hfma2)
         a = ops[-4]
         alo, ahi = _halves(m, a, d)
-        return (alo, ahi), (np.full(m.N, ops[-3].value), np.full(m.N, ops[-2].value)), ops[-1], taint(m, a)
+        return (alo, ahi), (np.full(m.N, ops[-2].value), np.full(m.N, ops[-3].value)), ops[-1], taint(m, a)
     a, b, c = ops[-3:]
     return _halves(m, a, d), _halves(m, b, d), c, taint(m, a, b)
 
