@@ -284,9 +284,12 @@ def cta_classes(kernel: Kernel, geo: AccessGeometry) -> list[CtaClass]:
         if name and phases is None:
             phases = _phased(kernel, geo, ref, base, probes)
             if phases is None:
+                why = ("; the kernel branches on a global atomic's result (a work queue, a ticket): which blocks do "
+                       "the work depends on the order they reach it, which gpusim does not model"
+                       if "a global atomic returned" in (kernel.notes or "") else "")
                 raise KernelError(f"{kernel.name}: the access pattern of '{name}' differs between blocks {ref} and "
                                   f"{probe}; gpusim lets only the first and last block of a grid dimension differ (a "
-                                  "partial tile, a border guard), and interior blocks alternate every other one")
+                                  f"partial tile, a border guard), and interior blocks alternate every other one{why}")
     interior = analyze(kernel, geo, ref)
     dims = [d for d in range(3) if grid[d] > 1]
     classes: list[CtaClass] = []

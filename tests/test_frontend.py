@@ -846,3 +846,31 @@ def test_half2_immediate_pairs_put_the_high_half_first(tmp_path):
                 no_jump=frozenset(range(len(ck.program))), data=True)
     m.run()
     assert (m.R[0] == 0xB8003C00).all()
+
+
+def test_a_work_queue_is_refused_in_one_line_that_says_why(tmp_path):
+    """A work queue (each block takes items with atomicAdd on a counter until it runs dry): which blocks take how
+    many items depends on the order they reach the counter, which the emulated batch cannot stand for. Refused with
+    a line that says so, not predicted with every block doing the batch's share."""
+    from gpusim.chip import simulate
+    from gpusim.config import load_config
+
+    cu = tmp_path / "queue.cu"
+    cu.write_text(r"""
+__device__ unsigned int next_item = 0;
+extern "C" __global__ void work_queue(const float* x, float* y, int items, int per) {
+  __shared__ unsigned int item;
+  while (true) {
+    if (threadIdx.x == 0) item = atomicAdd(&next_item, 1u);
+    __syncthreads();
+    unsigned int it = item;
+    __syncthreads();
+    if (it >= (unsigned)items) break;
+    for (int j = threadIdx.x; j < per; j += blockDim.x) y[it * per + j] = x[it * per + j] * 3.f;
+  }
+}
+""")
+    k = kernel_from_source(cu, grid=264, block=256, args=["x=f32[4194304]", "y=f32[4194304]", "items=4096",
+                                                          "per=1024"])
+    with pytest.raises(KernelError, match="branches on a global atomic's result"):
+        simulate(k, load_config())
