@@ -327,6 +327,13 @@ def sm_cycles(cp: Any, kernel: Any, sms: int, threads: int, *args: Any) -> Any:
     return r[:, 1] - r[:, 0]
 
 
+def median_of_launches(np: Any, launch: Callable[[], None], read: Callable[[], Any], runs: int = 5) -> Any:
+    """A warm-up launch, then ``runs`` more, each ``launch()`` (synchronised) followed by ``read()`` (a NumPy
+    array): their median, element by element."""
+    launch()
+    return np.median(np.stack([(launch(), read())[1] for _ in range(runs)]), axis=0)
+
+
 def windowed_runs(launch: Callable[[], Any], nbytes: float, warm: int, runs: int) -> dict[str, Any]:
     """``warm`` + ``runs`` launches of a one-CTA-per-SM kernel whose thread 0 records (clock64 start, end,
     %globaltimer start, end) per CTA (``launch()`` returns that (CTAs, 4) array), moving ``nbytes`` in all: per

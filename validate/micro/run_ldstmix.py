@@ -43,13 +43,13 @@ def main() -> int:
             f = mod.get_function(f"mix_{nld}_{nst}")
             for warps in (8, 16, 32):
                 out = cp.zeros(sms * 32, dtype=cp.int64)
-                runs = []
-                for rep in range(6):
+
+                def launch(f=f, warps=warps, stride=stride, out=out):
                     f((sms,), (32 * warps,), (np.int32(ITERS), np.int32(stride), sink, out))
                     cp.cuda.runtime.deviceSynchronize()
-                    if rep:
-                        runs.append(out.get().reshape(sms, 32)[:, :warps])
-                cyc = np.median(np.stack(runs), axis=0)  # per SM, warp
+
+                # per SM, warp
+                cyc = common.median_of_launches(np, launch, lambda w=warps, o=out: o.get().reshape(sms, 32)[:, :w])
                 slowest = float(np.median(cyc.max(axis=1)))
                 inst = warps * ITERS * (nld + nst)
                 wf = warps * ITERS * (nld * (8 if stride == 8 else 1) + nst)

@@ -41,13 +41,12 @@ def main() -> int:
     for on, stride in ((1, 1), (0, 1), (1, 8)):
         for warps in WARPS:
             out = cp.zeros(sms * 32 * 2, dtype=cp.int64)
-            runs = []
-            for rep in range(6):
+            def launch(warps=warps, on=on, stride=stride, out=out):
                 f((sms,), (warps * 32,), (np.int32(warps), np.int32(32 if on else 0), np.int32(stride), sink, out))
                 cp.cuda.runtime.deviceSynchronize()
-                if rep:
-                    runs.append(out.get().reshape(sms, 32, 2)[:, :warps, :])
-            cyc = np.median(np.stack(runs), axis=0)  # per SM, warp, (issued, returned)
+
+            # per SM, warp, (issued, returned)
+            cyc = common.median_of_launches(np, launch, lambda w=warps, o=out: o.get().reshape(sms, 32, 2)[:, :w, :])
             by_warp = np.median(cyc, axis=0)  # per warp position: its sub-partition is warp % 4
             row = {"lanes_on": bool(on), "stride_words": stride, "warps": warps,
                    "issue_cycles": {"median": float(np.median(cyc[..., 0])), "min": float(cyc[..., 0].min()),

@@ -45,13 +45,12 @@ def main() -> int:
                 for nb in NBS:
                     f = mod.get_function(f"burst_{nb}_{op}")
                     out = cp.zeros(sms * 32, dtype=cp.int64)
-                    runs = []
-                    for rep in range(6):
+                    def launch(f=f, block=block, mask=mask, on=on, stride=stride, out=out):
                         f((sms,), (block,), (np.uint32(mask), np.int32(32 if on else 0), np.int32(stride), sink, out))
                         cp.cuda.runtime.deviceSynchronize()
-                        if rep:
-                            runs.append(out.get().reshape(sms, 32)[:, warps])
-                    cyc = np.median(np.stack(runs), axis=0)  # per SM, active warp
+
+                    # per SM, active warp
+                    cyc = common.median_of_launches(np, launch, lambda w=warps, o=out: o.get().reshape(sms, 32)[:, w])
                     row = {"op": opname, "lanes_on": bool(on), "stride_words": stride, "warps": mname, "nb": nb,
                            "issue_cycles": {"median": float(np.median(cyc)), "min": float(cyc.min()),
                                             "max": float(cyc.max())},
