@@ -210,12 +210,8 @@ class Machine:
         if c.bank != 0:
             raise EmulationError(f"reads constant bank {c.bank} (c[0x{c.bank:x}][0x{c.offset:x}]), which gpusim does "
                                  "not model")
-        if c.reg is not None:
-            off = (self.R[c.reg.idx] if not c.reg.uniform else self.UR[c.reg.idx]).astype(np.int64) + c.offset
-            buf = np.frombuffer(self.const0 + bytes(8), dtype=np.uint8)
-            if (off < 0).any() or (off + 4 > len(self.const0)).any():
-                raise EmulationError(f"reads c[0x0][R+0x{c.offset:x}] outside the kernel parameters")
-            return buf[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
+        if c.reg is not None:  # an indexed read (a parameter array): its lanes' words, in bounds
+            return self._bank(self.const0, c, "the kernel parameters")
         o = c.offset
         known = o < CONST_GRID_DIM + 12 or o in (CONST_STACK, CONST_DESC, CONST_DESC + 4, CONST_PARAM_ADDR,
                                                  CONST_PARAM_ADDR + 4, CONST_EXPLICIT_CLUSTER, CONST_CLUSTER_DIM,
@@ -244,10 +240,9 @@ class Machine:
         if bad.any():
             o = int(np.asarray(off)[bad].flat[0]) if np.ndim(off) else int(off)
             raise EmulationError(f"reads c[0x{c.bank:x}][0x{o:x}], past {what} ({len(data)} bytes)")
-        buf = np.frombuffer(data, dtype=np.uint8)
         if c.reg is None:
             return np.full(self.N, int.from_bytes(data[off:off + 4], "little"), dtype=np.uint32)
-        return buf[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
+        return np.frombuffer(data, dtype=np.uint8)[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
 
     def special(self, name: str) -> np.ndarray:
         n = self.N
