@@ -842,14 +842,11 @@ def hmnmx2(m, d, em):
 
 
 def _half_operands(m, d):
-    """The two compared operands of HSET2 / HSETP2 (a second operand given as two half immediates) and the rest."""
-    ops = list(d.ops)
-    if len(ops) >= 4 and isinstance(ops[-3], Imm) and isinstance(ops[-2], Imm):  # the high half first (hfma2)
-        a = ops[-4]
-        alo, ahi = _halves(m, a, d)
-        return (alo, ahi), (np.full(m.N, ops[-2].value), np.full(m.N, ops[-3].value)), ops[-1], taint(m, a)
-    a, b, c = ops[-3:]
-    return _halves(m, a, d), _halves(m, b, d), c, taint(m, a, b)
+    """The two compared operands of HSET2 / HSETP2 (the second a register, one immediate or an immediate pair), the
+    predicate they combine with, and their taint."""
+    k = 2 if d.mnemonic == "HSETP2" else 1  # the operands after the destinations
+    a = d.ops[k]
+    return _halves(m, a, d), _second_halves(m, d, k + 1), d.ops[-1], taint(m, *d.ops[k:-1])
 
 
 def hset2(m, d, em):
