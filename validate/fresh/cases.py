@@ -2,7 +2,7 @@
 launch `gpusim run` takes. Their predictions are committed (``predicted-*.json``, `python validate/fresh/check.py
 --predict`) before they are measured on the H100 (`python3 validate/run_fresh.py`), so the error is a new user's.
 
-Two batches (``BATCHES``): the first (``CASES``, predicted-2026-11-28.json, measured on the H100) and ``atomics``
+Batches (``BATCHES``): the first (``CASES``, predicted-2026-11-28.json, measured on the H100) and ``atomics``
 (``ATOMIC_CASES``: kernels a learner writes with global atomics, predicted-atomics-2026-11-28.json, measured on an
 H200). A case's ``kernel`` is the function in ``validate/fresh/KERNEL.cu`` (the case's ``name`` where not given).
 
@@ -84,7 +84,26 @@ REACH_CASES = [
               "eps=1e-5"), "scalars": {"eps": "f32"}},
 ]
 
-BATCHES = {"2026-11-28": CASES, "atomics": ATOMIC_CASES, "reach": REACH_CASES}
+# Row kernels that read each row two or three times (a norm's or a softmax's passes), at row lengths where one wave's
+# rows fit in the L2 and where they do not: the L2 holds a row between its passes only while the wave's rows fit.
+# Predicted (predicted-passes-2026-12-08.json) before they are measured.
+PASSES_CASES = [
+    *[{"name": f"layernorm3_{cols}", "kernel": "layernorm3", "grid": (rows,), "block": (256,),
+       "args": (f"x=f32[{rows * cols}]", f"w=f32[{cols}]", f"b=f32[{cols}]", f"y=f32[{rows * cols}]", f"cols={cols}",
+                "eps=1e-5"), "scalars": {"eps": "f32"}}
+      for rows, cols in ((4096, 8192), (2048, 16384), (1024, 32768))],
+    *[{"name": f"softmax3_{cols}", "kernel": "softmax3", "grid": (rows,), "block": (256,),
+       "args": (f"x=f32[{rows * cols}]", f"y=f32[{rows * cols}]", f"cols={cols}")}
+      for rows, cols in ((8192, 2048), (2048, 16384))],
+    *[{"name": f"center_rows_{cols}", "kernel": "center_rows", "grid": (rows,), "block": (128,),
+       "args": (f"x=f32[{rows * cols}]", f"cols4={cols // 4}")}
+      for rows, cols in ((8192, 4096), (2048, 32768))],
+    {"name": "rmsnorm_16384", "kernel": "rmsnorm", "grid": (2048,), "block": (256,),
+     "args": ("x=f32[2048*16384]", "w=f32[16384]", "y=f32[2048*16384]", "cols4=4096", "eps=1e-6"),
+     "scalars": {"eps": "f32"}},
+]
+
+BATCHES = {"2026-11-28": CASES, "atomics": ATOMIC_CASES, "reach": REACH_CASES, "passes": PASSES_CASES}
 FIRST = "2026-11-28"  # the batch the scripts take when none is named
 
 
