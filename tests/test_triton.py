@@ -233,3 +233,24 @@ def test_errors_are_kernel_errors(bad_file):
     with pytest.raises(KernelError, match="no such file"):
         compile_triton(bad_file.with_name("absent.py"), "k", [])
 
+
+
+GATHER = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bins(x, h, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(h + tl.load(x + o) % 16, 1)
+'''
+
+
+def test_an_address_from_contents_not_given_names_the_users_tensors_only(tmp_path, capsys):
+    """Triton's hidden scratch parameters are not the user's to give: the line names x alone."""
+    f = tmp_path / "bins.py"
+    f.write_text(GATHER)
+    err = run_cli(capsys, f, "--kernel", "bins", "--grid", "2", "--arg", "x=i32[256]", "--arg", "h=i32[16]:zeros",
+                  "--const", "BLOCK=128")
+    assert "(tensors without contents: x);" in err

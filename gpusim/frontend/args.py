@@ -30,6 +30,7 @@ import numpy as np
 from gpusim.frontend.build import CompiledKernel
 from gpusim.frontend.memory import DTYPES, TensorBuf, from_array, generated
 
+COMPILER_SCRATCH = ("global_scratch", "profile_scratch")  # buffers Triton 3.x appends to a kernel's parameters
 MAX_GIVEN_BYTES = 1 << 30  # contents the user gives are held whole: a bound on them
 SCALAR_CODES = {"f32": ("<f", 4), "f64": ("<d", 8), "i32": ("<i", 4), "u32": ("<I", 4), "i64": ("<q", 8),
                 "u64": ("<Q", 8), "i16": ("<h", 2), "u16": ("<H", 2), "i8": ("<b", 1), "u8": ("<B", 1),

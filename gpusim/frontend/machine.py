@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.frontend import hopper, regs
+from gpusim.frontend.args import COMPILER_SCRATCH
 from gpusim.frontend import semantics as S
 from gpusim.frontend.isa import Addr, Const, Decoded, Pred, Reg, Target
 from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_CLUSTER_CTAS, CONST_CLUSTER_DIM, CONST_CLUSTER_RCP,
@@ -497,7 +498,7 @@ class Machine:
 
     def _check_address_taint(self, d: Decoded, t: int) -> None:
         if t & UNKNOWN:
-            names = ", ".join(t.name for t in self.gmem.tensors if not t.given) or "none"
+            names = ", ".join(t.name for t in self.gmem.tensors if not t.given and t.name not in COMPILER_SCRATCH) or "none"
             raise EmulationError(f"{d.where}: its address is computed from memory contents gpusim was not given "
                                  f"(tensors without contents: {names}); give them, e.g. --arg NAME=i32[N]:randint(0,N) "
                                  "or NAME=@file.npy")

@@ -43,7 +43,7 @@ TRITON_TYPES = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "bf16": "bf16", "i8
 # a scalar's C type for gpusim.frontend.args (a key of args.C_TYPES naming the same code)
 C_TYPE_OF = {"f32": "float", "f64": "double", "f16": "half", "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t",
              "u16": "uint16_t", "i32": "int", "u32": "unsigned", "i64": "int64_t", "u64": "uint64_t", "bool": "bool"}
-HIDDEN_NAMES = ("global_scratch", "profile_scratch")  # what Triton 3.x appends to every kernel's parameters
+HIDDEN_NAMES = fargs.COMPILER_SCRATCH  # what Triton 3.x appends to every kernel's parameters
 
 
 class TritonError(FrontendError):
