@@ -1,0 +1,54 @@
+"""What a warp pays for its branches beyond their issues (branch.cu): the switch_ops miss (-18.9%, ncu's
+branch_resolving 2.8 cycles an issue where the model has none).
+
+    python3 validate/micro/run_branch.py --out validate/measurements/h100/branch-2026-12-08.json
+
+One CTA of 1024 threads per SM, of which the first 1, 8 or 32 warps run 4096 trips of a switch: on lane % ways (ways
+1: uniform; 2-32: the warp's lanes split over that many of the 8 cases; ptxas compiles it as a tree of compares and
+branches with no convergence barrier, so each group of lanes runs its own trips) or (ways 0) on the trip count (a
+jump table, BRX, uniform, another case each trip, inside a BSSY region). br_none: the same chain of 5 ops a trip
+without the switch. Cycles a trip: median over the warps and over the last three of four launches. Compare with
+`gpusim run validate/micro/branch.cu --kernel br_ways ...` at two trip counts (its cycles a trip: the difference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+ITERS = 4096
+WARPS = (1, 8, 32)
+WAYS = (0, 1, 2, 4, 8, 32)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import cupy as cp
+    import numpy as np
+
+    mod = cp.RawModule(code=(HERE / "branch.cu").read_text(), options=("-std=c++17",))
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    res = common.cupy_header(cp, "micro-1") | {"method": __doc__.strip().splitlines()[3:], "iters": ITERS,
+                                                "results": []}
+    for name in ("br_none", "br_ways"):
+        f = mod.get_function(name)
+        cases = [(w, 0) for w in WARPS] if name == "br_none" else [(w, k) for w in WARPS for k in WAYS]
+        for warps, ways, per, runs, ok in common.warp_clock_rows(cp, np, f, sms, 1, cases, ITERS, 1,
+                                                                 lambda w, k, s: bool(s.any())):
+            res["results"].append({"kernel": name, "warps": warps, "ways": ways, "cycles_per_trip": per,
+                                   "per_launch": runs, "ok": ok})
+            common.log(f"{name} warps {warps} ways {ways}: {per:.1f} cycles a trip")
+    common.write_json(Path(a.out), res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
