@@ -162,7 +162,8 @@ def kernel_from_source(source: str | Path, kernel: str | None = None, *, grid, b
     smem = ck.static_smem_bytes + smem_dynamic
     cluster = _cluster(ck, grid, cluster)
     const4, calls = fargs.const4_block(ck.module, device)
-    launch = Launch(grid, block, smem, ck.stack_bytes, params, cluster, ck.module.const3, const4, calls)
+    launch = Launch(grid, block, smem, ck.stack_bytes, params, cluster, ck.module.const3, const4, calls,
+                    ck.module.const2.get(ck.mangled, b""))
     ctas = cta_refs(grid)
     for c in resident_ctas(config, grid, block, ck.regs or 32, smem):  # the first SM's CTAs (its L1 stream)
         if c not in ctas:

@@ -53,6 +53,7 @@ class Module:
     const4_size: int = 0
     slots: tuple[tuple[int, str, int], ...] = ()  # (offset in bank 4, symbol, addend): a 64-bit address
     globals: dict = field(default_factory=dict)  # __device__ variable -> (size in bytes, initial contents)
+    const2: dict = field(default_factory=dict)  # mangled kernel name -> its constant bank 2 (jump tables)
 
 
 MODULE_KEY = " module"  # kernels.json: the module's data (no kernel's mangled name starts with a space)
@@ -163,7 +164,7 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
     nvrtc_options = NVRTC_OPTIONS.get(compiler, ())
-    h.update(b"entry format 3: module data")  # kernels.json holds the module's constants (older entries rebuilt)
+    h.update(b"entry format 4: module data, bank 2")  # kernels.json holds the module's constants (older entries rebuilt)
     h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
                         + ([list(nvrtc_options)] if nvrtc_options else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
@@ -398,7 +399,8 @@ def _hex_bytes(tokens: list[str]) -> bytes:
 
 def _module_data(text: str) -> dict:
     """Constant bank 3's initial contents, bank 4's address slots, and the ``__device__`` variables they point at,
-    from ``cuobjdump -elf``."""
+    and each kernel's constant bank 2 (by mangled name: ptxas's jump tables for a switch's ``BRX``), from
+    ``cuobjdump -elf``."""
     sections: dict[int, str] = {}
     symbols: dict[str, tuple[str, int, int, int]] = {}  # name -> (type, value, size, section index)
     dumps: dict[str, list[str]] = {}
@@ -432,7 +434,8 @@ def _module_data(text: str) -> dict:
         if part == "rela4" and len(cols) >= 4 and cols[2].startswith("R_CUDA_64"):
             slots.append([int(cols[0], 16), cols[1], int(cols[3], 16)])
             continue
-        if t in (".nv.constant3", ".nv.constant4", ".nv.global.init"):  # a section's contents follow
+        if t in (".nv.constant3", ".nv.constant4", ".nv.global.init") or t.startswith(".nv.constant2."):
+            # a section's contents follow (bank 2: a kernel's own, ptxas's jump tables for BRX)
             part, cur = "dump", t
             dumps[cur] = []
             continue
@@ -447,8 +450,9 @@ def _module_data(text: str) -> dict:
             data = init[value:value + size] if where == ".nv.global.init" else b""
             globals_[name] = [size, data.hex()]
     const4 = _hex_bytes(dumps.get(".nv.constant4", []))
+    const2 = {k[len(".nv.constant2."):]: _hex_bytes(v).hex() for k, v in dumps.items() if k.startswith(".nv.constant2.")}
     return {"const3": _hex_bytes(dumps.get(".nv.constant3", [])).hex(), "const4_size": len(const4),
-            "slots": slots, "globals": globals_}
+            "slots": slots, "globals": globals_, "const2": const2}
 
 
 def _decoded(f: sass.Function, what: str) -> tuple[list[Decoded], str]:
@@ -476,7 +480,8 @@ def _load_entry(entry: Path, src: Path, arch: str) -> list[CompiledKernel]:
     md = meta.pop(MODULE_KEY, {})
     module = Module(bytes.fromhex(md.get("const3", "")), md.get("const4_size", 0),
                     tuple((o, name, add) for o, name, add in md.get("slots", [])),
-                    {name: (size, bytes.fromhex(data)) for name, (size, data) in md.get("globals", {}).items()})
+                    {name: (size, bytes.fromhex(data)) for name, (size, data) in md.get("globals", {}).items()},
+                    {name: bytes.fromhex(data) for name, data in md.get("const2", {}).items()})
     for f in sass.parse_sass(text):
         info = meta.get(f.mangled, {"regs": 0, "smem": 0, "stack": 0, "params": []})
         program, error = _decoded(f, str(src))

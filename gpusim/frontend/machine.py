@@ -35,6 +35,7 @@ from gpusim.frontend.memory import (CONST_BLOCK_DIM, CONST_CLUSTER_CTAS, CONST_C
 from gpusim.patterns import PREDICATED_OFF
 
 WARP = 32
+INSTRUCTION_BYTES = 16  # an sm_90 instruction's size (a relative branch counts from the next one)
 SHARED_WINDOW_BASE = 0x400  # sm_90 reserves the first 1 KB of a CTA's shared window (UMOV UR4, 0x400 in the SASS)
 SHARED_WINDOW_MASK = 0xFFFFFF  # the window address's low 24 bits are the byte in the CTA's shared memory
 CONST_PARAM_ADDR = 0x198  # the generic address of the parameters (&param of a __grid_constant__ tensor map)
@@ -96,6 +97,7 @@ class Launch:
     const3: bytes = b""  # constant bank 3: the module's __constant__ variables, as it initialises them
     const4: bytes = b""  # constant bank 4: the addresses of the module's __device__ variables (as loaded)
     calls: tuple = ()  # (offset in bank 4, function): device-runtime functions the kernel calls (printf's vprintf)
+    const2: bytes = b""  # constant bank 2: the kernel's own constants from ptxas (a switch's jump tables)
 
 
 @dataclass
@@ -199,15 +201,19 @@ class Machine:
         self._forced: set[int] = set()  # BSYNCs released with lanes still missing (nothing else could run)
 
     # --- operands the semantics read ------------------------------------------------------------------------------
-    def const32(self, c: Const) -> np.ndarray:
+    def const32(self, c: Const, em: np.ndarray | None = None) -> np.ndarray:
+        """Four bytes of a constant bank for every lane (an indexed read checks the bounds of ``em``'s lanes only:
+        the others' index registers hold whatever they last held)."""
         if c.bank == 3:
             note = ("reads __constant__ memory as the module initialises it (zero where it does not), not what the "
                     "host copies there (cudaMemcpyToSymbol)")
             if note not in self.notes:
                 self.notes.append(note)
-            return self._bank(self.launch.const3, c, "the module's __constant__ data")
+            return self._bank(self.launch.const3, c, "the module's __constant__ data", em=em)
         if c.bank == 4:
-            return self._bank(self.launch.const4, c, "the addresses of the module's __device__ variables", True)
+            return self._bank(self.launch.const4, c, "the addresses of the module's __device__ variables", True, em)
+        if c.bank == 2:
+            return self._bank(self.launch.const2, c, "the kernel's constants from ptxas (jump tables)", em=em)
         if c.bank != 0:
             raise EmulationError(f"reads constant bank {c.bank} (c[0x{c.bank:x}][0x{c.offset:x}]), which gpusim does "
                                  "not model")
@@ -226,7 +232,8 @@ class Machine:
         v = int.from_bytes(self.const0[o:o + 4], "little")
         return np.full(self.N, v, dtype=np.uint32)
 
-    def _bank(self, data: bytes, c: Const, what: str, addresses: bool = False) -> np.ndarray:
+    def _bank(self, data: bytes, c: Const, what: str, addresses: bool = False,
+              em: np.ndarray | None = None) -> np.ndarray:
         """Four bytes at ``c`` of a constant bank holding ``data`` (an immediate offset, or a register's plus one).
         ``addresses``: bank 4, whose slots for device-runtime functions (printf's vprintf) are refused."""
         off = c.offset if c.reg is None else (self.R[c.reg.idx] if not c.reg.uniform
@@ -237,6 +244,8 @@ class Machine:
                     user = RUNTIME_CALLS.get(name, "a device-runtime function")
                     raise EmulationError(f"calls {user} ({name}, its address in c[0x4][0x{at:x}]): not modelled; leave "
                                          "it out of the kernel gpusim predicts")
+        if c.reg is not None and em is not None:  # lanes that do not execute read nothing
+            off = np.where(em, off, 0)
         bad = np.asarray(off < 0) | np.asarray(off + 4 > len(data))
         if bad.any():
             o = int(np.asarray(off)[bad].flat[0]) if np.ndim(off) else int(off)
@@ -880,6 +889,9 @@ class Machine:
             reg = next(o for o in d.ops if isinstance(o, Reg))
             off = next((o.bits for o in d.ops if hasattr(o, "bits")), 0)
             dest = self.R[reg.idx].astype(np.int64) + off
+            if mn == "BRX":  # BRX R8 -0x9f0: the register plus an offset from the next instruction (ptxas's jump
+                # tables in constant bank 2 hold the targets' addresses, the offset cancels the next one's)
+                dest += sum(o.addr for o in d.ops if isinstance(o, Target)) + d.addr + INSTRUCTION_BYTES
             self._goto(d.index + 1, rest)
             for t in np.unique(dest[em]):
                 idx = self.index_of.get(int(t))

@@ -591,12 +591,12 @@ def ldc(m, d, em):
     dst, c = d.ops[:2]
     t = taint(m, c)
     if d.has("64"):
-        put(m, dst, m.const32(c), em, t)
-        put(m, Reg(dst.uniform, dst.idx + 1), m.const32(Const(c.bank, c.offset + 4, c.reg)), em, t)
+        put(m, dst, m.const32(c, em), em, t)
+        put(m, Reg(dst.uniform, dst.idx + 1), m.const32(Const(c.bank, c.offset + 4, c.reg), em), em, t)
     else:
         if d.has("U8", "S8", "U16", "S16"):
             raise unsupported(d, "sub-word constant loads")
-        put(m, dst, m.const32(c), em, t)
+        put(m, dst, m.const32(c, em), em, t)
 
 
 # --- floating point -----------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ branches with no convergence barrier, so each group of lanes runs its own trips)
 jump table, BRX, uniform, another case each trip, inside a BSSY region). br_none: the same chain of 5 ops a trip
 without the switch. Cycles a trip: median over the warps and over the last three of four launches. Compare with
 `gpusim run validate/micro/branch.cu --kernel br_ways ...` at two trip counts (its cycles a trip: the difference).
+Then under ncu (--clock-control none) one launch of each of NCU_CASES: the stall reasons per issue and the
+instructions, to tell the branch's own wait (branch_resolving) from the rest.
 """
 
 from __future__ import annotations
@@ -25,12 +27,33 @@ import common  # noqa: E402
 ITERS = 4096
 WARPS = (1, 8, 32)
 WAYS = (0, 1, 2, 4, 8, 32)
+NCU_CASES = [("br_none", 1, 0), ("br_ways", 1, 0), ("br_ways", 1, 1), ("br_ways", 1, 2), ("br_ways", 1, 8),
+             ("br_ways", 32, 1), ("br_ways", 32, 8)]
+STALLS = ("branch_resolving", "no_instruction", "wait", "short_scoreboard", "long_scoreboard", "selected",
+          "not_selected", "math_pipe_throttle", "dispatch_stall", "barrier", "misc")
+
+
+def child() -> None:
+    import cupy as cp
+    import numpy as np
+
+    mod = cp.RawModule(code=(HERE / "branch.cu").read_text(), options=("-std=c++17",))
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    for name, warps, ways in NCU_CASES:
+        cyc = cp.zeros(sms * 32, dtype=cp.int64)
+        sink = cp.zeros(sms, dtype=cp.uint32)
+        mod.get_function(name)((sms,), (1024,), (np.int32(ways), np.int32(ITERS), np.int32(warps), cyc, sink))
+        cp.cuda.runtime.deviceSynchronize()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child:
+        child()
+        return 0
     import cupy as cp
     import numpy as np
 
@@ -46,6 +69,19 @@ def main() -> int:
             res["results"].append({"kernel": name, "warps": warps, "ways": ways, "cycles_per_trip": per,
                                    "per_launch": runs, "ok": ok})
             common.log(f"{name} warps {warps} ways {ways}: {per:.1f} cycles a trip")
+    ncu = common.find_ncu()
+    if ncu:
+        metrics = ["smsp__inst_executed.sum", "smsp__cycles_active.avg", "gpu__time_duration.sum",
+                   *[f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio" for s in STALLS]]
+        rows, _, _, dropped, _log = common.run_ncu(ncu, metrics, "br_", [*common.python_cmd(), __file__, "--child"],
+                                                   Path(a.out).parent / "branch", timeout=300)
+        res["ncu"] = []
+        for (name, warps, ways), row in zip(NCU_CASES, rows, strict=False):
+            vals = common.metric_values(row, metrics)
+            res["ncu"].append({"kernel": name, "warps": warps, "ways": ways, **vals})
+            common.log(f"ncu {name} warps {warps} ways {ways}: " + ", ".join(
+                f"{s} {vals.get(f'smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio')}" for s in STALLS[:4]))
+        res["ncu_missing"] = dropped
     common.write_json(Path(a.out), res)
     return 0
 
