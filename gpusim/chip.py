@@ -223,7 +223,54 @@ def _footprints(kernel, pats, structure, l1, trips, chunks, geo, hbm, l2spec) ->
                                tile_bytes_per_chunk=tile * scale * store_share,
                                request_sectors_per_chunk=req / chunks, fetch_ratio=fetch, in_loop=in_loop,
                                isolated_share=isolated, invariant=invariant))
+    _map_onto_loop_chunks(kernel, seen, out, union, structure, trips, chunks, probe[0], geo)
     return _share_gathered_tensors(kernel, out, l2spec, chunks)
+
+
+def _map_onto_loop_chunks(kernel, seen, out, union, structure, trips, chunks, cta, geo) -> None:
+    """Loads before or after the loop that read bytes the loop reads (a norm's or a softmax's later passes over the
+    row its loop read first, or earlier passes unrolled before a loop that reads the row again) read the loop's
+    chunk tiles, in program order, before its chunks (prologue) or after them (epilogue), so that the L2 finds them
+    as far as the bytes touched since their last use allow: spread over the chunks beside the loop, as other ops
+    outside the loop are, a pass would find the row it read moments before whatever the rows of the wave in between.
+    Each such op's ``phase_tiles`` name (a loop op of the tiles' data, chunk, share of the chunk's tile it reads); the
+    share of its bytes the loop does not read stays its own tile."""
+    loops: dict[tuple, dict] = {}  # (tensor, dependence) -> data group of the loop's loads -> their ops' indices
+    for i, (p, in_loop, _, _, depends, _, _) in enumerate(seen):
+        if in_loop and p.op.kind == "ld" and p.op.tensor not in kernel.local_tensors:
+            group = id(union[i]) if i in union else i
+            loops.setdefault((p.op.tensor, depends), {}).setdefault(group, []).append(i)
+    if not loops or trips < 2:
+        return
+    chunk_sets: dict = {}  # data group -> its sector ids per chunk of the loop
+
+    def sets_of(members):
+        key = members[0]
+        if key not in chunk_sets:
+            bounds = [q * trips // chunks for q in range(chunks + 1)]
+            chunk_sets[key] = [np.unique(np.concatenate([
+                patterns.cta_sector_ids(kernel, seen[j][0].op, cta, range(bounds[q], bounds[q + 1]), seen[j][2], geo)
+                for j in members])) for q in range(chunks)]
+        return chunk_sets[key]
+
+    for i, (p, in_loop, _, _, depends, own, _) in enumerate(seen):
+        if in_loop or p.op.kind != "ld" or (p.op.tensor, depends) not in loops or not len(own):
+            continue
+        tiles, covered = [], 0
+        for members in loops[(p.op.tensor, depends)].values():
+            ends = patterns.cta_sector_ids(kernel, seen[members[0]][0].op, cta, [0, trips - 1], seen[members[0]][2],
+                                           geo)
+            if not len(ends) or own.max() < ends.min() or own.min() > ends.max():
+                continue
+            for q, sectors in enumerate(sets_of(members)):
+                n = np.intersect1d(own, sectors, assume_unique=True).size
+                if n:
+                    tiles.append((seen[members[0]][0].op.name, q, n / len(sectors)))
+                    covered += n
+        if tiles:
+            rest = max(1.0 - covered / len(own), 0.0)
+            out[i] = dataclasses.replace(out[i], tile_bytes_per_chunk=out[i].tile_bytes_per_chunk * rest,
+                                         phase_tiles=tuple(tiles), after_loop=structure[p.op.name][2] == EPILOGUE)
 
 
 def _new_share(kernel, ops, depends, inner: int, geo, l2spec, tile_bytes: float) -> float:

@@ -34,7 +34,8 @@ def _emulate_all(cu: Path, name: str, grid, block, args: list[str]) -> GlobalMem
     bufs = tensor_buffers(bound)
     gmem = GlobalMemory(bufs)
     launch = Launch(grid, block, ck.static_smem_bytes, ck.stack_bytes, param_block(ck, bound, {b.name: b.base
-                                                                                          for b in bufs}))
+                                                                                          for b in bufs}),
+                    const2=ck.module.const2.get(ck.mangled, b""))
     ctas = [(x, y, 0) for y in range(grid[1]) for x in range(grid[0])]
     m = Machine(ck.program, launch, ctas, gmem, no_jump=frozenset(range(len(ck.program))), data=True)
     m.run()
@@ -874,3 +875,54 @@ extern "C" __global__ void work_queue(const float* x, float* y, int items, int p
                                                           "per=1024"])
     with pytest.raises(KernelError, match="branches on a global atomic's result"):
         simulate(k, load_config())
+
+
+def test_a_switch_compiled_to_a_jump_table_takes_each_lanes_case():
+    """validate/micro/branch.cu's br_ways: ptxas compiles the switch on a loop-invariant selector to a jump table in
+    constant bank 2 (LDC R8, c[0x2][R7+0xc]; BRX R8 -0x9f0, relative to the next instruction): each lane's three trips
+    through its own case, summed by the CTA's atomics, are what numpy computes."""
+    cu = REPO / "validate" / "micro" / "branch.cu"
+    ck = pick(compile_cuda(cu), "br_ways", str(cu))
+    assert any(d.mnemonic == "BRX" for d in ck.program) and ck.module.const2.get(ck.mangled)
+    gmem = _emulate_all(cu, "br_ways", (1, 1), (1024, 1, 1),
+                        ["ways=3", "iters=3", "warps=1", "cyc=i64[32]", "sink=u32[1]:zeros"])
+    cases = [(3, 7, 5), (5, 9, 3), (7, 11, 6), (9, 5, 7), (11, 13, 2), (13, 3, 9), (15, 6, 4), (17, 4, 8)]
+    m = 0xFFFFFFFF
+    total = 0
+    for lane in range(32):
+        acc = (lane * 2654435761) & m
+        a, b, c = cases[lane % 3]
+        k = lane % 3
+        for _ in range(3):
+            if k == 7:  # the default case: branch.cu's own constants
+                acc = (acc * 17 + (acc >> 4)) & m
+                acc ^= (acc << 8) & m
+                acc = (acc * 19 + (acc >> 5)) & m
+                acc ^= acc >> 9
+                acc = (acc * 21 + 7) & m
+                continue
+            acc = (acc * a + (acc >> b)) & m
+            acc ^= (acc << c) & m
+            acc = (acc * (a + 2) + (acc >> (b + 1))) & m
+            acc ^= acc >> (c + 1)
+            acc = (acc * (a + 4) + k) & m
+        total = (total + acc) & m
+    assert int(_tensor(gmem, "sink", np.uint32, 1)[0]) == total
+
+
+@pytest.mark.parametrize(("row_kib", "per_sm", "least", "most"), [(32, 4, 1.0, 1.05), (64, 8, 1.9, 2.0)])
+def test_a_row_read_again_after_its_loop_finds_the_l2_as_far_as_the_resident_rows_allow(h100, row_kib, per_sm,
+                                                                                        least, most):
+    """validate/micro/l2_rowreuse.cu: each CTA sums its row in a loop, then again in code ptxas unrolls after it. The
+    second read is of the loop's chunk tiles, after the loop: it hits where the resident rows (16.5 MiB) fit the L2
+    and misses where they are 2.6 times it (the H100: 0% and 100% of the second reads missed,
+    validate/measurements/h100/l2rowreuse-2026-12-08.json). Spread over the loop's chunks as tiles of its own, the
+    second read missed wherever the rows were (1.88x the row's bytes at 16.5 MiB)."""
+    cu = REPO / "validate" / "micro" / "l2_rowreuse.cu"
+    rows, row4 = 132 * per_sm * 2, row_kib * 64
+    k = kernel_from_source(cu, "row_twice", grid=rows, block=256, smem_dynamic=228 * 1024 // per_sm - 2048,
+                           args=[f"x=f32[{rows * row4 * 4}]", f"row4={row4}", f"out=f32[{rows}]"], config=h100)
+    from gpusim.chip import simulate
+    from gpusim.metrics import report
+    reads = report(simulate(k, h100))["dram__bytes_read.sum"] / (rows * row4 * 16)
+    assert least <= reads <= most, reads

@@ -164,7 +164,7 @@ def compile_cuda(cu: Path, arch: str = "sm_90", defines: tuple[str, ...] = (),
         h.update(inc.name.encode())
         h.update(inc.read_bytes())
     nvrtc_options = NVRTC_OPTIONS.get(compiler, ())
-    h.update(b"entry format 4: module data, bank 2")  # kernels.json holds the module's constants (older entries rebuilt)
+    h.update(b"entry format 4: module data, bank 2")  # kernels.json holds the module's constants (older rebuilt)
     h.update(json.dumps([arch, list(defines), list(options), compiler, _version(nvcc)]
                         + ([list(nvrtc_options)] if nvrtc_options else [])).encode())
     entry = cache_dir() / h.hexdigest()[:32]
@@ -450,7 +450,8 @@ def _module_data(text: str) -> dict:
             data = init[value:value + size] if where == ".nv.global.init" else b""
             globals_[name] = [size, data.hex()]
     const4 = _hex_bytes(dumps.get(".nv.constant4", []))
-    const2 = {k[len(".nv.constant2."):]: _hex_bytes(v).hex() for k, v in dumps.items() if k.startswith(".nv.constant2.")}
+    const2 = {k[len(".nv.constant2."):]: _hex_bytes(v).hex() for k, v in dumps.items()
+              if k.startswith(".nv.constant2.")}
     return {"const3": _hex_bytes(dumps.get(".nv.constant3", [])).hex(), "const4_size": len(const4),
             "slots": slots, "globals": globals_, "const2": const2}
 

@@ -507,7 +507,8 @@ class Machine:
 
     def _check_address_taint(self, d: Decoded, t: int) -> None:
         if t & UNKNOWN:
-            names = ", ".join(t.name for t in self.gmem.tensors if not t.given and t.name not in COMPILER_SCRATCH) or "none"
+            names = ", ".join(t.name for t in self.gmem.tensors
+                              if not t.given and t.name not in COMPILER_SCRATCH) or "none"
             raise EmulationError(f"{d.where}: its address is computed from memory contents gpusim was not given "
                                  f"(tensors without contents: {names}); give them, e.g. --arg NAME=i32[N]:randint(0,N) "
                                  "or NAME=@file.npy")

@@ -439,6 +439,10 @@ class L2Footprint:
     in_loop: bool = True  # in the outer loop: a CTA that runs fewer trips (causal attention) skips its last chunks
     isolated_share: float = 0.0  # of the blocks a miss fetches, the share with no other fetched block near them
     invariant: bool = False  # in the loop at addresses its iterations do not move: the same tiles in every chunk
+    # outside the loop, reading bytes the loop reads: (a loop op of that data, chunk, share of the chunk's tile read),
+    # in order, read before the loop's chunks (or after them: ``after_loop``) instead of spread over them
+    phase_tiles: tuple = ()
+    after_loop: bool = False
 
 
 ALLOCATED = ""  # the per-wave key of the bytes the L2 allocated (no operation is named "")
@@ -521,6 +525,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     # ops of one data follow each other (a CTA's loads of the same bytes come close together; taken op by op over
     # the wave, the other ops' data in between would evict the tile before its next reader comes)
     by_data = sorted(ops, key=lambda o: groups[o.name])
+    by_name = {o.name: o for o in ops}
     store_bits: dict[str, int] = {}  # each operation of a data group its own bit (their bytes of the tiles differ)
     in_group: Counter = Counter()
     for o in by_data:
@@ -549,6 +554,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         w_want = {o.name: 0.0 for o in ops}  # bytes the CTAs want
         w_miss = {o.name: 0.0 for o in ops}  # of them, in tiles found missing
         w_st = {o.name: 0.0 for o in ops} | {ALLOCATED: reuse.allocated_bytes}
+        _phase_reads(ops, False, keys, by_name, reuse, chunks, spec, store_bits, (w_rd, w_want, w_miss))
         for q in range(chunks):
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             before = reuse.allocated_bytes
@@ -588,6 +594,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 if b > 0:
                     spans[name].append((b, before, reuse.allocated_bytes))
                     w_st[name] += b
+        _phase_reads(ops, True, keys, by_name, reuse, chunks, spec, store_bits, (w_rd, w_want, w_miss))
         w_st[ALLOCATED] = reuse.allocated_bytes - w_st[ALLOCATED]
         per_wave_st.append(w_st)
         per_wave_rd.append(w_rd)
@@ -625,6 +632,39 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     for name, d in dirty.items():
         wr[name] = max(wr[name] - d * kept, 0.0)
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss, groups)
+
+
+def _phase_reads(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: int, spec: L2Spec, store_bits,
+                 totals) -> None:
+    """The reads of the loop's chunk tiles by the ops outside the loop (``L2Footprint.phase_tiles``), before the
+    loop's chunks (``after`` False) or after them, in program order; an op's consecutive reads of one tile (a pass
+    unrolled into a load per element) are one use of it. Each op's share of the HBM bytes and of the wanted and
+    missing bytes goes to ``totals`` (per-op dicts: read, wanted, missing)."""
+    seq: list = []
+    for o in ops:
+        if o.after_loop != after:
+            continue
+        for rep, q, mv in o.phase_tiles:
+            if seq and seq[-1][0] == rep and seq[-1][1] == q:
+                seq[-1][2] += mv
+                seq[-1][3].append((o.name, mv))
+            else:
+                seq.append([rep, q, mv, [(o.name, mv)]])
+    rd, want, miss = totals
+    for rep, q, mv, members in seq:
+        r = by_name[rep]
+        tiles, inverse = keys[rep]
+        moved = np.zeros(len(tiles))
+        np.maximum.at(moved, inverse, min(mv, 1.0))
+        wanted = np.zeros(len(tiles))
+        np.add.at(wanted, inverse, 1.0)
+        sums = np.zeros(4)
+        reuse.access_many(tiles * chunks + q, moved, wanted, r.tile_bytes_per_chunk * r.fetch_ratio,
+                          r.tile_bytes_per_chunk, spec.read_copies, False, sums, store_bits[rep])
+        for name, m in members:
+            rd[name] += sums[0] * m / mv
+            want[name] += sums[1] * m / mv
+            miss[name] += sums[2] * m / mv
 
 
 def fitting_footprint(spec: L2Spec, tensors: list[tuple[int, bool]]) -> float | None:
