@@ -114,3 +114,19 @@ def test_the_reach_batch_was_predicted_before_it_was_measured_and_both_cover_it(
     printed = _printed(MEASURED / "h100" / "fresh-reach-2026-12-07.json", check.newest_predicted("reach"), False,
                        "reach")
     assert re.search(r"^cas_max +140\.8 +423\.2 +\+200\.6%", printed, re.M)
+
+
+def test_the_passes_batch_was_predicted_before_it_was_measured_and_both_cover_it():
+    """The 'passes' batch (row kernels that read each row two or three times): its committed predictions cover every
+    case, the H100's measurement (made after them) covers them in order with ncu's counters, and the comparison
+    prints what was predicted, not what the model says now (softmax3 at 16,384 columns: -33.9%)."""
+    batch = cases.BATCHES["passes"]
+    pred = json.loads(check.newest_predicted("passes").read_text())
+    assert [r["name"] for r in pred["kernels"]] == [c["name"] for c in batch] and not pred["refused"]
+    meas = json.loads((MEASURED / "h100" / "fresh-passes-2026-12-08.json").read_text())
+    assert meas["batch"] == "passes" and not meas["failed"]
+    assert [e["name"] for e in meas["cases"]] == [c["name"] for c in batch]
+    assert all(e["ncu"]["dram__bytes_read.sum"] > 0 for e in meas["cases"])
+    printed = _printed(MEASURED / "h100" / "fresh-passes-2026-12-08.json", check.newest_predicted("passes"), False,
+                       "passes")
+    assert re.search(r"^softmax3_16384 +230\.2 +152\.2 +-33\.9%", printed, re.M)

@@ -926,3 +926,19 @@ def test_a_row_read_again_after_its_loop_finds_the_l2_as_far_as_the_resident_row
     from gpusim.metrics import report
     reads = report(simulate(k, h100))["dram__bytes_read.sum"] / (rows * row4 * 16)
     assert least <= reads <= most, reads
+
+
+def test_a_pass_unrolled_before_the_loop_that_reads_the_row_again_is_not_found_by_its_own_visit(h100):
+    """validate/fresh/center_rows.cu (a row's mean, then the row less it, in place): ptxas unrolls the first pass
+    before the loop that reads the row again. Its reads are the loop's chunk tiles, read before the loop; visited
+    again beside the loop's chunks with none of its bytes, it made the loop's read of each tile find it moments old,
+    whatever the 2,112 resident rows (35 MB, 1.3 times the L2 with its copies) read between: no second read missed
+    (the H100: 53% of them, validate/measurements/h100/fresh-passes-2026-12-08.json)."""
+    cu = REPO / "validate" / "fresh" / "center_rows.cu"
+    rows, cols4 = 132 * 16 * 2, 1024
+    k = kernel_from_source(cu, "center_rows", grid=rows, block=128, compiler="nvrtc",
+                           args=[f"x=f32[{rows * cols4 * 4}]", f"cols4={cols4}"], config=h100)
+    from gpusim.chip import simulate
+    from gpusim.metrics import report
+    reads = report(simulate(k, h100))["dram__bytes_read.sum"] / (rows * cols4 * 16)
+    assert 1.2 <= reads <= 1.7, reads

@@ -564,6 +564,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in by_data:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
+                if o.phase_tiles and o.tile_bytes_per_chunk <= 0:  # all its bytes are the loop's: read in its phase
+                    continue
                 tiles, inverse = keys[o.name]
                 moved = np.zeros(len(tiles))
                 np.maximum.at(moved, inverse, part)

@@ -2,9 +2,11 @@
 launch `gpusim run` takes. Their predictions are committed (``predicted-*.json``, `python validate/fresh/check.py
 --predict`) before they are measured on the H100 (`python3 validate/run_fresh.py`), so the error is a new user's.
 
-Batches (``BATCHES``): the first (``CASES``, predicted-2026-11-28.json, measured on the H100) and ``atomics``
+Batches (``BATCHES``): the first (``CASES``, predicted-2026-11-28.json, measured on the H100), ``atomics``
 (``ATOMIC_CASES``: kernels a learner writes with global atomics, predicted-atomics-2026-11-28.json, measured on an
-H200). A case's ``kernel`` is the function in ``validate/fresh/KERNEL.cu`` (the case's ``name`` where not given).
+H200), ``reach`` (``REACH_CASES``: what the front-end took in on 2026-12-07) and ``passes`` (``PASSES_CASES``: row
+kernels that read each row two or three times), each predicted in ``predicted-BATCH-DATE.json`` before it was measured
+on the H100. A case's ``kernel`` is the function in ``validate/fresh/KERNEL.cu`` (the case's ``name`` where not given).
 
 A case the front-end refuses keeps its refusal line under ``refused``: it is measured, not predicted.
 
