@@ -64,3 +64,37 @@ extern "C" __global__ void br_none(int ways, int iters, int warps, long long* cy
   if (lane == 0) cyc[blockIdx.x * 32 + w] = t1 - t0;
   atomicAdd(sink + blockIdx.x, acc);
 }
+
+// The switch on a selector that varies per lane and per trip ((lane % ways + trip) & 7): ptxas compiles it as a tree
+// of compares and branches (no jump table), and with ways > 1 the warp's lanes take different cases each trip, so its
+// branches diverge (ways 1: uniform, a different case each trip, as br_ways with ways 0).
+extern "C" __global__ void br_tree(int ways, int iters, int warps, long long* cyc, unsigned* sink) {
+  int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (w >= warps) return;
+  unsigned acc = threadIdx.x * 2654435761u;
+  int sel = lane % (ways > 0 ? ways : 1);
+  __syncwarp();
+  long long t0 = clock64();
+#pragma unroll 1
+  for (int i = 0; i < iters; i++) {
+    switch ((sel + i) & 7) {
+      CASE(0, 3, 7, 5)
+      CASE(1, 5, 9, 3)
+      CASE(2, 7, 11, 6)
+      CASE(3, 9, 5, 7)
+      CASE(4, 11, 13, 2)
+      CASE(5, 13, 3, 9)
+      CASE(6, 15, 6, 4)
+      default:
+        acc = acc * 17 + (acc >> 4);
+        acc ^= acc << 8;
+        acc = acc * 19 + (acc >> 5);
+        acc ^= acc >> 9;
+        acc = acc * 21 + 7;
+    }
+  }
+  __syncwarp();
+  long long t1 = clock64();
+  if (lane == 0) cyc[blockIdx.x * 32 + w] = t1 - t0;
+  atomicAdd(sink + blockIdx.x, acc);
+}

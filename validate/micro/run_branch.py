@@ -3,11 +3,12 @@ branch_resolving 2.8 cycles an issue where the model has none).
 
     python3 validate/micro/run_branch.py --out validate/measurements/h100/branch-2026-12-08.json
 
-One CTA of 1024 threads per SM, of which the first 1, 8 or 32 warps run 4096 trips of a switch: on lane % ways (ways
-1: uniform; 2-32: the warp's lanes split over that many of the 8 cases; ptxas compiles it as a tree of compares and
-branches with no convergence barrier, so each group of lanes runs its own trips) or (ways 0) on the trip count (a
-jump table, BRX, uniform, another case each trip, inside a BSSY region). br_none: the same chain of 5 ops a trip
-without the switch. Cycles a trip: median over the warps and over the last three of four launches. Compare with
+One CTA of 1024 threads per SM, of which the first 1, 8 or 32 warps run 4096 trips of a switch (branch.cu): br_ways on
+lane % ways, loop-invariant, which ptxas compiles to a jump table (LDC from constant bank 2, BRX, inside a BSSY region:
+ways 1 uniform, 2-32 the warp's lanes sent to that many of the 8 cases), or (ways 0) on the trip count, a tree of
+compares and branches, uniform, another case each trip; br_tree on (lane % ways + trip) & 7, a tree whose branches
+diverge when ways > 1 (the switch_ops kernel's kind); br_none the same chain of 5 ops a trip without the switch.
+Cycles a trip: median over the warps and over the last three of four launches. Compare with
 `gpusim run validate/micro/branch.cu --kernel br_ways ...` at two trip counts (its cycles a trip: the difference).
 Then under ncu (--clock-control none) one launch of each of NCU_CASES: the stall reasons per issue and the
 instructions, to tell the branch's own wait (branch_resolving) from the rest.
@@ -27,8 +28,10 @@ import common  # noqa: E402
 ITERS = 4096
 WARPS = (1, 8, 32)
 WAYS = (0, 1, 2, 4, 8, 32)
+TREE_WAYS = (1, 2, 4, 8)
 NCU_CASES = [("br_none", 1, 0), ("br_ways", 1, 0), ("br_ways", 1, 1), ("br_ways", 1, 2), ("br_ways", 1, 8),
-             ("br_ways", 32, 1), ("br_ways", 32, 8)]
+             ("br_ways", 32, 1), ("br_ways", 32, 8), ("br_tree", 1, 1), ("br_tree", 1, 2), ("br_tree", 1, 8),
+             ("br_tree", 32, 8)]
 STALLS = ("branch_resolving", "no_instruction", "wait", "short_scoreboard", "long_scoreboard", "selected",
           "not_selected", "math_pipe_throttle", "dispatch_stall", "barrier", "misc")
 
@@ -61,9 +64,10 @@ def main() -> int:
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     res = common.cupy_header(cp, "micro-1") | {"method": __doc__.strip().splitlines()[3:], "iters": ITERS,
                                                 "results": []}
-    for name in ("br_none", "br_ways"):
+    for name in ("br_none", "br_ways", "br_tree"):
         f = mod.get_function(name)
-        cases = [(w, 0) for w in WARPS] if name == "br_none" else [(w, k) for w in WARPS for k in WAYS]
+        ways = {"br_none": (0,), "br_ways": WAYS, "br_tree": TREE_WAYS}[name]
+        cases = [(w, k) for w in WARPS for k in ways]
         for warps, ways, per, runs, ok in common.warp_clock_rows(cp, np, f, sms, 1, cases, ITERS, 1,
                                                                  lambda w, k, s: bool(s.any())):
             res["results"].append({"kernel": name, "warps": warps, "ways": ways, "cycles_per_trip": per,
