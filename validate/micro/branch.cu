@@ -12,6 +12,32 @@
     acc = acc * (a + 4) + k;                              \
     break;
 
+// The eight cases (the default one with its own constants), as one statement.
+#define SWITCH8(k)                                                                             \
+  switch (k) {                                                                                 \
+    CASE(0, 3, 7, 5)                                                                           \
+    CASE(1, 5, 9, 3)                                                                           \
+    CASE(2, 7, 11, 6)                                                                          \
+    CASE(3, 9, 5, 7)                                                                           \
+    CASE(4, 11, 13, 2)                                                                         \
+    CASE(5, 13, 3, 9)                                                                          \
+    CASE(6, 15, 6, 4)                                                                          \
+    default:                                                                                   \
+      acc = acc * 17 + (acc >> 4);                                                             \
+      acc ^= acc << 8;                                                                         \
+      acc = acc * 19 + (acc >> 5);                                                             \
+      acc ^= acc >> 9;                                                                         \
+      acc = acc * 21 + 7;                                                                      \
+  }
+
+// The warp's cycles since t0 (lane 0 writes them) and its lanes' values into the CTA's sink (so nothing is dead code).
+__device__ __forceinline__ void record(long long* cyc, unsigned* sink, long long t0, int w, int lane, unsigned acc) {
+  __syncwarp();
+  long long t1 = clock64();
+  if (lane == 0) cyc[blockIdx.x * 32 + w] = t1 - t0;
+  atomicAdd(sink + blockIdx.x, acc);
+}
+
 extern "C" __global__ void br_ways(int ways, int iters, int warps, long long* cyc, unsigned* sink) {
   int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (w >= warps) return;
@@ -22,26 +48,9 @@ extern "C" __global__ void br_ways(int ways, int iters, int warps, long long* cy
 #pragma unroll 1
   for (int i = 0; i < iters; i++) {
     int k = ways > 0 ? sel : (i & 7);
-    switch (k) {
-      CASE(0, 3, 7, 5)
-      CASE(1, 5, 9, 3)
-      CASE(2, 7, 11, 6)
-      CASE(3, 9, 5, 7)
-      CASE(4, 11, 13, 2)
-      CASE(5, 13, 3, 9)
-      CASE(6, 15, 6, 4)
-      default:
-        acc = acc * 17 + (acc >> 4);
-        acc ^= acc << 8;
-        acc = acc * 19 + (acc >> 5);
-        acc ^= acc >> 9;
-        acc = acc * 21 + 7;
-    }
+    SWITCH8(k)
   }
-  __syncwarp();
-  long long t1 = clock64();
-  if (lane == 0) cyc[blockIdx.x * 32 + w] = t1 - t0;
-  atomicAdd(sink + blockIdx.x, acc);
+  record(cyc, sink, t0, w, lane, acc);
 }
 
 // The same chain without the switch: every lane runs case 0's ops each trip (what the issues alone cost).
@@ -59,10 +68,7 @@ extern "C" __global__ void br_none(int ways, int iters, int warps, long long* cy
     acc ^= acc >> 6;
     acc = acc * 7 + ways;
   }
-  __syncwarp();
-  long long t1 = clock64();
-  if (lane == 0) cyc[blockIdx.x * 32 + w] = t1 - t0;
-  atomicAdd(sink + blockIdx.x, acc);
+  record(cyc, sink, t0, w, lane, acc);
 }
 
 // The switch on a selector that varies per lane and per trip ((lane % ways + trip) & 7): ptxas compiles it as a tree
@@ -77,24 +83,7 @@ extern "C" __global__ void br_tree(int ways, int iters, int warps, long long* cy
   long long t0 = clock64();
 #pragma unroll 1
   for (int i = 0; i < iters; i++) {
-    switch ((sel + i) & 7) {
-      CASE(0, 3, 7, 5)
-      CASE(1, 5, 9, 3)
-      CASE(2, 7, 11, 6)
-      CASE(3, 9, 5, 7)
-      CASE(4, 11, 13, 2)
-      CASE(5, 13, 3, 9)
-      CASE(6, 15, 6, 4)
-      default:
-        acc = acc * 17 + (acc >> 4);
-        acc ^= acc << 8;
-        acc = acc * 19 + (acc >> 5);
-        acc ^= acc >> 9;
-        acc = acc * 21 + 7;
-    }
+    SWITCH8((sel + i) & 7)
   }
-  __syncwarp();
-  long long t1 = clock64();
-  if (lane == 0) cyc[blockIdx.x * 32 + w] = t1 - t0;
-  atomicAdd(sink + blockIdx.x, acc);
+  record(cyc, sink, t0, w, lane, acc);
 }

@@ -297,6 +297,21 @@ def micro_results(name: str) -> tuple[Any, Any, dict[str, Any], int]:
     return cp, np, res, res["gpu"]["sm_count"]
 
 
+def out_or_child(child: Callable[[], None], doc: str | None = None) -> Any:
+    """The arguments of a micro-benchmark whose launches ncu profiles in one child run of the script: --out, and the
+    hidden --child, which runs ``child()`` and returns None (the caller returns 0). Otherwise the parsed arguments."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--out")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        child()
+        return None
+    return a
+
+
 def child_or_main(doc: str | None, name: str, child: Callable[[int], None]) -> tuple[Any, ...] | None:
     """The arguments of a micro-benchmark whose cases ncu profiles in child runs: --out, --skip-ncu and the hidden
     --child CASE, which runs ``child(CASE)`` and returns None. Otherwise (the parsed arguments, CuPy, NumPy, the

@@ -16,7 +16,6 @@ instructions, to tell the branch's own wait (branch_resolving) from the rest.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -50,12 +49,8 @@ def child() -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.child:
-        child()
+    a = common.out_or_child(child)
+    if a is None:
         return 0
     import cupy as cp
     import numpy as np

@@ -10,7 +10,6 @@ rate. The L2 was cleared before each launch by reading a 256 MiB scratch buffer.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -42,12 +41,8 @@ def child() -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.child:
-        child()
+    a = common.out_or_child(child)
+    if a is None:
         return 0
     import cupy as cp
 

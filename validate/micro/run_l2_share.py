@@ -13,7 +13,6 @@ ncu, one launch per case with %globaltimer stamps: when warp 0 of each CTA begin
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -64,12 +63,8 @@ def progress(cp, np) -> list[dict]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.child:
-        child()
+    a = common.out_or_child(child)
+    if a is None:
         return 0
     import cupy as cp
 
