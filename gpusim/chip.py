@@ -271,6 +271,13 @@ def _map_onto_loop_chunks(kernel, seen, out, union, structure, trips, chunks, ct
             rest = max(1.0 - covered / len(own), 0.0)
             out[i] = dataclasses.replace(out[i], tile_bytes_per_chunk=out[i].tile_bytes_per_chunk * rest,
                                          phase_tiles=tuple(tiles), after_loop=structure[p.op.name][2] == EPILOGUE)
+    # the other ops of a part whose loads read the loop's tiles take their places among those reads (a row's stores
+    # between its second and third passes push lines out between them)
+    phased = {o.after_loop for o in out if o.phase_tiles}
+    for i, (p, in_loop, _, _, _, _, _) in enumerate(seen):
+        after = structure[p.op.name][2] == EPILOGUE
+        if not in_loop and not out[i].phase_tiles and after in phased and p.op.tensor not in kernel.local_tensors:
+            out[i] = dataclasses.replace(out[i], in_phase=True, after_loop=after)
 
 
 def _new_share(kernel, ops, depends, inner: int, geo, l2spec, tile_bytes: float) -> float:

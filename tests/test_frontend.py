@@ -942,3 +942,20 @@ def test_a_pass_unrolled_before_the_loop_that_reads_the_row_again_is_not_found_b
     from gpusim.metrics import report
     reads = report(simulate(k, h100))["dram__bytes_read.sum"] / (rows * cols4 * 16)
     assert 1.2 <= reads <= 1.7, reads
+
+
+def test_stores_between_a_rows_passes_are_placed_where_they_are_written(h100):
+    """validate/fresh/layernorm3.cu writes y in its third pass, after the loop that reads the row first: its stores
+    take their places among the passes' reads after the loop, so the last rows written are still dirty in the L2 at
+    the end, as much as it keeps (``[l2] dirty_max_size_ratio``, 21 MB; the H100 wrote 117 of 134 MB of y at 4,096
+    rows, validate/measurements/h100/fresh-passes-2026-12-08.json). Spread over the loop's chunks, the stores came
+    before the passes and the L2 wrote every byte of y back (1.00 of it at 2,112 rows)."""
+    cu = REPO / "validate" / "fresh" / "layernorm3.cu"
+    rows, cols = 132 * 8 * 2, 8192
+    k = kernel_from_source(cu, "layernorm3", grid=rows, block=256, compiler="nvrtc", config=h100,
+                           args=[f"x=f32[{rows * cols}]", f"w=f32[{cols}]", f"b=f32[{cols}]", f"y=f32[{rows * cols}]",
+                                 f"cols={cols}", "eps=f32:1e-5"])
+    from gpusim.chip import simulate
+    from gpusim.metrics import report
+    kept = rows * cols * 4 - report(simulate(k, h100))["dram__bytes_write.sum"]
+    assert 0.8 * h100.l2.dirty_max_bytes <= kept <= 1.05 * h100.l2.dirty_max_bytes, kept / 1e6

@@ -443,6 +443,9 @@ class L2Footprint:
     # in order, read before the loop's chunks (or after them: ``after_loop``) instead of spread over them
     phase_tiles: tuple = ()
     after_loop: bool = False
+    # outside the loop, in a part whose loads read the loop's chunk tiles (``phase_tiles``): its own tiles are used in
+    # that phase, in program order among those reads (a store between two passes over a row), not spread over chunks
+    in_phase: bool = False
 
 
 ALLOCATED = ""  # the per-wave key of the bytes the L2 allocated (no operation is named "")
@@ -554,7 +557,8 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
         w_want = {o.name: 0.0 for o in ops}  # bytes the CTAs want
         w_miss = {o.name: 0.0 for o in ops}  # of them, in tiles found missing
         w_st = {o.name: 0.0 for o in ops} | {ALLOCATED: reuse.allocated_bytes}
-        _phase_reads(ops, False, keys, by_name, reuse, chunks, spec, store_bits, (w_rd, w_want, w_miss))
+        totals = (w_rd, w_want, w_miss, w_st, spans)
+        _phase_accesses(ops, False, keys, by_name, reuse, chunks, spec, store_bits, totals)
         for q in range(chunks):
             runs = np.clip(share * chunks - q, 0.0, 1.0)  # the part of chunk q each CTA runs
             before = reuse.allocated_bytes
@@ -564,7 +568,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
             for o in by_data:
                 part = runs if o.in_loop else np.ones(len(lin))
                 w_req[o.name] += float(part.sum()) * o.request_sectors_per_chunk
-                if o.phase_tiles and o.tile_bytes_per_chunk <= 0:  # all its bytes are the loop's: read in its phase
+                if o.in_phase or (o.phase_tiles and o.tile_bytes_per_chunk <= 0):  # used in its phase instead
                     continue
                 tiles, inverse = keys[o.name]
                 moved = np.zeros(len(tiles))
@@ -596,7 +600,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 if b > 0:
                     spans[name].append((b, before, reuse.allocated_bytes))
                     w_st[name] += b
-        _phase_reads(ops, True, keys, by_name, reuse, chunks, spec, store_bits, (w_rd, w_want, w_miss))
+        _phase_accesses(ops, True, keys, by_name, reuse, chunks, spec, store_bits, totals)
         w_st[ALLOCATED] = reuse.allocated_bytes - w_st[ALLOCATED]
         per_wave_st.append(w_st)
         per_wave_rd.append(w_rd)
@@ -636,24 +640,52 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss, groups)
 
 
-def _phase_reads(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: int, spec: L2Spec, store_bits,
-                 totals) -> None:
-    """The reads of the loop's chunk tiles by the ops outside the loop (``L2Footprint.phase_tiles``), before the
-    loop's chunks (``after`` False) or after them, in program order; an op's consecutive reads of one tile (a pass
-    unrolled into a load per element) are one use of it. Each op's share of the HBM bytes and of the wanted and
-    missing bytes goes to ``totals`` (per-op dicts: read, wanted, missing)."""
+def _phase_accesses(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: int, spec: L2Spec, store_bits,
+                    totals) -> None:
+    """The ops outside the loop that read the loop's chunk tiles (``L2Footprint.phase_tiles``) and the others of their
+    part (``in_phase``: their own tiles), before the loop's chunks (``after`` False) or after them, in program order.
+    An op's reads of a chunk tile that the last such read was of too (a pass unrolled into a load per element, the
+    stores of the pass between them) are one use of it. Each op's HBM bytes, wanted and missing bytes, stored bytes
+    and stores' allocation spans go to ``totals`` (per-op dicts: read, wanted, missing, stored; spans lists)."""
     seq: list = []
+    last = None  # the position in seq of the last read of a chunk tile
     for o in ops:
         if o.after_loop != after:
             continue
+        if o.in_phase:
+            seq.append(["own", o])
+            continue
         for rep, q, mv in o.phase_tiles:
-            if seq and seq[-1][0] == rep and seq[-1][1] == q:
-                seq[-1][2] += mv
-                seq[-1][3].append((o.name, mv))
+            if last is not None and seq[last][1] == rep and seq[last][2] == q:
+                seq[last][3] += mv
+                seq[last][4].append((o.name, mv))
             else:
-                seq.append([rep, q, mv, [(o.name, mv)]])
-    rd, want, miss = totals
-    for rep, q, mv, members in seq:
+                seq.append(["map", rep, q, mv, [(o.name, mv)]])
+                last = len(seq) - 1
+    rd, want, miss, stored, spans = totals
+    for entry in seq:
+        if entry[0] == "own":
+            o = entry[1]
+            tiles, inverse = keys[o.name]
+            moved = np.zeros(len(tiles))
+            np.maximum.at(moved, inverse, 1.0)
+            wanted = np.zeros(len(tiles))
+            np.add.at(wanted, inverse, 1.0)
+            store = o.kind == "st"
+            for q in range(chunks):
+                before = reuse.allocated_bytes
+                sums = np.zeros(4)
+                reuse.access_many(tiles * chunks + (0 if o.invariant else q), moved, wanted,
+                                  o.tile_bytes_per_chunk * o.fetch_ratio, o.tile_bytes_per_chunk,
+                                  1 if store else spec.read_copies, store, sums, store_bits[o.name])
+                rd[o.name] += sums[0]
+                want[o.name] += sums[1]
+                miss[o.name] += sums[2]
+                if sums[3] > 0:
+                    spans[o.name].append((float(sums[3]), before, reuse.allocated_bytes))
+                    stored[o.name] += float(sums[3])
+            continue
+        _, rep, q, mv, members = entry
         r = by_name[rep]
         tiles, inverse = keys[rep]
         moved = np.zeros(len(tiles))
@@ -667,7 +699,6 @@ def _phase_reads(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: int,
             rd[name] += sums[0] * m / mv
             want[name] += sums[1] * m / mv
             miss[name] += sums[2] * m / mv
-
 
 def fitting_footprint(spec: L2Spec, tensors: list[tuple[int, bool]]) -> float | None:
     """The bytes the global tensors a kernel touches take in the L2 (``tensors``: each one's size and whether SMs
