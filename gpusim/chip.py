@@ -243,6 +243,14 @@ def _map_onto_loop_chunks(kernel, seen, out, union, structure, trips, chunks, ct
     if not loops or trips < 2:
         return
     chunk_sets: dict = {}  # data group -> its sector ids per chunk of the loop
+    spans: dict = {}  # data group -> its first and last sector ids over the loop (no sectors: None)
+
+    def span_of(members):
+        key = members[0]
+        if key not in spans:
+            ends = patterns.cta_sector_ids(kernel, seen[key][0].op, cta, [0, trips - 1], seen[key][2], geo)
+            spans[key] = (ends.min(), ends.max()) if len(ends) else None
+        return spans[key]
 
     def sets_of(members):
         key = members[0]
@@ -258,9 +266,8 @@ def _map_onto_loop_chunks(kernel, seen, out, union, structure, trips, chunks, ct
             continue
         tiles, covered = [], 0
         for members in loops[(p.op.tensor, depends)].values():
-            ends = patterns.cta_sector_ids(kernel, seen[members[0]][0].op, cta, [0, trips - 1], seen[members[0]][2],
-                                           geo)
-            if not len(ends) or own.max() < ends.min() or own.min() > ends.max():
+            span = span_of(members)
+            if span is None or own.max() < span[0] or own.min() > span[1]:
                 continue
             for q, sectors in enumerate(sets_of(members)):
                 n = np.intersect1d(own, sectors, assume_unique=True).size

@@ -571,10 +571,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                 if o.in_phase or (o.phase_tiles and o.tile_bytes_per_chunk <= 0):  # used in its phase instead
                     continue
                 tiles, inverse = keys[o.name]
-                moved = np.zeros(len(tiles))
-                np.maximum.at(moved, inverse, part)
-                wanted = np.zeros(len(tiles))  # how many CTAs want each tile (its requests wait alike)
-                np.add.at(wanted, inverse, part)
+                moved, wanted = _per_tile(inverse, len(tiles), part)
                 tile, fetched = o.tile_bytes_per_chunk, o.tile_bytes_per_chunk * o.fetch_ratio
                 store = o.kind == "st"
                 sums = np.array([w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name]])
@@ -640,6 +637,16 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss, groups)
 
 
+def _per_tile(inverse: np.ndarray, tiles: int, part) -> tuple[np.ndarray, np.ndarray]:
+    """From each CTA's ``part`` of a chunk (``inverse``: the tile each CTA wants), each tile's share moved (the most
+    that any CTA wanting it runs) and how many CTAs want it (their requests wait alike)."""
+    moved = np.zeros(tiles)
+    np.maximum.at(moved, inverse, part)
+    wanted = np.zeros(tiles)
+    np.add.at(wanted, inverse, part)
+    return moved, wanted
+
+
 def _phase_accesses(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: int, spec: L2Spec, store_bits,
                     totals) -> None:
     """The ops outside the loop that read the loop's chunk tiles (``L2Footprint.phase_tiles``) and the others of their
@@ -667,10 +674,7 @@ def _phase_accesses(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: i
         if entry[0] == "own":
             o = entry[1]
             tiles, inverse = keys[o.name]
-            moved = np.zeros(len(tiles))
-            np.maximum.at(moved, inverse, 1.0)
-            wanted = np.zeros(len(tiles))
-            np.add.at(wanted, inverse, 1.0)
+            moved, wanted = _per_tile(inverse, len(tiles), 1.0)
             store = o.kind == "st"
             for q in range(chunks):
                 before = reuse.allocated_bytes
@@ -688,10 +692,8 @@ def _phase_accesses(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: i
         _, rep, q, mv, members = entry
         r = by_name[rep]
         tiles, inverse = keys[rep]
-        moved = np.zeros(len(tiles))
-        np.maximum.at(moved, inverse, min(mv, 1.0))
-        wanted = np.zeros(len(tiles))
-        np.add.at(wanted, inverse, 1.0)
+        moved, wanted = _per_tile(inverse, len(tiles), 1.0)
+        moved *= min(mv, 1.0)
         sums = np.zeros(4)
         reuse.access_many(tiles * chunks + q, moved, wanted, r.tile_bytes_per_chunk * r.fetch_ratio,
                           r.tile_bytes_per_chunk, spec.read_copies, False, sums, store_bits[rep])
