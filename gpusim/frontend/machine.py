@@ -238,20 +238,22 @@ class Machine:
         ``addresses``: bank 4, whose slots for device-runtime functions (printf's vprintf) are refused."""
         off = c.offset if c.reg is None else (self.R[c.reg.idx] if not c.reg.uniform
                                               else self.UR[c.reg.idx]).astype(np.int64) + c.offset
+        # the offsets read: an indexed read's executing lanes only (the others' index registers hold anything)
+        read = np.asarray(off)[em] if c.reg is not None and em is not None else np.asarray(off)
         if addresses:
             for at, name in self.launch.calls:
-                if np.any((np.asarray(off) >= at) & (np.asarray(off) < at + 8)):
+                if np.any((read >= at) & (read < at + 8)):
                     user = RUNTIME_CALLS.get(name, "a device-runtime function")
                     raise EmulationError(f"calls {user} ({name}, its address in c[0x4][0x{at:x}]): not modelled; leave "
                                          "it out of the kernel gpusim predicts")
-        if c.reg is not None and em is not None:  # lanes that do not execute read nothing
-            off = np.where(em, off, 0)
-        bad = np.asarray(off < 0) | np.asarray(off + 4 > len(data))
+        bad = (read < 0) | (read + 4 > len(data))
         if bad.any():
-            o = int(np.asarray(off)[bad].flat[0]) if np.ndim(off) else int(off)
+            o = int(read[bad].flat[0])
             raise EmulationError(f"reads c[0x{c.bank:x}][0x{o:x}], past {what} ({len(data)} bytes)")
         if c.reg is None:
             return np.full(self.N, int.from_bytes(data[off:off + 4], "little"), dtype=np.uint32)
+        if em is not None:  # lanes that do not execute read nothing
+            off = np.where(em, off, 0)
         return np.frombuffer(data, dtype=np.uint8)[off[:, None] + np.arange(4)].copy().view(np.uint32).reshape(-1)
 
     def special(self, name: str) -> np.ndarray:

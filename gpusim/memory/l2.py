@@ -572,7 +572,6 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                     continue
                 tiles, inverse = keys[o.name]
                 moved, wanted = _per_tile(inverse, len(tiles), part)
-                tile, fetched = o.tile_bytes_per_chunk, o.tile_bytes_per_chunk * o.fetch_ratio
                 store = o.kind == "st"
                 sums = np.array([w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name]])
                 code = tiles * chunks + (0 if o.invariant else q)
@@ -590,8 +589,7 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
                         since = loaded[g]
                     else:
                         loaded[g] = reuse.touched_bytes
-                reuse.access_many(code, moved, wanted, fetched, tile, 1 if store else spec.read_copies, store, sums,
-                                  store_bits[o.name], resident, since)
+                _use(reuse, o, code, moved, wanted, spec, sums, store_bits[o.name], resident, since)
                 w_rd[o.name], w_want[o.name], w_miss[o.name], c_st[o.name] = sums.tolist()
             for name, b in c_st.items():
                 if b > 0:
@@ -637,6 +635,15 @@ def l2_model(ops: list[L2Footprint], grid: tuple[int, int, int], ctas_per_wave: 
     return L2Result(req, rd, wr, sim_waves, waves, {o.name: o.fetch_ratio for o in ops}, tile_miss, groups)
 
 
+def _use(reuse: TileReuse, o: L2Footprint, codes, moved, wanted, spec: L2Spec, sums, store_bit: int,
+         resident: bool = False, since: float = -1.0) -> None:
+    """:meth:`TileReuse.access_many` of ``o``'s tiles ``codes``: its bytes a chunk, what a miss fetches, a copy in each
+    partition for a read."""
+    store = o.kind == "st"
+    reuse.access_many(codes, moved, wanted, o.tile_bytes_per_chunk * o.fetch_ratio, o.tile_bytes_per_chunk,
+                      1 if store else spec.read_copies, store, sums, store_bit, resident, since)
+
+
 def _per_tile(inverse: np.ndarray, tiles: int, part) -> tuple[np.ndarray, np.ndarray]:
     """From each CTA's ``part`` of a chunk (``inverse``: the tile each CTA wants), each tile's share moved (the most
     that any CTA wanting it runs) and how many CTAs want it (their requests wait alike)."""
@@ -675,13 +682,11 @@ def _phase_accesses(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: i
             o = entry[1]
             tiles, inverse = keys[o.name]
             moved, wanted = _per_tile(inverse, len(tiles), 1.0)
-            store = o.kind == "st"
             for q in range(chunks):
                 before = reuse.allocated_bytes
                 sums = np.zeros(4)
-                reuse.access_many(tiles * chunks + (0 if o.invariant else q), moved, wanted,
-                                  o.tile_bytes_per_chunk * o.fetch_ratio, o.tile_bytes_per_chunk,
-                                  1 if store else spec.read_copies, store, sums, store_bits[o.name])
+                _use(reuse, o, tiles * chunks + (0 if o.invariant else q), moved, wanted, spec, sums,
+                     store_bits[o.name])
                 rd[o.name] += sums[0]
                 want[o.name] += sums[1]
                 miss[o.name] += sums[2]
@@ -695,8 +700,7 @@ def _phase_accesses(ops, after: bool, keys, by_name, reuse: TileReuse, chunks: i
         moved, wanted = _per_tile(inverse, len(tiles), 1.0)
         moved *= min(mv, 1.0)
         sums = np.zeros(4)
-        reuse.access_many(tiles * chunks + q, moved, wanted, r.tile_bytes_per_chunk * r.fetch_ratio,
-                          r.tile_bytes_per_chunk, spec.read_copies, False, sums, store_bits[rep])
+        _use(reuse, r, tiles * chunks + q, moved, wanted, spec, sums, store_bits[rep])
         for name, m in members:
             rd[name] += sums[0] * m / mv
             want[name] += sums[1] * m / mv
